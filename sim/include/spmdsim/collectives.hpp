@@ -1,0 +1,39 @@
+// jax.lax's collectives, called inside a pmapped function. Each runs the configured algorithm for its
+// kind: real chunks of the data travel as SimGrid messages whose size is the chunk's byte size. Shapes and
+// errors follow jax.lax. Called outside pmap (or with a name pmap did not bind) they raise NameError.
+#pragma once
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "spmdsim/array.hpp"
+#include "spmdsim/pytree.hpp"
+
+namespace spmdsim {
+
+// Groups of axis indices that reduce among themselves (jax's axis_index_groups); empty: one group of all.
+using AxisIndexGroups = std::vector<std::vector<int>>;
+
+Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
+Array pmean(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
+Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
+Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
+// Over every leaf of a tree (gradients, metrics), as jax.lax does for pytrees.
+Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
+Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
+
+Array all_gather(const Array& x, std::string_view axis_name, int axis = 0, bool tiled = false,
+                 const AxisIndexGroups& groups = {});
+Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimension = 0, bool tiled = false,
+                   const AxisIndexGroups& groups = {});
+// (source, destination) pairs; a device that is no destination gets zeros.
+Array ppermute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm);
+// Device i receives the value of device perm[i].
+Array pshuffle(const Array& x, std::string_view axis_name, const std::vector<int>& perm);
+Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int concat_axis, bool tiled = false,
+                 const AxisIndexGroups& groups = {});
+// This device's index along the axis, an int32 scalar.
+Array axis_index(std::string_view axis_name);
+
+}  // namespace spmdsim

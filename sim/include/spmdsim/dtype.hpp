@@ -1,0 +1,31 @@
+// Element types of spmdsim arrays, with JAX's names and sizes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spmdsim {
+
+// bf16 and f16 are real 2-byte storage types (Eigen::bfloat16 / Eigen::half), not just size tags.
+enum class DType : std::uint8_t { f32, f64, bf16, f16, i32, boolean };
+
+std::size_t itemsize(DType dtype);
+// JAX's spelling: float32, float64, bfloat16, float16, int32, bool.
+std::string_view dtype_name(DType dtype);
+// Accepts JAX's spellings and the short ones (f32, f64, bf16, f16, i32, bool); throws on anything else.
+DType parse_dtype(std::string_view name);
+bool is_floating(DType dtype);
+// Result type of a binary op: JAX's lattice restricted to our types (bool < i32 < f16, bf16 < f32 < f64;
+// f16 with bf16 gives f32).
+DType promote_types(DType a, DType b);
+
+using Shape = std::vector<std::int64_t>;
+
+std::int64_t num_elements(const Shape& shape);
+// Python tuple spelling, as JAX prints shapes: (), (4,), (4, 3).
+std::string shape_str(const Shape& shape);
+
+}  // namespace spmdsim

@@ -1,0 +1,81 @@
+// Device operations, jax.numpy style. Inside a pmapped function each op runs on the calling device: it
+// computes in Eigen (nothing for abstract inputs), allocates its result in device memory as a temporary,
+// and takes the roofline time of its FLOPs and bytes. Called on the host (outside pmap) an op just
+// computes, at no simulated cost.
+//
+// Shapes, dtypes and broadcasting follow jax.numpy; bad input throws TypeError / ValueError / IndexError
+// (errors.hpp) with JAX's wording.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spmdsim/array.hpp"
+
+namespace spmdsim {
+
+// Elementwise binary ops with numpy broadcasting; the result dtype is promote_types of the operands.
+Array add(const Array& a, const Array& b);
+Array subtract(const Array& a, const Array& b);
+Array multiply(const Array& a, const Array& b);
+Array divide(const Array& a, const Array& b);
+Array maximum(const Array& a, const Array& b);
+Array minimum(const Array& a, const Array& b);
+
+// A C++ scalar is weakly typed, as a Python scalar in JAX: it takes the array's dtype.
+Array operator+(const Array& a, const Array& b);
+Array operator-(const Array& a, const Array& b);
+Array operator*(const Array& a, const Array& b);
+Array operator/(const Array& a, const Array& b);
+Array operator+(const Array& a, double s);
+Array operator-(const Array& a, double s);
+Array operator*(const Array& a, double s);
+Array operator/(const Array& a, double s);
+Array operator+(double s, const Array& a);
+Array operator-(double s, const Array& a);
+Array operator*(double s, const Array& a);
+Array operator/(double s, const Array& a);
+Array operator-(const Array& a);
+
+// Elementwise unary ops.
+Array negative(const Array& a);
+Array tanh(const Array& a);
+Array relu(const Array& a);
+Array exp(const Array& a);
+Array log(const Array& a);
+Array sqrt(const Array& a);
+Array square(const Array& a);
+Array abs(const Array& a);
+Array astype(const Array& a, DType dtype);
+
+// jnp.dot / jnp.matmul for 1-d and 2-d operands (and a leading batch dimension for matmul on 3-d).
+Array matmul(const Array& a, const Array& b);
+Array dot(const Array& a, const Array& b);
+
+// Reductions over one axis (negative counts from the end), or over all axes with std::nullopt.
+Array sum(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+Array mean(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+Array max(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+Array min(const Array& a, std::optional<int> axis = std::nullopt, bool keepdims = false);
+
+// Layout ops. reshape accepts one -1 dimension.
+Array reshape(const Array& a, Shape shape);
+Array transpose(const Array& a, std::vector<int> axes = {});
+// a[start:stop] along one axis (negative indices count from the end, clamped as numpy does).
+Array slice(const Array& a, int axis, std::int64_t start, std::int64_t stop);
+// Index i along an axis, removing it (x[i] for axis 0).
+Array take(const Array& a, int axis, std::int64_t index);
+Array concatenate(const std::vector<Array>& arrays, int axis = 0);
+// Inserts a new axis and stacks along it.
+Array stack(const std::vector<Array>& arrays, int axis = 0);
+Array broadcast_to(const Array& a, Shape shape);
+
+// The FLOPs and bytes of one op, as the roofline sees them.
+struct OpCost {
+  double flops = 0;
+  double bytes = 0;  // read + written
+};
+
+}  // namespace spmdsim

@@ -1,0 +1,30 @@
+// What the engine needs to know of a platform: the host CPU that runs the host program and the devices,
+// each a SimGrid host with its spec. Builders in topologies/ make one; sim/ never creates hosts or links.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <simgrid/forward.h>
+
+#include "spmdsim/device_spec.hpp"
+
+namespace spmdsim {
+
+struct PlatformDevice {
+  std::string name;
+  simgrid::s4u::Host* host = nullptr;
+  DeviceSpec spec;
+};
+
+struct Platform {
+  std::string description;  // one line for reports, e.g. "switch: 8 x generic, PCIe 32 GB/s"
+  simgrid::s4u::Host* host_cpu = nullptr;
+  std::vector<PlatformDevice> devices;
+};
+
+// Called by Simulation once the SimGrid engine exists and is configured.
+using PlatformBuilder = std::function<Platform()>;
+
+}  // namespace spmdsim

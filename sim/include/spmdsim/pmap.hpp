@@ -1,0 +1,85 @@
+// pmap with jax.pmap's semantics: in_axes / out_axes (prefix trees of int or None), static broadcast
+// arguments, a subset of devices and an axis name for collectives. Each device runs the function as its
+// own SimGrid actor; inputs travel host->device over the host links, results stay on the devices until
+// the host reads them (Simulation::device_get).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "spmdsim/pytree.hpp"
+
+namespace spmdsim {
+
+class Simulation;
+
+// A static argument (static_broadcasted_argnums), or a Python scalar where JAX would make it an array.
+using StaticValue = std::variant<bool, std::int64_t, double, std::string>;
+
+// One positional argument of a pmapped function: a tree of arrays or a static value.
+class Arg {
+ public:
+  Arg(Tree tree) : value_(std::move(tree)) {}
+  Arg(Array array) : value_(Tree(std::move(array))) {}
+  Arg(NoneType) : value_(Tree()) {}
+  Arg(int v) : value_(StaticValue(std::int64_t{v})) {}
+  Arg(std::int64_t v) : value_(StaticValue(v)) {}
+  Arg(double v) : value_(StaticValue(v)) {}
+  Arg(bool v) : value_(StaticValue(v)) {}
+  Arg(const char* v) : value_(StaticValue(std::string(v))) {}
+  Arg(std::string v) : value_(StaticValue(std::move(v))) {}
+
+  bool is_static() const { return std::holds_alternative<StaticValue>(value_); }
+  const Tree& tree() const;
+  // The argument as one array (throws TypeError if it is a container).
+  const Array& array() const;
+  const StaticValue& static_value() const;
+  std::int64_t as_int() const;
+  double as_double() const;
+  bool as_bool() const;
+  const std::string& as_string() const;
+
+ private:
+  std::variant<Tree, StaticValue> value_;
+};
+
+using Args = std::vector<Arg>;
+using DeviceFunction = std::function<Tree(const Args&)>;
+
+struct PmapOptions {
+  // An int or None for every argument, or a tuple with one prefix tree per positional argument.
+  Axes in_axes = Axes(0);
+  // An int or None for every output, or a prefix tree of the output.
+  Axes out_axes = Axes(0);
+  std::optional<std::string> axis_name;
+  std::vector<int> static_broadcasted_argnums;
+  // Global device indices; by default the first axis-size devices.
+  std::optional<std::vector<int>> devices;
+  // The number of devices when no argument is mapped.
+  std::optional<std::int64_t> axis_size;
+  // The call's name in reports and traces.
+  std::string name = "pmap";
+  // Parameter names of the function, for messages ("argument x" rather than "args[0]"), as JAX gets them
+  // from the Python signature.
+  std::vector<std::string> arg_names;
+};
+
+class PmappedFunction {
+ public:
+  PmappedFunction(DeviceFunction fn, PmapOptions options);
+  // Runs the call on `sim`'s devices; returns the outputs (device-resident, readable on the host).
+  Tree operator()(Simulation& sim, const Args& args) const;
+  const PmapOptions& options() const { return options_; }
+
+ private:
+  DeviceFunction fn_;
+  PmapOptions options_;
+};
+
+PmappedFunction pmap(DeviceFunction fn, PmapOptions options = {});
+
+}  // namespace spmdsim

@@ -1,0 +1,166 @@
+// PyTree: JAX's nested containers (None, leaf, tuple, list, dict with sorted string keys), generic in the
+// leaf. Tree (leaves are arrays) carries pmap's arguments and results; Axes (leaves are an optional axis)
+// carries in_axes and out_axes.
+#pragma once
+
+#include <functional>
+#include <type_traits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "spmdsim/array.hpp"
+
+namespace spmdsim {
+
+struct NoneType {
+  bool operator==(const NoneType&) const = default;
+};
+inline constexpr NoneType none{};
+
+template <class Leaf>
+class PyTree {
+ public:
+  struct Tuple {
+    std::vector<PyTree> items;
+  };
+  struct List {
+    std::vector<PyTree> items;
+  };
+  struct Dict {
+    std::map<std::string, PyTree> items;
+  };
+  using Node = std::variant<NoneType, Leaf, Tuple, List, Dict>;
+
+  PyTree() : node_(NoneType{}) {}
+  // In an axis spec (optional leaves) None is a leaf meaning "no axis", as JAX reads in_axes/out_axes.
+  PyTree(NoneType) : node_(make_none()) {}
+  template <class T>
+    requires(std::is_constructible_v<Leaf, T> && !std::is_same_v<std::decay_t<T>, PyTree> &&
+             !std::is_same_v<std::decay_t<T>, NoneType>)
+  PyTree(T&& leaf) : node_(Leaf(std::forward<T>(leaf))) {}
+  PyTree(Tuple t) : node_(std::move(t)) {}
+  PyTree(List l) : node_(std::move(l)) {}
+  PyTree(Dict d) : node_(std::move(d)) {}
+
+  static PyTree tuple(std::vector<PyTree> items) { return PyTree(Tuple{std::move(items)}); }
+  static PyTree list(std::vector<PyTree> items) { return PyTree(List{std::move(items)}); }
+  static PyTree dict(std::map<std::string, PyTree> items) { return PyTree(Dict{std::move(items)}); }
+
+  const Node& node() const { return node_; }
+  bool is_none() const { return std::holds_alternative<NoneType>(node_); }
+  bool is_leaf() const { return std::holds_alternative<Leaf>(node_); }
+  const Leaf& leaf() const { return std::get<Leaf>(node_); }
+
+  // Children of a container in JAX's flattening order (dict keys sorted); empty for None and leaves.
+  std::vector<const PyTree*> children() const {
+    std::vector<const PyTree*> out;
+    if (auto* t = std::get_if<Tuple>(&node_))
+      for (auto& c : t->items) out.push_back(&c);
+    if (auto* l = std::get_if<List>(&node_))
+      for (auto& c : l->items) out.push_back(&c);
+    if (auto* d = std::get_if<Dict>(&node_))
+      for (auto& [k, c] : d->items) out.push_back(&c);
+    return out;
+  }
+  // Element i of a tuple or list; key of a dict.
+  const PyTree& operator[](std::size_t i) const {
+    if (auto* t = std::get_if<Tuple>(&node_)) return t->items.at(i);
+    return std::get<List>(node_).items.at(i);
+  }
+  const PyTree& operator[](const std::string& key) const { return std::get<Dict>(node_).items.at(key); }
+  std::size_t size() const { return children().size(); }
+
+  // Leaves in flattening order (None holds no leaf, as in JAX).
+  std::vector<Leaf> leaves() const {
+    std::vector<Leaf> out;
+    collect(out);
+    return out;
+  }
+
+  // Same containers, leaves replaced in flattening order by fn(leaf).
+  template <class Fn>
+  auto map(Fn&& fn) const -> PyTree<std::invoke_result_t<Fn, const Leaf&>> {
+    using Out = PyTree<std::invoke_result_t<Fn, const Leaf&>>;
+    return std::visit(
+        [&](const auto& n) -> Out {
+          using N = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<N, NoneType>) return Out();
+          else if constexpr (std::is_same_v<N, Leaf>) return Out(fn(n));
+          else if constexpr (std::is_same_v<N, Dict>) {
+            typename Out::Dict d;
+            for (auto& [k, c] : n.items) d.items.emplace(k, c.map(fn));
+            return Out(std::move(d));
+          } else {
+            std::vector<Out> items;
+            for (auto& c : n.items) items.push_back(c.map(fn));
+            if constexpr (std::is_same_v<N, Tuple>) return Out::tuple(std::move(items));
+            else return Out::list(std::move(items));
+          }
+        },
+        node_);
+  }
+
+  // Same containers with the given leaves (count must match, in flattening order).
+  template <class NewLeaf>
+  PyTree<NewLeaf> rebuild(const std::vector<NewLeaf>& new_leaves) const {
+    std::size_t next = 0;
+    auto out = map([&](const Leaf&) { return new_leaves.at(next++); });
+    return out;
+  }
+
+  // JAX's structure text with leaves as '*': "PyTreeDef((*, {'b': *, 'w': *}))".
+  std::string treedef() const { return "PyTreeDef(" + structure() + ")"; }
+  // The structure without the PyTreeDef wrapper.
+  std::string structure() const {
+    return std::visit(
+        [&](const auto& n) -> std::string {
+          using N = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<N, NoneType>) return "None";
+          else if constexpr (std::is_same_v<N, Leaf>) return "*";
+          else if constexpr (std::is_same_v<N, Dict>) {
+            std::string s = "{";
+            bool first = true;
+            for (auto& [k, c] : n.items) {
+              s += (first ? "'" : ", '") + k + "': " + c.structure();
+              first = false;
+            }
+            return s + "}";
+          } else {
+            std::string s;
+            for (std::size_t i = 0; i < n.items.size(); ++i) s += (i ? ", " : "") + n.items[i].structure();
+            if constexpr (std::is_same_v<N, Tuple>) return "(" + s + (n.items.size() == 1 ? ",)" : ")");
+            else return "[" + s + "]";
+          }
+        },
+        node_);
+  }
+
+  // Same container kinds, sizes and keys (leaves and None count as themselves).
+  template <class Other>
+  bool same_structure(const PyTree<Other>& other) const {
+    return structure() == other.structure();
+  }
+
+ private:
+  static Node make_none() {
+    if constexpr (std::is_constructible_v<Leaf, std::nullopt_t>) return Leaf(std::nullopt);
+    else return NoneType{};
+  }
+  void collect(std::vector<Leaf>& out) const {
+    if (auto* leaf = std::get_if<Leaf>(&node_)) out.push_back(*leaf);
+    for (auto* c : children()) c->collect(out);
+  }
+  Node node_;
+};
+
+using Tree = PyTree<Array>;
+
+// An in_axes / out_axes leaf: an axis index, or none (replicated / unmapped).
+using Axis = std::optional<int>;
+using Axes = PyTree<Axis>;
+
+}  // namespace spmdsim

@@ -1,0 +1,68 @@
+// The results model of a simulation: where each device's time went and how much memory it held. Kept
+// apart from the reporters (report_table.cpp, report_json.cpp) that print it.
+#pragma once
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "spmdsim/memory.hpp"
+#include "spmdsim/units.hpp"
+
+namespace spmdsim {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+enum class SpanKind { compute, communication, transfer };
+
+// One interval of a device's timeline (trace material).
+struct Span {
+  SpanKind kind;
+  std::string name;
+  Seconds start;
+  Seconds end;
+};
+
+struct DeviceTimes {
+  Seconds compute = 0;
+  Seconds transfer = 0;  // host <-> device
+  std::map<std::string, Seconds> communication;  // per collective (psum, all_gather, ...)
+  Seconds idle = 0;      // the rest of the interval the device was part of
+  Bytes bytes_sent = 0;  // to other devices
+
+  Seconds communication_total() const;
+  DeviceTimes& operator+=(const DeviceTimes& other);
+};
+
+struct DeviceMemory {
+  std::string device;
+  Bytes capacity = 0;
+  Bytes peak = 0;
+  std::array<Bytes, kNumMemoryTags> at_peak{};  // what the buffers held at the peak, by tag
+};
+
+// One pmap call, or a host<->device transfer phase.
+struct CallReport {
+  std::string name;
+  Seconds start = 0;
+  Seconds end = 0;
+  std::vector<int> devices;             // global indices, in call order
+  std::vector<DeviceTimes> times;       // parallel to devices
+  std::vector<DeviceMemory> memory;     // parallel to devices: peaks within this call
+  std::vector<std::vector<Span>> spans; // parallel to devices
+};
+
+struct SimulationReport {
+  int schema_version = kReportSchemaVersion;
+  std::string platform;
+  std::vector<std::string> config;      // SimGrid settings in force (network model, ...)
+  std::map<std::string, std::string> algorithms;  // collective -> algorithm
+  Seconds simulated_time = 0;
+  std::vector<CallReport> calls;
+  std::vector<std::string> device_names;
+  std::vector<DeviceTimes> device_totals;  // over the whole simulation
+  std::vector<DeviceMemory> memory;        // whole-simulation peaks
+};
+
+}  // namespace spmdsim

@@ -1,0 +1,60 @@
+// Simulation: owns the SimGrid engine (one per process: SimGrid's clock is per process), the platform, the
+// devices' memory ledgers and the report. Simulated time runs on across calls: a sequence of pmap calls
+// (a training loop) is one timeline.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "spmdsim/collective_algorithms.hpp"
+#include "spmdsim/platform.hpp"
+#include "spmdsim/pytree.hpp"
+#include "spmdsim/report.hpp"
+
+namespace spmdsim {
+
+namespace detail {
+class Runtime;
+}
+
+struct SimulationOptions {
+  // SimGrid settings ("network/model:CM02", ...), applied before the platform is built.
+  std::vector<std::string> simgrid_config;
+  // The algorithm of each collective kind; a kind left out uses default_algorithm().
+  std::map<CollectiveKind, std::string> algorithms;
+};
+
+// The settings under which SimGrid's network follows the textbook alpha-beta model exactly: no TCP
+// factors (CM02), no reverse cross-traffic, no TCP window cap.
+std::vector<std::string> alpha_beta_config();
+
+class Simulation {
+ public:
+  explicit Simulation(const PlatformBuilder& builder, SimulationOptions options = {});
+  // Lets SimGrid consume its --cfg=... and --log=... arguments from argv first.
+  Simulation(int* argc, char** argv, const PlatformBuilder& builder, SimulationOptions options = {});
+  ~Simulation();
+  Simulation(const Simulation&) = delete;  // owns the process's one SimGrid engine
+  Simulation& operator=(const Simulation&) = delete;
+
+  int num_devices() const;
+  const Platform& platform() const;
+  Seconds now() const;
+  const std::string& algorithm(CollectiveKind kind) const;
+
+  // The host reads pmap results: the device shards of every array in `tree` not yet read travel
+  // device->host over the host links (in simulated time); the returned arrays are host arrays.
+  Tree device_get(const Tree& tree);
+
+  // Everything so far: per call and per device times, memory peaks.
+  SimulationReport report() const;
+
+  detail::Runtime& runtime() { return *runtime_; }
+
+ private:
+  std::unique_ptr<detail::Runtime> runtime_;
+};
+
+}  // namespace spmdsim

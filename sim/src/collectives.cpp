@@ -1,0 +1,243 @@
+// The jax.lax collectives: JAX's shape rules and errors, around the configured algorithm of each kind.
+#include "spmdsim/collectives.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <simgrid/s4u/Engine.hpp>
+
+#include "device_communicator.hpp"
+#include "device_context.hpp"
+#include "kernels/kernels.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/ops.hpp"
+
+namespace spmdsim {
+namespace {
+
+using detail::DeviceCommunicator;
+using detail::DeviceContext;
+
+DeviceContext& device_for(std::string_view axis_name) {
+  DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr) throw NameError(fmt::format("unbound axis name: {}", axis_name));
+  ctx->check_axis_name(axis_name);
+  return *ctx;
+}
+
+// The call ranks of the group this device reduces with: all of them without groups.
+std::vector<int> my_group(const DeviceContext& ctx, const AxisIndexGroups& groups) {
+  if (groups.empty()) {
+    std::vector<int> all(static_cast<std::size_t>(ctx.axis_size()));
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+  std::vector<int> seen;
+  for (const auto& g : groups) seen.insert(seen.end(), g.begin(), g.end());
+  std::sort(seen.begin(), seen.end());
+  std::vector<int> expected(static_cast<std::size_t>(ctx.axis_size()));
+  std::iota(expected.begin(), expected.end(), 0);
+  if (seen != expected) throw ValueError("axis_index_groups must cover all indices exactly once");
+  for (const auto& g : groups)
+    if (g.size() != groups.front().size()) throw ValueError("axis_index_groups must all be the same size");
+  for (const auto& g : groups)
+    if (std::find(g.begin(), g.end(), ctx.rank()) != g.end()) return g;
+  throw std::logic_error("unreachable: every rank is in a group");
+}
+
+// Times one collective on this device: its whole span counts as communication under its name.
+class CollectiveSpan {
+ public:
+  CollectiveSpan(DeviceContext& ctx, std::string name)
+      : ctx_(ctx), name_(std::move(name)), start_(simgrid::s4u::Engine::get_clock()) {}
+  ~CollectiveSpan() {
+    const Seconds end = simgrid::s4u::Engine::get_clock();
+    ctx_.times().communication[name_] += end - start_;
+    ctx_.record(SpanKind::communication, name_, start_, end);
+  }
+  CollectiveSpan(const CollectiveSpan&) = delete;
+  CollectiveSpan& operator=(const CollectiveSpan&) = delete;
+
+ private:
+  DeviceContext& ctx_;
+  std::string name_;
+  Seconds start_;
+};
+
+int canonical_axis(int axis, std::int64_t ndim) {
+  if (axis < -ndim || axis >= ndim)
+    throw ValueError(fmt::format("axis {} is out of bounds for array of dimension {}", axis, ndim));
+  return axis < 0 ? static_cast<int>(axis + ndim) : axis;
+}
+
+Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups, ReduceOp op,
+                 const char* name) {
+  DeviceContext& ctx = device_for(axis_name);
+  auto group = my_group(ctx, groups);
+  CollectiveSpan span(ctx, name);
+  DeviceCommunicator comm(ctx, std::move(group), name);
+  const auto& algorithm = find_all_reduce(ctx.runtime().algorithm(CollectiveKind::all_reduce));
+  Array reduced = algorithm.run(comm, x.reshaped(Shape{x.size()}), op);
+  comm.finish();
+  return ctx.place(reduced.reshaped(x.shape()), MemoryTag::temporaries, name);
+}
+
+// The blocks of x along `dimension`, one per rank: x[j] (the dimension removed) untiled, the j-th
+// contiguous slice tiled.
+std::vector<Array> blocks_along(const Array& x, int dimension, int count, bool tiled) {
+  std::vector<Array> blocks;
+  const std::int64_t width = x.shape()[static_cast<std::size_t>(dimension)] / count;
+  for (int j = 0; j < count; ++j)
+    blocks.push_back(tiled ? kernels::slice(x, dimension, j * width, (j + 1) * width).value
+                           : kernels::take(x, dimension, j).value);
+  return blocks;
+}
+
+// Pieces in rank order joined along `axis`: stacked on a new axis untiled, concatenated tiled.
+Array assemble(const std::vector<Array>& pieces, int axis, bool tiled) {
+  return tiled ? kernels::concatenate(pieces, axis).value : kernels::stack(pieces, axis).value;
+}
+
+Array permute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm,
+              const char* name) {
+  DeviceContext& ctx = device_for(axis_name);
+  std::set<int> sources, destinations;
+  for (auto [src, dst] : perm) {
+    for (int index : {src, dst})
+      if (index < 0 || index >= ctx.axis_size())
+        throw IndexError(fmt::format("{} index {} out of range for axis size {}", name, index, ctx.axis_size()));
+    sources.insert(src);
+    destinations.insert(dst);
+  }
+  if (sources.size() != perm.size() || destinations.size() != perm.size()) {
+    std::vector<std::string> pairs;
+    for (auto [src, dst] : perm) pairs.push_back(fmt::format("({}, {})", src, dst));
+    throw ValueError(fmt::format("ppermute sources and destinations must be unique, got ({}{}).",
+                                 fmt::join(pairs, ", "), pairs.size() == 1 ? "," : ""));
+  }
+  std::vector<int> all(static_cast<std::size_t>(ctx.axis_size()));
+  std::iota(all.begin(), all.end(), 0);
+  CollectiveSpan span(ctx, name);
+  DeviceCommunicator comm(ctx, std::move(all), name);
+  std::optional<Array> received;
+  for (auto [src, dst] : perm)
+    if (src == ctx.rank()) comm.send(dst, x);
+  for (auto [src, dst] : perm)
+    if (dst == ctx.rank()) received = comm.recv(src);
+  comm.finish();
+  if (received) return ctx.place(*received, MemoryTag::temporaries, name);
+  return ctx.place(x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype()), MemoryTag::temporaries, name);
+}
+
+}  // namespace
+
+Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups) {
+  return all_reduce(x, axis_name, groups, ReduceOp::sum, "psum");
+}
+
+Array pmean(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups) {
+  Array total = all_reduce(x, axis_name, groups, ReduceOp::sum, "pmean");
+  const auto count = static_cast<double>(my_group(device_for(axis_name), groups).size());
+  // jax.lax.pmean divides the sum by the group size; integers become float32 as in JAX.
+  return is_floating(total.dtype()) ? total / count : astype(total, DType::f32) / count;
+}
+
+Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups) {
+  return all_reduce(x, axis_name, groups, ReduceOp::max, "pmax");
+}
+
+Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups) {
+  return all_reduce(x, axis_name, groups, ReduceOp::min, "pmin");
+}
+
+Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups) {
+  return x.map([&](const Array& leaf) { return psum(leaf, axis_name, groups); });
+}
+
+Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups) {
+  return x.map([&](const Array& leaf) { return pmean(leaf, axis_name, groups); });
+}
+
+Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tiled, const AxisIndexGroups& groups) {
+  DeviceContext& ctx = device_for(axis_name);
+  auto group = my_group(ctx, groups);
+  const int out_axis = canonical_axis(axis, x.ndim() + (tiled ? 0 : 1));
+  CollectiveSpan span(ctx, "all_gather");
+  DeviceCommunicator comm(ctx, std::move(group), "all_gather");
+  const auto& algorithm = find_all_gather(ctx.runtime().algorithm(CollectiveKind::all_gather));
+  auto pieces = algorithm.run(comm, x);
+  comm.finish();
+  return ctx.place(assemble(pieces, out_axis, tiled), MemoryTag::temporaries, "all_gather");
+}
+
+Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimension, bool tiled,
+                   const AxisIndexGroups& groups) {
+  DeviceContext& ctx = device_for(axis_name);
+  auto group = my_group(ctx, groups);
+  const int shards = static_cast<int>(group.size());
+  const int dim = canonical_axis(scatter_dimension, x.ndim());
+  const std::int64_t size = x.shape()[static_cast<std::size_t>(dim)];
+  if (!tiled && size != shards)
+    throw ValueError(
+        fmt::format("reduce_scatter operand scatter dimension size {} must match shard count {}", size, shards));
+  if (tiled && size % shards != 0)
+    throw ValueError(fmt::format(
+        "tiled reduce_scatter operand scatter dimension size {} must be divisible by shard_count {}", size, shards));
+  CollectiveSpan span(ctx, "psum_scatter");
+  DeviceCommunicator comm(ctx, std::move(group), "psum_scatter");
+  const auto& algorithm = find_reduce_scatter(ctx.runtime().algorithm(CollectiveKind::reduce_scatter));
+  Array mine = algorithm.run(comm, blocks_along(x, dim, shards, tiled), ReduceOp::sum);
+  comm.finish();
+  return ctx.place(mine, MemoryTag::temporaries, "psum_scatter");
+}
+
+Array ppermute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm) {
+  return permute(x, axis_name, perm, "ppermute");
+}
+
+Array pshuffle(const Array& x, std::string_view axis_name, const std::vector<int>& perm) {
+  auto sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> expected(perm.size());
+  std::iota(expected.begin(), expected.end(), 0);
+  if (sorted != expected)
+    throw ValueError(fmt::format("`perm` does not represent a permutation: [{}]", fmt::join(perm, ", ")));
+  std::vector<std::pair<int, int>> pairs;
+  for (std::size_t i = 0; i < perm.size(); ++i) pairs.emplace_back(perm[i], static_cast<int>(i));
+  return permute(x, axis_name, pairs, "pshuffle");
+}
+
+Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int concat_axis, bool tiled,
+                 const AxisIndexGroups& groups) {
+  DeviceContext& ctx = device_for(axis_name);
+  auto group = my_group(ctx, groups);
+  const int count = static_cast<int>(group.size());
+  const int split = canonical_axis(split_axis, x.ndim());
+  const std::int64_t size = x.shape()[static_cast<std::size_t>(split)];
+  if (!tiled && size != count)
+    throw ValueError(fmt::format(
+        "all_to_all requires the size of the mapped axis axis_name to equal x.shape[split_axis], but they are {} "
+        "and {} respectively.",
+        count, size));
+  if (tiled && size % count != 0)
+    throw ValueError(fmt::format(
+        "The size of all_to_all split_axis ({}) has to be divisible by the size of the named axis {} ({})", size,
+        axis_name, count));
+  const int concat = canonical_axis(concat_axis, x.ndim());
+  CollectiveSpan span(ctx, "all_to_all");
+  DeviceCommunicator comm(ctx, std::move(group), "all_to_all");
+  const auto& algorithm = find_all_to_all(ctx.runtime().algorithm(CollectiveKind::all_to_all));
+  auto received = algorithm.run(comm, blocks_along(x, split, count, tiled));
+  comm.finish();
+  return ctx.place(assemble(received, concat, tiled), MemoryTag::temporaries, "all_to_all");
+}
+
+Array axis_index(std::string_view axis_name) {
+  DeviceContext& ctx = device_for(axis_name);
+  return ctx.place(Array::scalar(ctx.rank(), DType::i32), MemoryTag::temporaries, "axis_index");
+}
+
+}  // namespace spmdsim

@@ -1,0 +1,53 @@
+#include "collectives/chunks.hpp"
+
+#include <stdexcept>
+
+namespace spmdsim::collectives {
+
+std::vector<Array> split_flat(const Array& flat, int n) {
+  if (flat.ndim() != 1) throw std::logic_error("split_flat expects a 1-d array");
+  const std::int64_t total = flat.size();
+  const std::int64_t base = total / n;
+  const std::int64_t extra = total % n;
+  std::vector<Array> parts;
+  parts.reserve(static_cast<std::size_t>(n));
+  std::int64_t offset = 0;
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t len = base + (i < extra ? 1 : 0);
+    if (flat.is_abstract()) {
+      parts.push_back(Array::abstract(Shape{len}, flat.dtype()));
+    } else {
+      parts.push_back(std::visit(
+          [&](const auto& v) { return Array(Shape{len}, Storage(v.segment(offset, len).eval())); },
+          flat.storage()));
+    }
+    offset += len;
+  }
+  return parts;
+}
+
+Array join_flat(const std::vector<Array>& chunks) {
+  std::int64_t total = 0;
+  bool abstract = false;
+  for (const auto& c : chunks) {
+    total += c.size();
+    abstract = abstract || c.is_abstract();
+  }
+  const DType dtype = chunks.at(0).dtype();
+  if (abstract) return Array::abstract(Shape{total}, dtype);
+  Storage out = make_storage(dtype, total);
+  std::visit(
+      [&](auto& dst) {
+        using V = std::decay_t<decltype(dst)>;
+        std::int64_t offset = 0;
+        for (const auto& c : chunks) {
+          const auto& src = std::get<V>(c.storage());
+          dst.segment(offset, src.size()) = src;
+          offset += src.size();
+        }
+      },
+      out);
+  return Array(Shape{total}, std::move(out));
+}
+
+}  // namespace spmdsim::collectives

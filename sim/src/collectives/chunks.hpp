@@ -1,0 +1,18 @@
+// Cutting a flat array into contiguous chunks and joining them back, without copies being charged: in a
+// real collective the chunks are views of one buffer.
+#pragma once
+
+#include <vector>
+
+#include "spmdsim/array.hpp"
+
+namespace spmdsim::collectives {
+
+// numpy.array_split of a 1-d array into n parts: the first size % n parts get one element more.
+std::vector<Array> split_flat(const Array& flat, int n);
+// The 1-d concatenation of 1-d chunks (all of one dtype; abstract if any is).
+Array join_flat(const std::vector<Array>& chunks);
+
+inline int wrap(int i, int n) { return ((i % n) + n) % n; }
+
+}  // namespace spmdsim::collectives

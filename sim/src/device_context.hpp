@@ -1,0 +1,58 @@
+// What a device actor knows while it runs its share of a pmap call: who it is, the call it belongs to,
+// its memory and its clock. The ops and collectives find it through current_device().
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime.hpp"
+#include "spmdsim/array.hpp"
+#include "spmdsim/report.hpp"
+
+namespace spmdsim::detail {
+
+// The devices of one pmap call and what they report.
+struct CallState {
+  std::optional<std::string> axis_name;
+  std::vector<int> devices;  // global indices, position = axis index
+  CallReport report;
+};
+
+class DeviceContext {
+ public:
+  DeviceContext(Runtime& runtime, CallState& call, int rank);
+
+  Runtime& runtime() const { return runtime_; }
+  // Position in the call: the device's axis_index.
+  int rank() const { return rank_; }
+  int device() const { return call_.devices[static_cast<std::size_t>(rank_)]; }
+  int axis_size() const { return static_cast<int>(call_.devices.size()); }
+  // The global index of the device at a call rank.
+  int device_at(int rank) const { return call_.devices[static_cast<std::size_t>(rank)]; }
+  const DeviceSpec& spec() const;
+  // Throws NameError ("unbound axis name: j") unless pmap bound this name.
+  void check_axis_name(std::string_view name) const;
+
+  // The same values in a new buffer of this device, tagged; throws OutOfMemoryError if it does not fit.
+  Array place(const Array& value, MemoryTag tag, std::string label) const;
+  // Takes `duration` of this device's compute (a SimGrid execution on its host) and records it as compute.
+  void compute(std::string_view name, Seconds duration);
+  // The same execution, unrecorded: the caller's span (a collective) accounts for it.
+  void execute(Seconds duration);
+  void record(SpanKind kind, std::string name, Seconds start, Seconds end);
+  DeviceTimes& times();
+
+ private:
+  Runtime& runtime_;
+  CallState& call_;
+  int rank_;
+};
+
+// The context of the calling device actor, or null on the host.
+DeviceContext* current_device();
+// Binds ctx to the calling actor for the rest of its life.
+void bind_current_device(DeviceContext* ctx);
+
+}  // namespace spmdsim::detail

@@ -1,0 +1,116 @@
+#include "spmdsim/memory.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Engine.hpp>
+
+#include "spmdsim/errors.hpp"
+
+namespace spmdsim {
+namespace {
+
+constexpr std::array<std::string_view, kNumMemoryTags> kTagNames{
+    "replicated_args", "input_shards", "outputs",         "collective_scratch", "temporaries",
+    "parameters",      "optimizer_state", "gradients", "activations"};
+
+std::string human_bytes(Bytes b) {
+  constexpr std::array<const char*, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t u = 0;
+  while (b >= 1024 && u + 1 < units.size()) {
+    b /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.2f} {}", b, units[u]);
+}
+
+}  // namespace
+
+std::string_view memory_tag_name(MemoryTag tag) { return kTagNames[static_cast<std::size_t>(tag)]; }
+
+MemoryLedger::MemoryLedger(std::string device_name, Bytes capacity)
+    : device_name_(std::move(device_name)), capacity_(capacity) {}
+
+std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string label, Seconds now) {
+  if (in_use_ + bytes > capacity_) {
+    auto live = live_buffers();
+    std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    std::string listing;
+    for (std::size_t i = 0; i < live.size() && i < 10; ++i)
+      listing += fmt::format("\n  {} ({}, {}) since t={:.9g} s", live[i].label, memory_tag_name(live[i].tag),
+                             human_bytes(live[i].bytes), live[i].since);
+    if (live.size() > 10) listing += fmt::format("\n  ... and {} smaller buffers", live.size() - 10);
+    throw OutOfMemoryError(fmt::format(
+        "RESOURCE_EXHAUSTED: Out of memory on {} while trying to allocate {} for {} ({}): {} of {} in use. "
+        "Live buffers ({}):{}",
+        device_name_, human_bytes(bytes), label, memory_tag_name(tag), human_bytes(in_use_),
+        human_bytes(capacity_), live.size(), listing));
+  }
+  const auto id = next_id_++;
+  live_.emplace(id, LiveBuffer{id, std::move(label), tag, bytes, now});
+  record(now, tag, bytes);
+  return id;
+}
+
+void MemoryLedger::release(std::uint64_t id, Seconds now) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  record(now, it->second.tag, -it->second.bytes);
+  live_.erase(it);
+}
+
+void MemoryLedger::retag(std::uint64_t id, MemoryTag tag, Seconds now) {
+  auto it = live_.find(id);
+  if (it == live_.end() || it->second.tag == tag) return;
+  const Bytes bytes = it->second.bytes;
+  record(now, it->second.tag, -bytes);
+  it->second.tag = tag;
+  record(now, tag, bytes);
+}
+
+void MemoryLedger::record(Seconds now, MemoryTag tag, Bytes delta) {
+  in_use_ += delta;
+  auto& tagged = by_tag_[static_cast<std::size_t>(tag)];
+  tagged += delta;
+  tag_peaks_[static_cast<std::size_t>(tag)] = std::max(tag_peaks_[static_cast<std::size_t>(tag)], tagged);
+  if (in_use_ > peak_) {
+    peak_ = in_use_;
+    peak_time_ = now;
+    at_peak_ = by_tag_;
+  }
+  if (in_use_ > window_peak_) {
+    window_peak_ = in_use_;
+    window_at_peak_ = by_tag_;
+  }
+  timeline_.push_back({now, in_use_, tag, delta});
+}
+
+void MemoryLedger::start_window() {
+  window_peak_ = in_use_;
+  window_at_peak_ = by_tag_;
+}
+
+std::vector<LiveBuffer> MemoryLedger::live_buffers() const {
+  std::vector<LiveBuffer> out;
+  out.reserve(live_.size());
+  for (const auto& [id, buffer] : live_) out.push_back(buffer);
+  return out;
+}
+
+DeviceAllocation::DeviceAllocation(std::shared_ptr<MemoryLedger> ledger, int device, Bytes bytes, MemoryTag tag,
+                                   std::string label)
+    : ledger_(ledger), device_(device), bytes_(bytes), tag_(tag) {
+  id_ = ledger->allocate(bytes, tag, std::move(label), simgrid::s4u::Engine::get_clock());
+}
+
+DeviceAllocation::~DeviceAllocation() {
+  if (auto ledger = ledger_.lock()) ledger->release(id_, simgrid::s4u::Engine::get_clock());
+}
+
+void DeviceAllocation::retag(MemoryTag tag) {
+  tag_ = tag;
+  if (auto ledger = ledger_.lock()) ledger->retag(id_, tag, simgrid::s4u::Engine::get_clock());
+}
+
+}  // namespace spmdsim

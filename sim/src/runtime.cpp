@@ -1,0 +1,94 @@
+#include "runtime.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Actor.hpp>
+#include <xbt/log.h>
+
+#include "spmdsim/errors.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(spmdsim_runtime, "spmdsim: engine, platform and network endpoints");
+
+namespace spmdsim::detail {
+namespace {
+
+// SimGrid has one engine per process; a second Simulation would share its clock.
+bool engine_taken = false;
+
+std::string endpoint_name(int endpoint) {
+  return endpoint == kHostEndpoint ? std::string("host") : fmt::format("d{}", endpoint);
+}
+
+}  // namespace
+
+Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, SimulationOptions options)
+    : config_(std::move(options.simgrid_config)) {
+  if (engine_taken)
+    throw std::logic_error(
+        "one Simulation per process: SimGrid's engine and clock are per process (run each simulation in its "
+        "own process)");
+  engine_taken = true;
+  engine_ = std::make_unique<simgrid::s4u::Engine>(argc, argv);
+  for (const auto& setting : config_) simgrid::s4u::Engine::set_config(setting);
+  platform_ = builder();
+  if (platform_.devices.empty()) throw ValueError("the platform has no devices");
+  if (platform_.host_cpu == nullptr) throw ValueError("the platform has no host CPU");
+  engine_->get_netzone_root()->seal();
+  for (const auto& device : platform_.devices) {
+    device.spec.validate();
+    ledgers_.push_back(std::make_shared<MemoryLedger>(device.name, device.spec.memory_capacity));
+  }
+  for (auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+                    CollectiveKind::all_to_all}) {
+    auto it = options.algorithms.find(kind);
+    std::string name = it != options.algorithms.end() ? it->second : std::string(default_algorithm(kind));
+    check_algorithm(kind, name);
+    algorithms_[kind] = std::move(name);
+  }
+  XBT_DEBUG("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
+}
+
+Runtime::~Runtime() { engine_taken = false; }
+
+simgrid::s4u::Mailbox* Runtime::channel(int from, int to) {
+  const auto key = std::make_pair(from, to);
+  auto it = channels_.find(key);
+  if (it == channels_.end())
+    it = channels_.emplace(key, simgrid::s4u::Mailbox::by_name(endpoint_name(from) + ">" + endpoint_name(to))).first;
+  return it->second;
+}
+
+void Runtime::run() {
+  failure_ = nullptr;
+  engine_->run();
+  if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+}
+
+void Runtime::fail(std::exception_ptr error) {
+  if (!failure_) failure_ = std::move(error);
+  simgrid::s4u::Actor::kill_all();
+}
+
+void Runtime::add_call(CallReport call) { calls_.push_back(std::move(call)); }
+
+SimulationReport Runtime::report() const {
+  SimulationReport report;
+  report.platform = platform_.description;
+  report.config = config_;
+  for (const auto& [kind, name] : algorithms_) report.algorithms[std::string(collective_kind_name(kind))] = name;
+  report.simulated_time = simgrid::s4u::Engine::get_clock();
+  report.calls = calls_;
+  report.device_totals.resize(platform_.devices.size());
+  for (const auto& call : calls_)
+    for (std::size_t i = 0; i < call.devices.size(); ++i)
+      report.device_totals[static_cast<std::size_t>(call.devices[i])] += call.times[i];
+  for (std::size_t d = 0; d < platform_.devices.size(); ++d) {
+    report.device_names.push_back(platform_.devices[d].name);
+    const auto& ledger = *ledgers_[d];
+    report.memory.push_back({ledger.device_name(), ledger.capacity(), ledger.peak(), ledger.at_peak()});
+  }
+  return report;
+}
+
+}  // namespace spmdsim::detail

@@ -1,0 +1,63 @@
+// The state behind a Simulation: the SimGrid engine, the platform, the devices' ledgers, the network
+// endpoints and the report. pmap, the collectives and device_get work on it.
+#pragma once
+
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include "spmdsim/memory.hpp"
+#include "spmdsim/platform.hpp"
+#include "spmdsim/report.hpp"
+#include "spmdsim/simulation.hpp"
+
+namespace spmdsim::detail {
+
+// Network endpoint index of the host CPU (devices are 0..n-1).
+inline constexpr int kHostEndpoint = -1;
+
+class Runtime {
+ public:
+  Runtime(int* argc, char** argv, const PlatformBuilder& builder, SimulationOptions options);
+  ~Runtime();
+  Runtime(const Runtime&) = delete;  // owns the engine
+  Runtime& operator=(const Runtime&) = delete;
+
+  const Platform& platform() const { return platform_; }
+  int num_devices() const { return static_cast<int>(platform_.devices.size()); }
+  const std::shared_ptr<MemoryLedger>& ledger(int device) const { return ledgers_.at(device); }
+  const std::string& algorithm(CollectiveKind kind) const { return algorithms_.at(kind); }
+  const std::map<CollectiveKind, std::string>& algorithms() const { return algorithms_; }
+  const std::vector<std::string>& config() const { return config_; }
+
+  // The channel from one endpoint to another. Messages between one ordered pair are matched in the order
+  // both sides post them, which is SPMD program order, so a fast sender can never be received early.
+  simgrid::s4u::Mailbox* channel(int from, int to);
+
+  // Runs the actors created since the last run to completion. If one failed, the first failure is
+  // rethrown here (the failing actor kills the others so that none waits forever).
+  void run();
+  // Called by a failing actor.
+  void fail(std::exception_ptr error);
+
+  void add_call(CallReport call);
+  SimulationReport report() const;
+
+ private:
+  std::unique_ptr<simgrid::s4u::Engine> engine_;
+  std::vector<std::string> config_;
+  Platform platform_;
+  std::vector<std::shared_ptr<MemoryLedger>> ledgers_;
+  std::map<CollectiveKind, std::string> algorithms_;
+  std::map<std::pair<int, int>, simgrid::s4u::Mailbox*> channels_;
+  std::exception_ptr failure_;
+  std::vector<CallReport> calls_;
+};
+
+}  // namespace spmdsim::detail

@@ -1,0 +1,97 @@
+#include "spmdsim/simulation.hpp"
+
+#include <memory>
+
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+
+#include "runtime.hpp"
+#include "spmdsim/residency.hpp"
+
+namespace spmdsim {
+namespace {
+
+// argv for a Simulation made without a command line: SimGrid wants a program name.
+char program_name[] = "spmdsim";
+char* default_argv[] = {program_name, nullptr};
+int default_argc = 1;
+
+struct Fetch {
+  int device;
+  Array shard;
+};
+
+}  // namespace
+
+std::vector<std::string> alpha_beta_config() {
+  return {"network/model:CM02", "network/crosstraffic:0", "network/TCP-gamma:0"};
+}
+
+Simulation::Simulation(const PlatformBuilder& builder, SimulationOptions options)
+    : Simulation(&default_argc, default_argv, builder, std::move(options)) {}
+
+Simulation::Simulation(int* argc, char** argv, const PlatformBuilder& builder, SimulationOptions options)
+    : runtime_(std::make_unique<detail::Runtime>(argc, argv, builder, std::move(options))) {}
+
+Simulation::~Simulation() = default;
+
+int Simulation::num_devices() const { return runtime_->num_devices(); }
+const Platform& Simulation::platform() const { return runtime_->platform(); }
+Seconds Simulation::now() const { return simgrid::s4u::Engine::get_clock(); }
+const std::string& Simulation::algorithm(CollectiveKind kind) const { return runtime_->algorithm(kind); }
+SimulationReport Simulation::report() const { return runtime_->report(); }
+
+Tree Simulation::device_get(const Tree& tree) {
+  // One shard per device for split results; one copy (device 0's) for replicated ones, as JAX reads them.
+  std::vector<Fetch> fetches;
+  for (const auto& leaf : tree.leaves()) {
+    const auto& residency = leaf.residency();
+    if (!residency || residency->fetched) continue;
+    residency->fetched = true;
+    const std::size_t count = residency->axis ? residency->devices.size() : 1;
+    for (std::size_t i = 0; i < count; ++i) fetches.push_back({residency->devices[i], residency->shards[i]});
+  }
+  if (!fetches.empty()) {
+    CallReport call;
+    call.name = "device_get";
+    call.start = now();
+    std::vector<int> devices;
+    for (const auto& f : fetches)
+      if (std::find(devices.begin(), devices.end(), f.device) == devices.end()) devices.push_back(f.device);
+    call.devices = devices;
+    call.times.resize(devices.size());
+    call.spans.resize(devices.size());
+    auto& runtime = *runtime_;
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      const int device = devices[k];
+      simgrid::s4u::Actor::create("device_get", runtime.platform().devices[static_cast<std::size_t>(device)].host,
+                                  [&runtime, &fetches, &call, device, k] {
+                                    std::vector<simgrid::s4u::CommPtr> sends;
+                                    const Seconds start = simgrid::s4u::Engine::get_clock();
+                                    for (const auto& f : fetches)
+                                      if (f.device == device)
+                                        sends.push_back(runtime.channel(device, detail::kHostEndpoint)
+                                                            ->put_async(new Array(f.shard), f.shard.nbytes()));
+                                    simgrid::s4u::Comm::wait_all(sends);
+                                    const Seconds end = simgrid::s4u::Engine::get_clock();
+                                    call.times[k].transfer += end - start;
+                                    call.spans[k].push_back({SpanKind::transfer, "device->host", start, end});
+                                  });
+    }
+    simgrid::s4u::Actor::create("host", runtime.platform().host_cpu, [&runtime, &fetches] {
+      std::vector<simgrid::s4u::CommPtr> gets;
+      std::vector<Array*> received(fetches.size(), nullptr);
+      for (std::size_t i = 0; i < fetches.size(); ++i)
+        gets.push_back(runtime.channel(fetches[i].device, detail::kHostEndpoint)->get_async<Array>(&received[i]));
+      simgrid::s4u::Comm::wait_all(gets);
+      for (auto* r : received) delete r;
+    });
+    runtime.run();
+    call.end = now();
+    for (auto& times : call.times) times.idle = (call.end - call.start) - times.transfer;
+    runtime.add_call(std::move(call));
+  }
+  return tree.map([](const Array& leaf) { return leaf.residency() ? leaf.with_residency(nullptr) : leaf; });
+}
+
+}  // namespace spmdsim
