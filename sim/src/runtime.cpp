@@ -87,6 +87,7 @@ SimulationReport Runtime::report() const {
     report.device_names.push_back(platform_.devices[d].name);
     const auto& ledger = *ledgers_[d];
     report.memory.push_back({ledger.device_name(), ledger.capacity(), ledger.peak(), ledger.at_peak()});
+    report.memory_timelines.push_back(ledger.timeline());
   }
   return report;
 }

@@ -63,6 +63,7 @@ struct SimulationReport {
   std::vector<std::string> device_names;
   std::vector<DeviceTimes> device_totals;  // over the whole simulation
   std::vector<DeviceMemory> memory;        // whole-simulation peaks
+  std::vector<std::vector<MemoryEvent>> memory_timelines;  // per device, every allocation and release
 };
 
 }  // namespace spmdsim
