@@ -1,1 +1,51 @@
-int main() { return 0; }
+// spmdsim: the command line. Each subcommand parses its own options; mistakes exit with status 2 and a
+// message that says what was wrong and what is allowed.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options/errors.hpp>
+
+#include "command_line.hpp"
+#include "demo.hpp"
+#include "spmdsim/errors.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: spmdsim <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  demo    the pmap tutorials' examples on simulated devices, with the timing and memory report\n"
+    "\n"
+    "`spmdsim <command> --help` lists a command's options; SimGrid's own --cfg=... and --log=... are\n"
+    "accepted by every command.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string& command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  try {
+    if (command == "demo") return spmdsim::cli::run_demo(argv[0], rest);
+    std::cerr << "spmdsim: unknown command '" << command << "'; valid commands: demo\n";
+    return 2;
+  } catch (const spmdsim::cli::UsageError& e) {
+    std::cerr << "spmdsim " << command << ": " << e.what() << "\n(see spmdsim " << command << " --help)\n";
+    return 2;
+  } catch (const boost::program_options::error& e) {
+    std::cerr << "spmdsim " << command << ": " << e.what() << "\n(see spmdsim " << command << " --help)\n";
+    return 2;
+  } catch (const spmdsim::Error& e) {
+    std::cerr << "spmdsim " << command << ": " << e.python_type() << ": " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "spmdsim " << command << ": " << e.what() << "\n";
+    return 1;
+  }
+}
