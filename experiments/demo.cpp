@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <optional>
+#include <random>
 
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -30,6 +31,15 @@ struct DemoOptions {
 Array ramp(Shape shape, double scale = 1.0) {
   std::vector<double> values(static_cast<std::size_t>(num_elements(shape)));
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i) / scale;
+  return Array::from_values(std::move(shape), values);
+}
+
+// Uniform values in [-1, 1) from a fixed seed: reproducible data that is not collinear.
+Array noise(Shape shape, unsigned seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<double> values(static_cast<std::size_t>(num_elements(shape)));
+  for (auto& v : values) v = uniform(generator);
   return Array::from_values(std::move(shape), values);
 }
 
@@ -78,7 +88,7 @@ void run_examples(Simulation& sim, int n, std::ostream& out) {
     show(out, fmt::format("static value {}, first element per device", value),
          take(sim.device_get(static_op(sim, {first_features, value, Array::scalar(0.5)})).leaf(), 1, 0));
 
-  section(out, fmt::format("5. devices=[0..{}): the same function on half of the devices", n / 2 - 1));
+  section(out, fmt::format("5. devices=[0..{}]: the same function on half of the devices", std::max(1, n / 2) - 1));
   auto subset = pmap([](const Args& a) -> Tree { return sum(a[0].array() * a[1].array(), 0); },
                      {.in_axes = Axes::tuple({0, none}),
                       .devices = [n] {
@@ -114,16 +124,17 @@ void run_examples(Simulation& sim, int n, std::ostream& out) {
         Array loss = mean(square(error));
         Array grad = matmul(transpose(x), error) * (2.0 / static_cast<double>(x.shape()[0]));
         grad = pmean(grad, "batch");
-        return Tree::tuple({w - grad * 0.1, pmean(loss, "batch")});
+        return Tree::tuple({w - grad * 0.5, pmean(loss, "batch")});
       },
       {.in_axes = Axes::tuple({none, 0, 0}),
        .out_axes = Axes::tuple({none, none}),
        .axis_name = "batch",
        .name = "train_step"});
   Array true_w = Array::from_values({4, 1}, {0.5, -1.0, 2.0, 0.25});
+  show(out, "weights to learn", true_w.reshaped({4}));
   Tree w = Array::zeros({4, 1});
-  for (int step = 0; step < 5; ++step) {
-    Array x = ramp({n, 16, 4}, 16.0 * 4 * n) + static_cast<double>(step) * 0.01;
+  for (int step = 0; step < 8; ++step) {
+    Array x = noise({n, 16, 4}, static_cast<unsigned>(step));
     Array y = matmul(x, true_w);
     Tree result = train_step(sim, {w, x, y});
     w = result[0];

@@ -6,6 +6,7 @@
 
 #include <boost/program_options/errors.hpp>
 
+#include "collectives_sweep.hpp"
 #include "command_line.hpp"
 #include "demo.hpp"
 #include "spmdsim/errors.hpp"
@@ -17,6 +18,8 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  demo    the pmap tutorials' examples on simulated devices, with the timing and memory report\n"
+    "  collectives  an nccl-tests-style sweep: time, algbw and busbw of each collective and algorithm over\n"
+    "                message sizes and device counts\n"
     "\n"
     "`spmdsim <command> --help` lists a command's options; SimGrid's own --cfg=... and --log=... are\n"
     "accepted by every command.\n";
@@ -33,7 +36,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   try {
     if (command == "demo") return spmdsim::cli::run_demo(argv[0], rest);
-    std::cerr << "spmdsim: unknown command '" << command << "'; valid commands: demo\n";
+    if (command == "collectives") return spmdsim::cli::run_collectives_sweep(argv[0], rest);
+    std::cerr << "spmdsim: unknown command '" << command << "'; valid commands: demo, collectives\n";
     return 2;
   } catch (const spmdsim::cli::UsageError& e) {
     std::cerr << "spmdsim " << command << ": " << e.what() << "\n(see spmdsim " << command << " --help)\n";

@@ -193,12 +193,24 @@ std::string Array::to_string() const {
   auto values = to_doubles();
   std::vector<std::string> cells;
   cells.reserve(values.size());
-  std::size_t width = 0;
-  for (double v : values) {
-    cells.push_back(element_text(v, dtype_));
-    width = std::max(width, cells.back().size());
+  for (double v : values) cells.push_back(element_text(v, dtype_));
+  // As numpy does: decimal points in one column, integer parts padded left, fractions padded right.
+  std::size_t int_width = 0, frac_width = 0;
+  for (const auto& c : cells) {
+    const auto dot = c.find('.');
+    int_width = std::max(int_width, dot == std::string::npos ? c.size() : dot);
+    frac_width = std::max(frac_width, dot == std::string::npos ? 0 : c.size() - dot);
   }
-  if (shape_.empty()) return cells.front();
+  std::size_t width = 0;
+  for (auto& c : cells) {
+    const auto dot = c.find('.');
+    const std::size_t int_part = dot == std::string::npos ? c.size() : dot;
+    const std::size_t frac_part = dot == std::string::npos ? 0 : c.size() - dot;
+    if (c.find_first_of("en") == std::string::npos) c = std::string(int_width - int_part, ' ') + c + std::string(frac_width - frac_part, ' ');
+    width = std::max(width, c.size());
+  }
+  // A 0-d float prints as Python prints a float: 42.0, not numpy's array element 42.
+  if (shape_.empty()) return cells.front().back() == '.' ? cells.front() + "0" : cells.front();
   std::string out;
   append_nested(out, cells, shape_, 0, 0, width);
   return out;

@@ -2,6 +2,8 @@
 #include "spmdsim/collectives.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <numeric>
 #include <set>
 
@@ -9,6 +11,10 @@
 #include <fmt/ranges.h>
 #include <simgrid/s4u/Engine.hpp>
 
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include "collectives/selection.hpp"
 #include "device_communicator.hpp"
 #include "device_context.hpp"
 #include "kernels/kernels.hpp"
@@ -67,6 +73,71 @@ class CollectiveSpan {
   Seconds start_;
 };
 
+// The alpha-beta-gamma figures of this group's network for the auto policy: the route between its first
+// two devices, and this device's roofline for reducing.
+CostInputs cost_inputs(const DeviceContext& ctx, const std::vector<int>& group, double bytes, DType dtype) {
+  CostInputs c;
+  c.p = static_cast<int>(group.size());
+  c.n = bytes;
+  if (c.p > 1) {
+    const auto& devices = ctx.runtime().platform().devices;
+    auto* a = devices[static_cast<std::size_t>(ctx.device_at(group[0]))].host;
+    auto* b = devices[static_cast<std::size_t>(ctx.device_at(group[1]))].host;
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0;
+    a->route_to(b, links, &latency);
+    double bandwidth = std::numeric_limits<double>::infinity();
+    for (auto* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
+    c.alpha = latency;
+    c.beta = 1.0 / bandwidth;
+  }
+  const DeviceSpec& spec = ctx.spec();
+  const double item = static_cast<double>(itemsize(dtype));
+  c.gamma = std::max(1.0 / (item * spec.peak_flops_for(dtype)), 3.0 / spec.memory_bandwidth);
+  return c;
+}
+
+// The platform's logical shape applies when the group is every device in platform order.
+std::vector<int> group_dimensions(const DeviceContext& ctx, const std::vector<int>& group) {
+  const auto& platform = ctx.runtime().platform();
+  bool whole_platform = group.size() == platform.devices.size() && !platform.dimensions.empty();
+  for (std::size_t i = 0; whole_platform && i < group.size(); ++i)
+    whole_platform = ctx.device_at(group[i]) == static_cast<int>(i);
+  return whole_platform ? platform.dimensions : std::vector<int>{static_cast<int>(group.size())};
+}
+
+// One collective on this device: its span in the report, its communicator, and the algorithm chosen for it.
+class CollectiveCall {
+ public:
+  CollectiveCall(DeviceContext& ctx, std::vector<int> group, const char* name, CollectiveKind kind,
+                 const CollectiveOptions& options, double bytes, DType dtype)
+      : ctx_(ctx), name_(name), span_(ctx, name) {
+    const auto& runtime = ctx.runtime();
+    algorithm_ = options.algorithm.empty() ? runtime.algorithm(kind) : options.algorithm;
+    if (algorithm_ == "auto")
+      algorithm_ = collectives::choose_algorithm(kind, cost_inputs(ctx, group, bytes, dtype));
+    check_device_count(kind, algorithm_, static_cast<int>(group.size()));
+    const int chunks = options.pipeline_chunks > 0 ? options.pipeline_chunks : runtime.pipeline_chunks();
+    auto dimensions = group_dimensions(ctx, group);
+    comm_.emplace(ctx, std::move(group), name, chunks, std::move(dimensions));
+  }
+
+  Communicator& comm() { return *comm_; }
+  const std::string& algorithm() const { return algorithm_; }
+  // Waits for this device's last sends and places the result in its memory.
+  Array finish(const Array& result) {
+    comm_->finish();
+    return ctx_.place(result, MemoryTag::temporaries, name_);
+  }
+
+ private:
+  DeviceContext& ctx_;
+  const char* name_;
+  CollectiveSpan span_;
+  std::optional<DeviceCommunicator> comm_;
+  std::string algorithm_;
+};
+
 int canonical_axis(int axis, std::int64_t ndim) {
   if (axis < -ndim || axis >= ndim)
     throw ValueError(fmt::format("axis {} is out of bounds for array of dimension {}", axis, ndim));
@@ -74,15 +145,12 @@ int canonical_axis(int axis, std::int64_t ndim) {
 }
 
 Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups, ReduceOp op,
-                 const char* name) {
+                 const char* name, const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
-  auto group = my_group(ctx, groups);
-  CollectiveSpan span(ctx, name);
-  DeviceCommunicator comm(ctx, std::move(group), name);
-  const auto& algorithm = find_all_reduce(ctx.runtime().algorithm(CollectiveKind::all_reduce));
-  Array reduced = algorithm.run(comm, x.reshaped(Shape{x.size()}), op);
-  comm.finish();
-  return ctx.place(reduced.reshaped(x.shape()), MemoryTag::temporaries, name);
+  CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
+                      static_cast<double>(x.nbytes()), x.dtype());
+  Array reduced = find_all_reduce(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), op);
+  return call.finish(reduced.reshaped(x.shape()));
 }
 
 // The blocks of x along `dimension`, one per rank: x[j] (the dimension removed) untiled, the j-th
@@ -121,7 +189,7 @@ Array permute(const Array& x, std::string_view axis_name, const std::vector<std:
   std::vector<int> all(static_cast<std::size_t>(ctx.axis_size()));
   std::iota(all.begin(), all.end(), 0);
   CollectiveSpan span(ctx, name);
-  DeviceCommunicator comm(ctx, std::move(all), name);
+  DeviceCommunicator comm(ctx, std::move(all), name, 1, {ctx.axis_size()});
   std::optional<Array> received;
   for (auto [src, dst] : perm)
     if (src == ctx.rank()) comm.send(dst, x);
@@ -134,47 +202,52 @@ Array permute(const Array& x, std::string_view axis_name, const std::vector<std:
 
 }  // namespace
 
-Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups) {
-  return all_reduce(x, axis_name, groups, ReduceOp::sum, "psum");
+Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+           const CollectiveOptions& options) {
+  return all_reduce(x, axis_name, groups, ReduceOp::sum, "psum", options);
 }
 
-Array pmean(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups) {
-  Array total = all_reduce(x, axis_name, groups, ReduceOp::sum, "pmean");
+Array pmean(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+            const CollectiveOptions& options) {
+  Array total = all_reduce(x, axis_name, groups, ReduceOp::sum, "pmean", options);
   const auto count = static_cast<double>(my_group(device_for(axis_name), groups).size());
   // jax.lax.pmean divides the sum by the group size; integers become float32 as in JAX.
   return is_floating(total.dtype()) ? total / count : astype(total, DType::f32) / count;
 }
 
-Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups) {
-  return all_reduce(x, axis_name, groups, ReduceOp::max, "pmax");
+Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+           const CollectiveOptions& options) {
+  return all_reduce(x, axis_name, groups, ReduceOp::max, "pmax", options);
 }
 
-Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups) {
-  return all_reduce(x, axis_name, groups, ReduceOp::min, "pmin");
+Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+           const CollectiveOptions& options) {
+  return all_reduce(x, axis_name, groups, ReduceOp::min, "pmin", options);
 }
 
-Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups) {
-  return x.map([&](const Array& leaf) { return psum(leaf, axis_name, groups); });
+Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
+          const CollectiveOptions& options) {
+  return x.map([&](const Array& leaf) { return psum(leaf, axis_name, groups, options); });
 }
 
-Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups) {
-  return x.map([&](const Array& leaf) { return pmean(leaf, axis_name, groups); });
+Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
+           const CollectiveOptions& options) {
+  return x.map([&](const Array& leaf) { return pmean(leaf, axis_name, groups, options); });
 }
 
-Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tiled, const AxisIndexGroups& groups) {
+Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tiled, const AxisIndexGroups& groups,
+                 const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
   auto group = my_group(ctx, groups);
   const int out_axis = canonical_axis(axis, x.ndim() + (tiled ? 0 : 1));
-  CollectiveSpan span(ctx, "all_gather");
-  DeviceCommunicator comm(ctx, std::move(group), "all_gather");
-  const auto& algorithm = find_all_gather(ctx.runtime().algorithm(CollectiveKind::all_gather));
-  auto pieces = algorithm.run(comm, x);
-  comm.finish();
-  return ctx.place(assemble(pieces, out_axis, tiled), MemoryTag::temporaries, "all_gather");
+  const double gathered = static_cast<double>(x.nbytes()) * static_cast<double>(group.size());
+  CollectiveCall call(ctx, std::move(group), "all_gather", CollectiveKind::all_gather, options, gathered, x.dtype());
+  auto pieces = find_all_gather(call.algorithm()).run(call.comm(), x);
+  return call.finish(assemble(pieces, out_axis, tiled));
 }
 
 Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimension, bool tiled,
-                   const AxisIndexGroups& groups) {
+                   const AxisIndexGroups& groups, const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
   auto group = my_group(ctx, groups);
   const int shards = static_cast<int>(group.size());
@@ -186,12 +259,10 @@ Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimen
   if (tiled && size % shards != 0)
     throw ValueError(fmt::format(
         "tiled reduce_scatter operand scatter dimension size {} must be divisible by shard_count {}", size, shards));
-  CollectiveSpan span(ctx, "psum_scatter");
-  DeviceCommunicator comm(ctx, std::move(group), "psum_scatter");
-  const auto& algorithm = find_reduce_scatter(ctx.runtime().algorithm(CollectiveKind::reduce_scatter));
-  Array mine = algorithm.run(comm, blocks_along(x, dim, shards, tiled), ReduceOp::sum);
-  comm.finish();
-  return ctx.place(mine, MemoryTag::temporaries, "psum_scatter");
+  CollectiveCall call(ctx, std::move(group), "psum_scatter", CollectiveKind::reduce_scatter, options,
+                      static_cast<double>(x.nbytes()), x.dtype());
+  Array mine = find_reduce_scatter(call.algorithm()).run(call.comm(), blocks_along(x, dim, shards, tiled), ReduceOp::sum);
+  return call.finish(mine);
 }
 
 Array ppermute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm) {
@@ -211,7 +282,7 @@ Array pshuffle(const Array& x, std::string_view axis_name, const std::vector<int
 }
 
 Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int concat_axis, bool tiled,
-                 const AxisIndexGroups& groups) {
+                 const AxisIndexGroups& groups, const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
   auto group = my_group(ctx, groups);
   const int count = static_cast<int>(group.size());
@@ -227,12 +298,10 @@ Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int
         "The size of all_to_all split_axis ({}) has to be divisible by the size of the named axis {} ({})", size,
         axis_name, count));
   const int concat = canonical_axis(concat_axis, x.ndim());
-  CollectiveSpan span(ctx, "all_to_all");
-  DeviceCommunicator comm(ctx, std::move(group), "all_to_all");
-  const auto& algorithm = find_all_to_all(ctx.runtime().algorithm(CollectiveKind::all_to_all));
-  auto received = algorithm.run(comm, blocks_along(x, split, count, tiled));
-  comm.finish();
-  return ctx.place(assemble(received, concat, tiled), MemoryTag::temporaries, "all_to_all");
+  CollectiveCall call(ctx, std::move(group), "all_to_all", CollectiveKind::all_to_all, options,
+                      static_cast<double>(x.nbytes()), x.dtype());
+  auto received = find_all_to_all(call.algorithm()).run(call.comm(), blocks_along(x, split, count, tiled));
+  return call.finish(assemble(received, concat, tiled));
 }
 
 Array axis_index(std::string_view axis_name) {

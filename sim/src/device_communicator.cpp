@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Mailbox.hpp>
@@ -10,9 +11,25 @@
 
 namespace spmdsim::detail {
 
-DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective)
-    : ctx_(ctx), group_(std::move(group)), collective_(std::move(collective)) {
+DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective,
+                                       int pipeline_chunks, std::vector<int> dimensions)
+    : ctx_(ctx),
+      group_(std::move(group)),
+      collective_(std::move(collective)),
+      pipeline_chunks_(pipeline_chunks),
+      dimensions_(std::move(dimensions)),
+      pending_sends_(std::make_shared<std::vector<simgrid::s4u::CommPtr>>()) {
   rank_ = static_cast<int>(std::find(group_.begin(), group_.end(), ctx_.rank()) - group_.begin());
+  if (rank_ == static_cast<int>(group_.size())) throw std::logic_error("a communicator without this device");
+}
+
+std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> members) {
+  std::vector<int> call_ranks;
+  for (int m : members) call_ranks.push_back(group_.at(static_cast<std::size_t>(m)));
+  auto sub = std::make_unique<DeviceCommunicator>(ctx_, std::move(call_ranks), collective_, pipeline_chunks_,
+                                                  std::vector<int>{static_cast<int>(members.size())});
+  sub->pending_sends_ = pending_sends_;
+  return sub;
 }
 
 int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.at(static_cast<std::size_t>(peer))); }
@@ -33,7 +50,7 @@ Array DeviceCommunicator::take(Array* received) {
   return ctx_.place(*owned, MemoryTag::collective_scratch, collective_);
 }
 
-void DeviceCommunicator::send(int peer, const Array& chunk) { pending_sends_.push_back(post_send(peer, chunk)); }
+void DeviceCommunicator::send(int peer, const Array& chunk) { pending_sends_->push_back(post_send(peer, chunk)); }
 
 Array DeviceCommunicator::recv(int peer) {
   Array* received = nullptr;
@@ -62,8 +79,8 @@ Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
 }
 
 void DeviceCommunicator::finish() {
-  if (!pending_sends_.empty()) simgrid::s4u::Comm::wait_all(pending_sends_);
-  pending_sends_.clear();
+  if (!pending_sends_->empty()) simgrid::s4u::Comm::wait_all(*pending_sends_);
+  pending_sends_->clear();
 }
 
 }  // namespace spmdsim::detail

@@ -39,13 +39,15 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
     device.spec.validate();
     ledgers_.push_back(std::make_shared<MemoryLedger>(device.name, device.spec.memory_capacity));
   }
-  for (auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
-                    CollectiveKind::all_to_all}) {
+  for (auto kind : kAllCollectiveKinds) {
     auto it = options.algorithms.find(kind);
     std::string name = it != options.algorithms.end() ? it->second : std::string(default_algorithm(kind));
-    check_algorithm(kind, name);
+    if (name != "auto") check_algorithm(kind, name);
     algorithms_[kind] = std::move(name);
   }
+  if (options.pipeline_chunks < 1)
+    throw ValueError(fmt::format("pipeline_chunks must be at least 1 (got {})", options.pipeline_chunks));
+  pipeline_chunks_ = options.pipeline_chunks;
   XBT_DEBUG("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
 }
 

@@ -35,6 +35,7 @@ class Runtime {
   const std::string& algorithm(CollectiveKind kind) const { return algorithms_.at(kind); }
   const std::map<CollectiveKind, std::string>& algorithms() const { return algorithms_; }
   const std::vector<std::string>& config() const { return config_; }
+  int pipeline_chunks() const { return pipeline_chunks_; }
 
   // The channel from one endpoint to another. Messages between one ordered pair are matched in the order
   // both sides post them, which is SPMD program order, so a fast sender can never be received early.
@@ -55,6 +56,7 @@ class Runtime {
   Platform platform_;
   std::vector<std::shared_ptr<MemoryLedger>> ledgers_;
   std::map<CollectiveKind, std::string> algorithms_;
+  int pipeline_chunks_ = 1;
   std::map<std::pair<int, int>, simgrid::s4u::Mailbox*> channels_;
   std::exception_ptr failure_;
   std::vector<CallReport> calls_;

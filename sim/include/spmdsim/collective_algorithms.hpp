@@ -3,6 +3,7 @@
 // straight-line code over the few verbs of Communicator; it never sees hosts or links.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +28,15 @@ class Communicator {
   virtual Array sendrecv(int to, const Array& chunk, int from) = 0;
   // a op b elementwise, taking this device's time for it (the gamma term of the cost model).
   virtual Array combine(const Array& a, const Array& b, ReduceOp op) = 0;
+
+  // How many pieces a pipelining algorithm cuts its message into (1: none). A property of the call, set
+  // apart from the algorithm, as NCCL sets its protocol apart.
+  virtual int pipeline_chunks() const = 0;
+  // The logical shape of the group (mixed radix, dimension 0 varying fastest; product == size()), for
+  // hierarchical and multi-dimensional algorithms: {devices per node, nodes} or a torus's {X, Y, Z}.
+  virtual std::vector<int> dimensions() const = 0;
+  // The communicator of `members` (ranks of this one, in their new order); this rank must be a member.
+  virtual std::unique_ptr<Communicator> subgroup(std::vector<int> members) = 0;
 };
 
 // The collective kinds an algorithm can implement, with the JAX primitives they serve.
@@ -35,7 +45,12 @@ enum class CollectiveKind {
   all_gather,      // all_gather: my piece in, every rank's piece out (rank order)
   reduce_scatter,  // psum_scatter: size() blocks in, my reduced block out
   all_to_all,      // all_to_all: block j for rank j in, block from rank j at j out
+  broadcast,       // the root's flat array to every rank (tree algorithms and sweeps need it)
+  reduce,          // every rank's flat array reduced at the root
 };
+inline constexpr CollectiveKind kAllCollectiveKinds[] = {
+    CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter,
+    CollectiveKind::all_to_all, CollectiveKind::broadcast,  CollectiveKind::reduce};
 std::string_view collective_kind_name(CollectiveKind kind);
 // Accepts the names collective_kind_name gives; throws ValueError listing them otherwise.
 CollectiveKind parse_collective_kind(std::string_view name);
@@ -44,13 +59,37 @@ using AllReduceFn = Array (*)(Communicator&, const Array& flat, ReduceOp);
 using AllGatherFn = std::vector<Array> (*)(Communicator&, const Array& mine);
 using ReduceScatterFn = Array (*)(Communicator&, const std::vector<Array>& blocks, ReduceOp);
 using AllToAllFn = std::vector<Array> (*)(Communicator&, const std::vector<Array>& blocks);
+// `flat` has the message's shape on every rank; only the root's values matter.
+using BroadcastFn = Array (*)(Communicator&, const Array& flat, int root);
+// The result is meaningful at the root only.
+using ReduceFn = Array (*)(Communicator&, const Array& flat, ReduceOp, int root);
+
+// The alpha-beta-gamma model of one collective: p ranks, n bytes (the all-reduce vector; the gathered
+// total for all-gather and reduce-scatter; what one rank sends in all for all-to-all), alpha seconds per
+// message, beta seconds per byte sent, gamma seconds per byte reduced.
+struct CostInputs {
+  int p = 1;
+  double n = 0;
+  double alpha = 0;
+  double beta = 0;
+  double gamma = 0;
+};
 
 template <class Fn>
 struct Algorithm {
   std::string_view name;
   std::string_view description;
   Fn run;
+  // Its published closed-form time (source in the algorithm's file), for the auto policy and the tests.
+  double (*cost)(const CostInputs&);
+  // Whether it runs on p ranks; the registry's error says which counts it accepts.
+  bool (*accepts)(int p);
+  std::string_view accepted_counts;  // e.g. "powers of two"
 };
+
+// For algorithms that run on any number of ranks.
+inline bool any_count(int) { return true; }
+inline bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
 
 std::span<const Algorithm<AllReduceFn>> all_reduce_algorithms();
 std::span<const Algorithm<AllGatherFn>> all_gather_algorithms();
@@ -68,5 +107,13 @@ const Algorithm<AllReduceFn>& find_all_reduce(std::string_view name);
 const Algorithm<AllGatherFn>& find_all_gather(std::string_view name);
 const Algorithm<ReduceScatterFn>& find_reduce_scatter(std::string_view name);
 const Algorithm<AllToAllFn>& find_all_to_all(std::string_view name);
+const Algorithm<BroadcastFn>& find_broadcast(std::string_view name);
+const Algorithm<ReduceFn>& find_reduce(std::string_view name);
+std::span<const Algorithm<BroadcastFn>> broadcast_algorithms();
+std::span<const Algorithm<ReduceFn>> reduce_algorithms();
+
+// Throws ValueError "<kind> algorithm '<name>' runs on <accepted counts>, not on <p> devices" when the
+// algorithm refuses p.
+void check_device_count(CollectiveKind kind, std::string_view name, int p);
 
 }  // namespace spmdsim

@@ -3,6 +3,7 @@
 // errors follow jax.lax. Called outside pmap (or with a name pmap did not bind) they raise NameError.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -15,24 +16,36 @@ namespace spmdsim {
 // Groups of axis indices that reduce among themselves (jax's axis_index_groups); empty: one group of all.
 using AxisIndexGroups = std::vector<std::vector<int>>;
 
-Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
-Array pmean(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
-Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
-Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
+// Per-call choices, beyond JAX's arguments; left empty they take the simulation's.
+struct CollectiveOptions {
+  std::string algorithm;    // a registered name, or "auto" for the lowest predicted time
+  int pipeline_chunks = 0;  // pieces a pipelining algorithm cuts its message into; 0: the simulation's
+};
+
+Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {},
+           const CollectiveOptions& options = {});
+Array pmean(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {},
+           const CollectiveOptions& options = {});
+Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {},
+           const CollectiveOptions& options = {});
+Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {},
+           const CollectiveOptions& options = {});
 // Over every leaf of a tree (gradients, metrics), as jax.lax does for pytrees.
-Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
-Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups = {});
+Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups = {},
+          const CollectiveOptions& options = {});
+Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups = {},
+           const CollectiveOptions& options = {});
 
 Array all_gather(const Array& x, std::string_view axis_name, int axis = 0, bool tiled = false,
-                 const AxisIndexGroups& groups = {});
+                 const AxisIndexGroups& groups = {}, const CollectiveOptions& options = {});
 Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimension = 0, bool tiled = false,
-                   const AxisIndexGroups& groups = {});
+                   const AxisIndexGroups& groups = {}, const CollectiveOptions& options = {});
 // (source, destination) pairs; a device that is no destination gets zeros.
 Array ppermute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm);
 // Device i receives the value of device perm[i].
 Array pshuffle(const Array& x, std::string_view axis_name, const std::vector<int>& perm);
 Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int concat_axis, bool tiled = false,
-                 const AxisIndexGroups& groups = {});
+                 const AxisIndexGroups& groups = {}, const CollectiveOptions& options = {});
 // This device's index along the axis, an int32 scalar.
 Array axis_index(std::string_view axis_name);
 

@@ -22,6 +22,9 @@ struct Platform {
   std::string description;  // one line for reports, e.g. "switch: 8 x generic, PCIe 32 GB/s"
   simgrid::s4u::Host* host_cpu = nullptr;
   std::vector<PlatformDevice> devices;
+  // The devices' logical shape (mixed radix, dimension 0 varying fastest), e.g. {8 per node, 4 nodes} or a
+  // torus {4, 4, 4}; empty means flat. Hierarchical and multi-dimensional collectives follow it.
+  std::vector<int> dimensions;
 };
 
 // Called by Simulation once the SimGrid engine exists and is configured.

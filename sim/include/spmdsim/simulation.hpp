@@ -22,8 +22,11 @@ class Runtime;
 struct SimulationOptions {
   // SimGrid settings ("network/model:CM02", ...), applied before the platform is built.
   std::vector<std::string> simgrid_config;
-  // The algorithm of each collective kind; a kind left out uses default_algorithm().
+  // The algorithm of each collective kind ("auto": the lowest predicted time per call); a kind left out
+  // uses default_algorithm().
   std::map<CollectiveKind, std::string> algorithms;
+  // Pieces a pipelining algorithm cuts each message into.
+  int pipeline_chunks = 1;
 };
 
 // The settings under which SimGrid's network follows the textbook alpha-beta model exactly: no TCP

@@ -1,4 +1,5 @@
-// Every algorithm's entry point, for the registry (and for algorithms composed of others).
+// Every algorithm's entry point and closed-form cost, for the registry (and for algorithms composed of
+// others).
 #pragma once
 
 #include "spmdsim/collective_algorithms.hpp"
@@ -6,8 +7,16 @@
 namespace spmdsim::collectives {
 
 Array ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+double ring_all_reduce_cost(const CostInputs& c);
 std::vector<Array> ring_all_gather(Communicator& comm, const Array& mine);
+double ring_all_gather_cost(const CostInputs& c);
 Array ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);
+double ring_reduce_scatter_cost(const CostInputs& c);
 std::vector<Array> pairwise_all_to_all(Communicator& comm, const std::vector<Array>& blocks);
+double pairwise_all_to_all_cost(const CostInputs& c);
+Array binomial_broadcast(Communicator& comm, const Array& flat, int root);
+double binomial_broadcast_cost(const CostInputs& c);
+Array binomial_reduce(Communicator& comm, const Array& flat, ReduceOp op, int root);
+double binomial_reduce_cost(const CostInputs& c);
 
 }  // namespace spmdsim::collectives

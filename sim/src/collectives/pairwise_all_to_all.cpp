@@ -21,4 +21,8 @@ std::vector<Array> pairwise_all_to_all(Communicator& comm, const std::vector<Arr
   return received;
 }
 
+double pairwise_all_to_all_cost(const CostInputs& c) {
+  return (c.p - 1) * c.alpha + (c.p - 1.0) / c.p * c.n * c.beta;
+}
+
 }  // namespace spmdsim::collectives

@@ -3,6 +3,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "collectives/algorithms.hpp"
 #include "spmdsim/collective_algorithms.hpp"
@@ -13,24 +14,52 @@ namespace {
 
 using namespace collectives;
 
+constexpr std::string_view kAnyCount = "any number of devices";
+
 constexpr std::array kAllReduce{
     Algorithm<AllReduceFn>{"ring", "ring reduce-scatter then ring all-gather (bandwidth-optimal)",
-                           &ring_all_reduce},
+                           &ring_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllGather{
-    Algorithm<AllGatherFn>{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather},
+    Algorithm<AllGatherFn>{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather, &ring_all_gather_cost,
+                           &any_count, kAnyCount},
 };
 constexpr std::array kReduceScatter{
-    Algorithm<ReduceScatterFn>{"ring", "p-1 neighbour steps, folding one block each", &ring_reduce_scatter},
+    Algorithm<ReduceScatterFn>{"ring", "p-1 neighbour steps, folding one block each", &ring_reduce_scatter,
+                               &ring_reduce_scatter_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllToAll{
-    Algorithm<AllToAllFn>{"pairwise", "p-1 steps, rank r exchanges with r+s and r-s", &pairwise_all_to_all},
+    Algorithm<AllToAllFn>{"pairwise", "p-1 steps, rank r exchanges with r+s and r-s", &pairwise_all_to_all,
+                          &pairwise_all_to_all_cost, &any_count, kAnyCount},
+};
+constexpr std::array kBroadcast{
+    Algorithm<BroadcastFn>{"binomial", "binomial tree from the root, ceil(lg p) rounds", &binomial_broadcast,
+                           &binomial_broadcast_cost, &any_count, kAnyCount},
+};
+constexpr std::array kReduce{
+    Algorithm<ReduceFn>{"binomial", "binomial tree to the root, ceil(lg p) rounds", &binomial_reduce,
+                        &binomial_reduce_cost, &any_count, kAnyCount},
 };
 
-constexpr std::array<std::string_view, 4> kKindNames{"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
+constexpr std::array<std::string_view, 6> kKindNames{"all_reduce", "all_gather", "reduce_scatter",
+                                                     "all_to_all", "broadcast",  "reduce"};
 
+// Calls fn with the table of `kind`.
 template <class Fn>
-std::vector<std::string_view> names_of(std::span<const Algorithm<Fn>> table) {
+decltype(auto) with_table(CollectiveKind kind, Fn&& fn) {
+  switch (kind) {
+    case CollectiveKind::all_reduce: return fn(std::span<const Algorithm<AllReduceFn>>(kAllReduce));
+    case CollectiveKind::all_gather: return fn(std::span<const Algorithm<AllGatherFn>>(kAllGather));
+    case CollectiveKind::reduce_scatter: return fn(std::span<const Algorithm<ReduceScatterFn>>(kReduceScatter));
+    case CollectiveKind::all_to_all: return fn(std::span<const Algorithm<AllToAllFn>>(kAllToAll));
+    case CollectiveKind::broadcast: return fn(std::span<const Algorithm<BroadcastFn>>(kBroadcast));
+    case CollectiveKind::reduce: return fn(std::span<const Algorithm<ReduceFn>>(kReduce));
+  }
+  throw std::logic_error("unreachable collective kind");
+}
+
+template <class AlgorithmT>
+std::vector<std::string_view> names_of(std::span<const AlgorithmT> table) {
   std::vector<std::string_view> names;
   for (const auto& a : table) names.push_back(a.name);
   return names;
@@ -58,28 +87,33 @@ std::span<const Algorithm<AllReduceFn>> all_reduce_algorithms() { return kAllRed
 std::span<const Algorithm<AllGatherFn>> all_gather_algorithms() { return kAllGather; }
 std::span<const Algorithm<ReduceScatterFn>> reduce_scatter_algorithms() { return kReduceScatter; }
 std::span<const Algorithm<AllToAllFn>> all_to_all_algorithms() { return kAllToAll; }
+std::span<const Algorithm<BroadcastFn>> broadcast_algorithms() { return kBroadcast; }
+std::span<const Algorithm<ReduceFn>> reduce_algorithms() { return kReduce; }
 
 std::vector<std::string_view> algorithm_names(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::all_reduce: return names_of(all_reduce_algorithms());
-    case CollectiveKind::all_gather: return names_of(all_gather_algorithms());
-    case CollectiveKind::reduce_scatter: return names_of(reduce_scatter_algorithms());
-    case CollectiveKind::all_to_all: return names_of(all_to_all_algorithms());
-  }
-  return {};
+  return with_table(kind, [](auto table) { return names_of(table); });
 }
 
 std::string_view default_algorithm(CollectiveKind kind) {
-  return kind == CollectiveKind::all_to_all ? "pairwise" : "ring";
+  switch (kind) {
+    case CollectiveKind::all_to_all: return "pairwise";
+    case CollectiveKind::broadcast:
+    case CollectiveKind::reduce: return "binomial";
+    default: return "ring";
+  }
 }
 
 void check_algorithm(CollectiveKind kind, std::string_view name) {
-  switch (kind) {
-    case CollectiveKind::all_reduce: find_all_reduce(name); break;
-    case CollectiveKind::all_gather: find_all_gather(name); break;
-    case CollectiveKind::reduce_scatter: find_reduce_scatter(name); break;
-    case CollectiveKind::all_to_all: find_all_to_all(name); break;
-  }
+  with_table(kind, [&](auto table) { find_in(table, kind, name); });
+}
+
+void check_device_count(CollectiveKind kind, std::string_view name, int p) {
+  with_table(kind, [&](auto table) {
+    const auto& algorithm = find_in(table, kind, name);
+    if (!algorithm.accepts(p))
+      throw ValueError(fmt::format("{} algorithm '{}' runs on {}, not on {} devices", collective_kind_name(kind),
+                                   name, algorithm.accepted_counts, p));
+  });
 }
 
 const Algorithm<AllReduceFn>& find_all_reduce(std::string_view name) {
@@ -93,6 +127,12 @@ const Algorithm<ReduceScatterFn>& find_reduce_scatter(std::string_view name) {
 }
 const Algorithm<AllToAllFn>& find_all_to_all(std::string_view name) {
   return find_in(all_to_all_algorithms(), CollectiveKind::all_to_all, name);
+}
+const Algorithm<BroadcastFn>& find_broadcast(std::string_view name) {
+  return find_in(broadcast_algorithms(), CollectiveKind::broadcast, name);
+}
+const Algorithm<ReduceFn>& find_reduce(std::string_view name) {
+  return find_in(reduce_algorithms(), CollectiveKind::reduce, name);
 }
 
 }  // namespace spmdsim

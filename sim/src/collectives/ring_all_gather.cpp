@@ -21,4 +21,8 @@ std::vector<Array> ring_all_gather(Communicator& comm, const Array& mine) {
   return pieces;
 }
 
+double ring_all_gather_cost(const CostInputs& c) {
+  return (c.p - 1) * c.alpha + (c.p - 1.0) / c.p * c.n * c.beta;
+}
+
 }  // namespace spmdsim::collectives

@@ -13,4 +13,9 @@ Array ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
   return join_flat(ring_all_gather(comm, mine));
 }
 
+double ring_all_reduce_cost(const CostInputs& c) {
+  const double share = (c.p - 1.0) / c.p;
+  return 2 * (c.p - 1) * c.alpha + 2 * share * c.n * c.beta + share * c.n * c.gamma;
+}
+
 }  // namespace spmdsim::collectives

@@ -25,4 +25,9 @@ Array ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, 
   return partial[r];
 }
 
+double ring_reduce_scatter_cost(const CostInputs& c) {
+  const double share = (c.p - 1.0) / c.p;
+  return (c.p - 1) * c.alpha + share * c.n * c.beta + share * c.n * c.gamma;
+}
+
 }  // namespace spmdsim::collectives

@@ -1,0 +1,536 @@
+// psum_benchmark: what simulating one jax.lax.psum costs on the machine running the simulator.
+//
+// For psum of n bytes of float32 per device over p devices (p = 8, 64, 512; n = 1 MiB and 64 MiB, that is
+// 262144 and 16777216 floats per device), it prints the wall time and peak RSS of
+//   real      pmap(psum) over random floats: every chunk really moves and is really added,
+//   abstract  the same call on Array::abstract inputs: shapes and costs only,
+//   bare      the arithmetic alone: Eigen sums the p arrays of n bytes into one, the (p - 1) * n / 4
+//             additions the reduction needs, over the same row-major (p, n / 4) layout,
+// with the simulated time of the psum and the ratio real / bare. Figures and their reading: docs/performance.md.
+//
+// SimGrid allows one engine per process and peak RSS is per process, so every measurement runs in a child:
+// this program re-executes itself (/proc/self/exe; fork without exec would clone SimGrid's state) with
+// --one p,n,mode and reads back one result line. Each configuration runs --repeats times (default 3) and
+// the table shows the median. A real or bare configuration whose estimated memory exceeds 75% of
+// MemAvailable is skipped and says how much it would need.
+//
+//   psum_benchmark [--quick] [--repeats N] [--cfg=name:value ...]
+//     --quick      p = 8 and 64 only
+//     --cfg=...    SimGrid settings, handed to every simulation (e.g. --cfg=network/model:CM02)
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <Eigen/Core>
+#include <fmt/format.h>
+
+#include "spmdsim/array.hpp"
+#include "spmdsim/collectives.hpp"
+#include "spmdsim/pmap.hpp"
+#include "spmdsim/simulation.hpp"
+#include "spmdsim/topologies/switch_cluster.hpp"
+
+namespace {
+
+using spmdsim::Array;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kResultTag = "psum_benchmark-result";
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+constexpr std::uint64_t kSeed = 20240601;
+
+// Memory a real-mode run holds at its peak, in multiples of the p * n input bytes: the host input, the
+// shards sent to the devices, each device's chunk copies and gathered result, the stacked output. Measured
+// peak RSS / (p * n): 5.6 at p = 64 and 5.4 at p = 512 (n = 1 MiB), 4.2 at p = 8 (n = 64 MiB); rounded up.
+constexpr double kRealBytesPerInputByte = 6.0;
+// Beyond the arrays: SimGrid, the platform, actor stacks (abstract p = 512 peaks at ~240 MiB).
+constexpr double kBaseBytes = 256.0 * kMiB;
+// Share of MemAvailable a configuration may plan to use.
+constexpr double kMemoryBudget = 0.75;
+
+enum class Mode { bare, real, abstract };
+
+std::string_view mode_name(Mode mode) {
+  switch (mode) {
+    case Mode::bare: return "bare-eigen";
+    case Mode::real: return "real";
+    case Mode::abstract: return "abstract";
+  }
+  return "?";
+}
+
+Mode parse_mode(std::string_view text) {
+  for (Mode m : {Mode::bare, Mode::real, Mode::abstract})
+    if (text == mode_name(m)) return m;
+  throw std::invalid_argument(fmt::format("unknown mode '{}' (bare-eigen, real, abstract)", text));
+}
+
+struct Config {
+  int devices = 0;
+  std::int64_t bytes_per_device = 0;  // float32: bytes / 4 elements per device
+  Mode mode = Mode::real;
+
+  std::int64_t floats_per_device() const { return bytes_per_device / 4; }
+  std::string argument() const { return fmt::format("{},{},{}", devices, bytes_per_device, mode_name(mode)); }
+};
+
+Config parse_config(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
+  if (parts.size() != 3) throw std::invalid_argument(fmt::format("--one expects p,n,mode; got '{}'", text));
+  Config config{std::stoi(parts[0]), std::stoll(parts[1]), parse_mode(parts[2])};
+  if (config.devices < 1 || config.bytes_per_device < 4 || config.bytes_per_device % 4 != 0)
+    throw std::invalid_argument(fmt::format("--one: bad p or n in '{}'", text));
+  return config;
+}
+
+// One child's figures. Phases: setup = Simulation construction (engine, platform), pmap = the call,
+// get = device_get; for bare only wall and cpu are set. cpu is the process's CPU time over the same interval
+// as wall: on a shared machine it shows how much of wall was spent waiting for a CPU.
+struct Measurement {
+  double wall_s = 0;
+  double cpu_s = 0;
+  double peak_rss_bytes = 0;
+  double psum_simulated_s = 0;   // longest psum span over the devices
+  double total_simulated_s = 0;  // host->device, psum, device->host
+  double setup_s = 0;
+  double pmap_s = 0;
+  double get_s = 0;
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// The child: one configuration, one result line.
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// A /proc/self/status or /proc/meminfo field in bytes ("VmHWM:  1234 kB").
+double proc_kib_field(const char* file, std::string_view field) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with(field) && line.size() > field.size() && line[field.size()] == ':')
+      return std::stod(line.substr(field.size() + 1)) * 1024.0;
+  throw std::runtime_error(fmt::format("no {} in {}", field, file));
+}
+
+double peak_rss_bytes() { return proc_kib_field("/proc/self/status", "VmHWM"); }
+double mem_available_bytes() { return proc_kib_field("/proc/meminfo", "MemAvailable"); }
+
+// Uniform floats in [-1, 1) from splitmix64 (fast enough for 10^9 values; the same in every mode).
+void fill_random(float* data, std::int64_t count) {
+  std::uint64_t state = kSeed;
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    data[i] = static_cast<float>(z >> 40) * 0x1p-23f - 1.0f;
+  }
+}
+
+// The sum over the p rows of a row-major (p, n) block, in column blocks that stay in L1 so that each input
+// float is read once: (p - 1) * n additions.
+void sum_rows(const float* rows, int p, std::int64_t n, float* out) {
+  constexpr std::int64_t kBlock = 4096;
+  Eigen::Map<const Eigen::ArrayXXf> in(rows, n, p);  // column j = row j of the (p, n) array
+  Eigen::Map<Eigen::ArrayXf> sum(out, n);
+  for (std::int64_t start = 0; start < n; start += kBlock) {
+    const std::int64_t len = std::min(kBlock, n - start);
+    auto acc = sum.segment(start, len);
+    acc = in.col(0).segment(start, len);
+    for (int j = 1; j < p; ++j) acc += in.col(j).segment(start, len);
+  }
+}
+
+Measurement run_bare(const Config& config) {
+  const std::int64_t n = config.floats_per_device();
+  Eigen::ArrayXf input(n * config.devices);
+  fill_random(input.data(), input.size());
+  Eigen::ArrayXf sum = Eigen::ArrayXf::Zero(n);  // touched before timing: no page faults in the sum
+  Measurement m;
+  const double cpu_start = process_cpu_seconds();
+  const auto start = Clock::now();
+  sum_rows(input.data(), config.devices, n, sum.data());
+  m.wall_s = seconds_since(start);
+  m.cpu_s = process_cpu_seconds() - cpu_start;
+  m.peak_rss_bytes = peak_rss_bytes();
+  // Keep the sum observable so that the compiler cannot drop it.
+  if (!std::isfinite(sum.sum())) throw std::runtime_error("bare sum is not finite");
+  return m;
+}
+
+// Every row of the psum result equals the sum of the input rows (up to float reassociation).
+void check_real_result(const Array& input, const Array& result, int p, std::int64_t n) {
+  if (result.shape() != spmdsim::Shape{p, n})
+    throw std::runtime_error(fmt::format("psum result has shape {} (expected ({}, {}))", result.to_string(), p, n));
+  const float* in = input.values<float>().data();
+  const float* out = result.values<float>().data();
+  std::vector<float> expected(static_cast<std::size_t>(n));
+  sum_rows(in, p, n, expected.data());
+  const double tolerance = 1e-6 * p;
+  for (int row = 0; row < p; ++row)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double got = out[row * n + i];
+      const double want = expected[static_cast<std::size_t>(i)];
+      if (std::abs(got - want) > tolerance * (1.0 + std::abs(want)))
+        throw std::runtime_error(fmt::format("psum result[{}, {}] = {} but the rows sum to {}", row, i, got, want));
+    }
+}
+
+Measurement run_simulation(const Config& config, std::vector<char*>& simgrid_argv) {
+  const int p = config.devices;
+  const std::int64_t n = config.floats_per_device();
+  const spmdsim::Shape shape{p, n};
+  Array input;
+  if (config.mode == Mode::real) {
+    spmdsim::Vector<float> values(p * n);
+    fill_random(values.data(), values.size());
+    input = Array(shape, spmdsim::Storage(std::move(values)));
+  } else {
+    input = Array::abstract(shape);
+  }
+  auto psum_over_i = spmdsim::pmap([](const spmdsim::Args& a) -> spmdsim::Tree { return spmdsim::psum(a[0].array(), "i"); },
+                                   {.axis_name = "i", .name = "psum"});
+
+  Measurement m;
+  const double cpu_start = process_cpu_seconds();
+  const auto start = Clock::now();
+  int argc = static_cast<int>(simgrid_argv.size()) - 1;
+  spmdsim::Simulation sim(&argc, simgrid_argv.data(),
+                          spmdsim::topologies::switch_cluster(spmdsim::topologies::default_switch_cluster(p)));
+  m.setup_s = seconds_since(start);
+  const auto call_start = Clock::now();
+  spmdsim::Tree out = psum_over_i(sim, {input});
+  m.pmap_s = seconds_since(call_start);
+  const auto get_start = Clock::now();
+  spmdsim::Tree host = sim.device_get(out);
+  m.get_s = seconds_since(get_start);
+  m.wall_s = seconds_since(start);
+  m.cpu_s = process_cpu_seconds() - cpu_start;
+  m.peak_rss_bytes = peak_rss_bytes();
+
+  const auto report = sim.report();
+  m.total_simulated_s = report.simulated_time;
+  for (const auto& call : report.calls)
+    if (call.name == "psum")
+      for (const auto& times : call.times)
+        if (auto it = times.communication.find("psum"); it != times.communication.end())
+          m.psum_simulated_s = std::max(m.psum_simulated_s, it->second);
+  if (config.mode == Mode::real) check_real_result(input, host.leaf(), p, n);
+  return m;
+}
+
+int child_main(const std::string& argument, std::vector<char*> simgrid_argv) {
+  try {
+    const Config config = parse_config(argument);
+    const Measurement m = config.mode == Mode::bare ? run_bare(config) : run_simulation(config, simgrid_argv);
+    fmt::print("{} wall_s={:.9g} cpu_s={:.9g} peak_rss_bytes={:.0f} psum_simulated_s={:.9g} total_simulated_s={:.9g} "
+               "setup_s={:.9g} pmap_s={:.9g} get_s={:.9g}\n",
+               kResultTag, m.wall_s, m.cpu_s, m.peak_rss_bytes, m.psum_simulated_s, m.total_simulated_s, m.setup_s,
+               m.pmap_s, m.get_s);
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "psum_benchmark --one {}: {}\n", argument, e.what());
+    return 1;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The parent: runs the children, prints the table.
+
+struct ChildRun {
+  bool ok = false;
+  std::string failure;  // why not, with the child's output
+  Measurement m;
+};
+
+Measurement parse_result_line(const std::string& line) {
+  std::map<std::string, double> fields;
+  std::stringstream in(line.substr(kResultTag.size()));
+  for (std::string token; in >> token;) {
+    const auto eq = token.find('=');
+    if (eq == std::string::npos) throw std::runtime_error("malformed result line: " + line);
+    fields[token.substr(0, eq)] = std::stod(token.substr(eq + 1));
+  }
+  auto get = [&](const char* key) {
+    auto it = fields.find(key);
+    if (it == fields.end()) throw std::runtime_error(fmt::format("result line without {}: {}", key, line));
+    return it->second;
+  };
+  return {get("wall_s"), get("cpu_s"), get("peak_rss_bytes"), get("psum_simulated_s"), get("total_simulated_s"),
+          get("setup_s"), get("pmap_s"), get("get_s")};
+}
+
+// Runs this program again as `--one <config> <extra...>`, its stdout and stderr into one pipe.
+ChildRun run_child(const Config& config, const std::vector<std::string>& extra) {
+  std::vector<std::string> args{"psum_benchmark", "--one", config.argument()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  int fds[2];
+  if (pipe(fds) != 0) return {false, fmt::format("pipe: {}", std::strerror(errno)), {}};
+  const pid_t pid = fork();
+  if (pid < 0) return {false, fmt::format("fork: {}", std::strerror(errno)), {}};
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execv("/proc/self/exe", argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string output;
+  char buffer[4096];
+  for (ssize_t got; (got = read(fds[0], buffer, sizeof buffer)) != 0;) {
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    output.append(buffer, static_cast<std::size_t>(got));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status))
+    return {false, fmt::format("killed by signal {} ({}){}", WTERMSIG(status), strsignal(WTERMSIG(status)),
+                               output.empty() ? "" : ":\n" + output), {}};
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return {false, fmt::format("exit status {}:\n{}", WEXITSTATUS(status), output), {}};
+  std::stringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with(kResultTag)) {
+      try {
+        return {true, "", parse_result_line(line)};
+      } catch (const std::exception& e) {
+        return {false, e.what(), {}};
+      }
+    }
+  return {false, "no result line:\n" + output, {}};
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+// The bytes a configuration needs, or nullopt when it needs no planning (abstract arrays hold no values).
+std::optional<double> estimated_bytes(const Config& config) {
+  const double input = static_cast<double>(config.devices) * static_cast<double>(config.bytes_per_device);
+  switch (config.mode) {
+    case Mode::bare: return input + static_cast<double>(config.bytes_per_device) + kBaseBytes;
+    case Mode::real: return kRealBytesPerInputByte * input + kBaseBytes;
+    case Mode::abstract: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+struct Row {
+  Config config;
+  enum class State { measured, skipped, failed } state = State::measured;
+  std::string note;  // skipped / failed
+  Measurement m;     // medians
+  bool simulated_time_varied = false;
+};
+
+Row measure(const Config& config, int repeats, const std::vector<std::string>& extra) {
+  Row row{config};
+  if (auto need = estimated_bytes(config)) {
+    const double available = mem_available_bytes();
+    if (*need > kMemoryBudget * available) {
+      row.state = Row::State::skipped;
+      row.note = fmt::format("skipped: needs ~{:.1f} GiB (75% of MemAvailable is {:.1f} GiB)", *need / (1 << 30),
+                             kMemoryBudget * available / (1 << 30));
+      return row;
+    }
+  }
+  std::vector<Measurement> runs;
+  for (int r = 0; r < repeats; ++r) {
+    ChildRun run = run_child(config, extra);
+    if (!run.ok) {
+      row.state = Row::State::failed;
+      row.note = "failed: " + run.failure;
+      return row;
+    }
+    runs.push_back(run.m);
+  }
+  auto med = [&](double Measurement::*field) {
+    std::vector<double> values;
+    for (const auto& m : runs) values.push_back(m.*field);
+    return median(values);
+  };
+  row.m = {med(&Measurement::wall_s),           med(&Measurement::cpu_s),   med(&Measurement::peak_rss_bytes),
+           med(&Measurement::psum_simulated_s), med(&Measurement::total_simulated_s), med(&Measurement::setup_s),
+           med(&Measurement::pmap_s),           med(&Measurement::get_s)};
+  for (const auto& m : runs)
+    row.simulated_time_varied = row.simulated_time_varied || m.psum_simulated_s != runs.front().psum_simulated_s;
+  return row;
+}
+
+std::string size_label(std::int64_t bytes) {
+  return bytes % kMiB == 0 ? fmt::format("{} MiB", bytes / kMiB) : fmt::format("{} B", bytes);
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return fmt::format("{} {} {}", one, five, fifteen);
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("model name")) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+void print_usage() {
+  fmt::print(stderr, "usage: psum_benchmark [--quick] [--repeats N] [--cfg=name:value ...]\n");
+}
+
+int parent_main(const std::vector<std::string>& args) {
+  bool quick = false;
+  int repeats = 3;
+  std::vector<std::string> simgrid_args;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--quick") {
+      quick = true;
+    } else if (args[i] == "--repeats" && i + 1 < args.size()) {
+      repeats = std::stoi(args[++i]);
+      if (repeats < 1) throw std::invalid_argument("--repeats must be at least 1");
+    } else if (args[i].starts_with("--cfg=") || args[i].starts_with("--log=")) {
+      simgrid_args.push_back(args[i]);
+    } else {
+      print_usage();
+      throw std::invalid_argument(fmt::format("unknown argument '{}'", args[i]));
+    }
+  }
+  const std::vector<int> device_counts = quick ? std::vector<int>{8, 64} : std::vector<int>{8, 64, 512};
+  const std::vector<std::int64_t> sizes{1 * kMiB, 64 * kMiB};
+
+  fmt::print("psum_benchmark: psum of n bytes of float32 per device (n / 4 floats) over p devices,\n"
+             "switch cluster with default_switch_cluster(p) (A100-like, NVLink-class fabric), network model {}.\n"
+             "Machine: {} CPUs, {}, MemAvailable {:.1f} GiB, load average {}.\n"
+             "Median of {} runs, each in its own process.\n\n",
+             simgrid_args.empty() ? "SimGrid's default" : fmt::format("{}", fmt::join(simgrid_args, " ")),
+             sysconf(_SC_NPROCESSORS_ONLN), cpu_model(), mem_available_bytes() / (1 << 30), load_average(),
+             repeats);
+  fmt::print("{:>4}  {:>7}  {:<10}  {:>10}  {:>10}  {:>12}  {:>12}  {:>12}  {:>14}\n", "p", "n", "mode", "wall s",
+             "cpu s", "peak RSS MiB", "sim psum s", "sim total s", "real/bare wall");
+  std::fflush(stdout);
+
+  std::vector<Row> rows;
+  bool failed = false;
+  for (int p : device_counts)
+    for (std::int64_t n : sizes) {
+      std::optional<Measurement> bare;
+      for (Mode mode : {Mode::bare, Mode::real, Mode::abstract}) {
+        Row row = measure({p, n, mode}, repeats, simgrid_args);
+        std::string line = fmt::format("{:>4}  {:>7}  {:<10}  ", p, size_label(n), mode_name(mode));
+        if (row.state != Row::State::measured) {
+          failed = failed || row.state == Row::State::failed;
+          line += row.note.substr(0, row.note.find('\n'));  // the reason; the child's output comes at the end
+        } else {
+          line += fmt::format("{:>10.4f}  {:>10.4f}  {:>12.1f}", row.m.wall_s, row.m.cpu_s, row.m.peak_rss_bytes / kMiB);
+          if (mode == Mode::bare) {
+            bare = row.m;
+          } else {
+            line += fmt::format("  {:>12.6g}  {:>12.6g}{}", row.m.psum_simulated_s, row.m.total_simulated_s,
+                                row.simulated_time_varied ? " (varied across runs!)" : "");
+            if (mode == Mode::real && bare)
+              line += fmt::format("  {:>14}", fmt::format("{:.1f} (cpu {:.1f})", row.m.wall_s / bare->wall_s,
+                                                           row.m.cpu_s / bare->cpu_s));
+          }
+        }
+        fmt::print("{}\n", line);
+        std::fflush(stdout);
+        rows.push_back(std::move(row));
+      }
+    }
+
+  fmt::print("\nWhere the simulations' wall time goes (medians, s): setup = Simulation construction "
+             "(engine, platform), pmap = the call, get = device_get\n");
+  fmt::print("{:>4}  {:>7}  {:<10}  {:>10}  {:>10}  {:>10}\n", "p", "n", "mode", "setup", "pmap", "get");
+  for (const auto& row : rows)
+    if (row.state == Row::State::measured && row.config.mode != Mode::bare)
+      fmt::print("{:>4}  {:>7}  {:<10}  {:>10.4f}  {:>10.4f}  {:>10.4f}\n", row.config.devices,
+                 size_label(row.config.bytes_per_device), mode_name(row.config.mode), row.m.setup_s, row.m.pmap_s,
+                 row.m.get_s);
+
+  // The targets.
+  fmt::print("\nTargets:\n");
+  for (const auto& row : rows) {
+    if (row.config.mode != Mode::real || row.state != Row::State::measured) continue;
+    auto bare = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+      return r.config.mode == Mode::bare && r.config.devices == row.config.devices &&
+             r.config.bytes_per_device == row.config.bytes_per_device && r.state == Row::State::measured;
+    });
+    if (bare == rows.end()) continue;
+    const double ratio = row.m.wall_s / bare->m.wall_s;
+    fmt::print("  real within 2x of bare, p = {}, n = {}: {} ({:.1f}x wall, {:.1f}x cpu)\n", row.config.devices,
+               size_label(row.config.bytes_per_device), ratio <= 2.0 ? "met" : "NOT met", ratio,
+               row.m.cpu_s / bare->m.cpu_s);
+  }
+  for (const auto& row : rows)
+    if (row.config.mode == Mode::abstract && row.config.devices == 512 && row.state == Row::State::measured)
+      fmt::print("  abstract p = 512 under 1 s, n = {}: {} ({:.3f} s wall, {:.3f} s cpu)\n",
+                 size_label(row.config.bytes_per_device), row.m.wall_s < 1.0 ? "met" : "NOT met", row.m.wall_s,
+                 row.m.cpu_s);
+
+  fmt::print("\nLoad average at the end: {}\n", load_average());
+  if (failed) {
+    fmt::print(stderr, "\npsum_benchmark: some configurations failed:\n");
+    for (const auto& row : rows)
+      if (row.state == Row::State::failed)
+        fmt::print(stderr, "  p = {}, n = {}, {}: {}\n", row.config.devices, size_label(row.config.bytes_per_device),
+                   mode_name(row.config.mode), row.note);
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    // A child: --one p,n,mode [SimGrid --cfg / --log arguments].
+    if (argc >= 3 && std::string_view(argv[1]) == "--one") {
+      std::vector<char*> simgrid_argv{argv[0]};
+      for (int i = 3; i < argc; ++i) simgrid_argv.push_back(argv[i]);
+      simgrid_argv.push_back(nullptr);
+      return child_main(argv[2], simgrid_argv);
+    }
+    return parent_main(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "psum_benchmark: {}\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Set up, build and run spmdsim on a fresh Debian 12 machine.
+#   bash scripts/bootstrap.sh demo   install missing packages, build, run `spmdsim demo`
+#   bash scripts/bootstrap.sh test   install missing packages, build, run the whole test suite
+set -euo pipefail
+
+usage() {
+  echo "usage: bash scripts/bootstrap.sh MODE" >&2
+  echo "  MODE is one of: demo, test" >&2
+}
+
+if [[ $# -ne 1 ]]; then
+  echo "bootstrap: expected exactly one MODE argument" >&2
+  usage
+  exit 2
+fi
+mode=$1
+case "$mode" in
+  demo | test) ;;
+  *)
+    echo "bootstrap: unknown MODE '$mode' (valid: demo, test)" >&2
+    usage
+    exit 2
+    ;;
+esac
+
+# Work from the repository root whatever the caller's directory.
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+packages=(build-essential cmake pkg-config libsimgrid-dev libeigen3-dev libboost-program-options-dev
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev libfmt-dev python3-matplotlib)
+missing=()
+for p in "${packages[@]}"; do
+  if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
+    missing+=("$p")
+  fi
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    if command -v sudo > /dev/null; then
+      sudo=(sudo)
+    else
+      echo "bootstrap: missing packages (${missing[*]}) and not root; install them or rerun as root" >&2
+      exit 1
+    fi
+  fi
+  echo "==> installing: ${missing[*]}"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "==> all packages present"
+fi
+
+jobs=$(nproc)
+echo "==> configuring into build/ (RelWithDebInfo)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+echo "==> building with -j${jobs}"
+cmake --build build -j"${jobs}"
+
+case "$mode" in
+  demo)
+    echo "==> running: build/experiments/spmdsim demo"
+    build/experiments/spmdsim demo
+    ;;
+  test)
+    echo "==> running: ctest --test-dir build --output-on-failure -j${jobs}"
+    ctest --test-dir build --output-on-failure -j"${jobs}"
+    ;;
+esac
+echo "==> bootstrap ${mode}: done"

@@ -1,0 +1,21 @@
+// Umbrella header: every public header of sim/ and topologies/ (add new public headers here, one line each).
+#pragma once
+
+#include "spmdsim/array.hpp"
+#include "spmdsim/collective_algorithms.hpp"
+#include "spmdsim/collectives.hpp"
+#include "spmdsim/device_spec.hpp"
+#include "spmdsim/dtype.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/memory.hpp"
+#include "spmdsim/ops.hpp"
+#include "spmdsim/platform.hpp"
+#include "spmdsim/pmap.hpp"
+#include "spmdsim/pytree.hpp"
+#include "spmdsim/report.hpp"
+#include "spmdsim/report_writers.hpp"
+#include "spmdsim/residency.hpp"
+#include "spmdsim/simulation.hpp"
+#include "spmdsim/units.hpp"
+#include "spmdsim/topologies/path_zone.hpp"
+#include "spmdsim/topologies/switch_cluster.hpp"

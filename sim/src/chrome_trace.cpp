@@ -1,0 +1,60 @@
+// The report as a Chrome trace (Trace Event Format), for chrome://tracing and ui.perfetto.dev: each device is
+// a process (pid = global device index) whose one thread holds its compute, communication and transfer spans
+// as complete events, with its memory in use as a counter track. A device runs one actor per call, so its
+// spans never overlap and one thread per device suffices.
+#include <string>
+
+#include "spmdsim/report_writers.hpp"
+#include "units_format.hpp"
+
+namespace spmdsim {
+namespace {
+
+using Json = nlohmann::json;
+using detail::span_kind_name;
+
+// The format counts in microseconds.
+double micros(Seconds seconds) {
+  return seconds * 1e6;
+}
+
+Json process_name(int pid, const std::string& device) {
+  return {{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", device}}}};
+}
+
+Json complete_event(int pid, const Span& span, const std::string& call) {
+  return {{"ph", "X"},
+          {"name", span.name},
+          {"cat", span_kind_name(span.kind)},
+          {"pid", pid},
+          {"tid", 0},
+          {"ts", micros(span.start)},
+          {"dur", micros(span.end - span.start)},
+          {"args", {{"call", call}}}};
+}
+
+Json memory_counter(int pid, const MemoryEvent& event) {
+  return {{"ph", "C"},
+          {"name", "memory"},
+          {"pid", pid},
+          {"ts", micros(event.time)},
+          {"args", {{"bytes", event.in_use}}}};
+}
+
+}  // namespace
+
+void write_chrome_trace(std::ostream& out, const SimulationReport& report) {
+  Json events = Json::array();
+  for (std::size_t d = 0; d < report.device_names.size(); ++d)
+    events.push_back(process_name(static_cast<int>(d), report.device_names[d]));
+  for (const auto& call : report.calls)
+    for (std::size_t i = 0; i < call.devices.size(); ++i)
+      for (const auto& span : call.spans[i])
+        events.push_back(complete_event(call.devices[i], span, call.name));
+  for (std::size_t d = 0; d < report.memory_timelines.size(); ++d)
+    for (const auto& event : report.memory_timelines[d])
+      events.push_back(memory_counter(static_cast<int>(d), event));
+  out << Json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"}}.dump() << '\n';
+}
+
+}  // namespace spmdsim
