@@ -3,6 +3,7 @@
 #include "spmdsim/pmap.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -272,10 +273,11 @@ bool already_in_place(const InputLeaf& leaf, const std::vector<int>& devices) {
   return residency && residency->devices == devices && residency->axis == leaf.axis;
 }
 
-// The host's side of a call: every device's inputs go out at once over the host links.
-void host_sends(Runtime& runtime, const std::vector<InputLeaf>& leaves, const std::vector<int>& devices) {
+// A host CPU's side of a call: the inputs of every device it feeds go out at once over its host links.
+void host_sends(Runtime& runtime, const std::vector<InputLeaf>& leaves, const std::vector<int>& devices,
+                const std::vector<std::size_t>& ranks) {
   std::vector<simgrid::s4u::CommPtr> sends;
-  for (std::size_t rank = 0; rank < devices.size(); ++rank)
+  for (std::size_t rank : ranks)
     for (const auto& leaf : leaves) {
       if (leaf.resident) continue;
       Array shard = shard_of(leaf, static_cast<int>(rank));
@@ -403,7 +405,12 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   for (std::size_t rank = 0; rank < n; ++rank)
     contexts.push_back(std::make_unique<DeviceContext>(runtime, call, static_cast<int>(rank)));
   const auto& platform = runtime.platform();
-  simgrid::s4u::Actor::create("host", platform.host_cpu, [&] { host_sends(runtime, leaves, call.devices); });
+  // One sender per host CPU (one per node on multi-node platforms), each for the devices it feeds.
+  std::map<simgrid::s4u::Host*, std::vector<std::size_t>> ranks_by_cpu;
+  for (std::size_t rank = 0; rank < n; ++rank)
+    ranks_by_cpu[platform.devices[static_cast<std::size_t>(call.devices[rank])].host_cpu].push_back(rank);
+  for (const auto& [cpu, ranks] : ranks_by_cpu)
+    simgrid::s4u::Actor::create("host", cpu, [&, ranks = ranks] { host_sends(runtime, leaves, call.devices, ranks); });
   for (std::size_t rank = 0; rank < n; ++rank) {
     DeviceContext* ctx = contexts[rank].get();
     auto* host = platform.devices[static_cast<std::size_t>(ctx->device())].host;

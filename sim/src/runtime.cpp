@@ -35,7 +35,8 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
   if (platform_.devices.empty()) throw ValueError("the platform has no devices");
   if (platform_.host_cpu == nullptr) throw ValueError("the platform has no host CPU");
   engine_->get_netzone_root()->seal();
-  for (const auto& device : platform_.devices) {
+  for (auto& device : platform_.devices) {
+    if (device.host_cpu == nullptr) device.host_cpu = platform_.host_cpu;
     device.spec.validate();
     ledgers_.push_back(std::make_shared<MemoryLedger>(device.name, device.spec.memory_capacity));
   }

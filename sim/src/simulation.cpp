@@ -1,5 +1,6 @@
 #include "spmdsim/simulation.hpp"
 
+#include <map>
 #include <memory>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -78,14 +79,20 @@ Tree Simulation::device_get(const Tree& tree) {
                                     call.spans[k].push_back({SpanKind::transfer, "device->host", start, end});
                                   });
     }
-    simgrid::s4u::Actor::create("host", runtime.platform().host_cpu, [&runtime, &fetches] {
-      std::vector<simgrid::s4u::CommPtr> gets;
-      std::vector<Array*> received(fetches.size(), nullptr);
-      for (std::size_t i = 0; i < fetches.size(); ++i)
-        gets.push_back(runtime.channel(fetches[i].device, detail::kHostEndpoint)->get_async<Array>(&received[i]));
-      simgrid::s4u::Comm::wait_all(gets);
-      for (auto* r : received) delete r;
-    });
+    // Each host CPU receives what its own devices send (one per node on multi-node platforms).
+    std::map<simgrid::s4u::Host*, std::vector<std::size_t>> fetches_by_cpu;
+    for (std::size_t i = 0; i < fetches.size(); ++i)
+      fetches_by_cpu[runtime.platform().devices[static_cast<std::size_t>(fetches[i].device)].host_cpu].push_back(i);
+    for (const auto& [cpu, indices] : fetches_by_cpu)
+      simgrid::s4u::Actor::create("host", cpu, [&runtime, &fetches, indices = indices] {
+        std::vector<simgrid::s4u::CommPtr> gets;
+        std::vector<Array*> received(indices.size(), nullptr);
+        for (std::size_t k = 0; k < indices.size(); ++k)
+          gets.push_back(
+              runtime.channel(fetches[indices[k]].device, detail::kHostEndpoint)->get_async<Array>(&received[k]));
+        simgrid::s4u::Comm::wait_all(gets);
+        for (auto* r : received) delete r;
+      });
     runtime.run();
     call.end = now();
     for (auto& times : call.times) times.idle = (call.end - call.start) - times.transfer;

@@ -12,13 +12,6 @@
 namespace spmdsim::topologies {
 namespace {
 
-void check_link(const char* what, const LinkSpec& link) {
-  if (!(link.bandwidth > 0) || std::isinf(link.bandwidth))
-    throw ValueError(fmt::format("{}: bandwidth must be positive and finite (got {} B/s)", what, link.bandwidth));
-  if (!(link.latency >= 0) || std::isinf(link.latency))
-    throw ValueError(fmt::format("{}: latency must be finite and >= 0 (got {} s)", what, link.latency));
-}
-
 // A device's SimGrid speed only converts its roofline time into an amount of work; any value will do.
 constexpr double kDeviceHostSpeed = 1e12;
 

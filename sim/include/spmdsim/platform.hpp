@@ -16,11 +16,13 @@ struct PlatformDevice {
   std::string name;
   simgrid::s4u::Host* host = nullptr;
   DeviceSpec spec;
+  // The CPU whose host link reaches this device (its node's); null: the platform's host_cpu.
+  simgrid::s4u::Host* host_cpu = nullptr;
 };
 
 struct Platform {
   std::string description;  // one line for reports, e.g. "switch: 8 x generic, PCIe 32 GB/s"
-  simgrid::s4u::Host* host_cpu = nullptr;
+  simgrid::s4u::Host* host_cpu = nullptr;  // runs the host program
   std::vector<PlatformDevice> devices;
   // The devices' logical shape (mixed radix, dimension 0 varying fastest), e.g. {8 per node, 4 nodes} or a
   // torus {4, 4, 4}; empty means flat. Hierarchical and multi-dimensional collectives follow it.

@@ -23,14 +23,32 @@ constexpr std::array kAllReduce{
 constexpr std::array kAllGather{
     Algorithm<AllGatherFn>{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather, &ring_all_gather_cost,
                            &any_count, kAnyCount},
+    Algorithm<AllGatherFn>{"recursive_doubling", "lg p exchanges with r xor 2^k, the pieces held doubling",
+                           &recursive_doubling_all_gather, &recursive_doubling_all_gather_cost, &power_of_two,
+                           "powers of two"},
+    Algorithm<AllGatherFn>{"bruck", "ceil(lg p) shifts by 2^k, the pieces held doubling, then a rotation",
+                           &bruck_all_gather, &bruck_all_gather_cost, &any_count, kAnyCount},
+    Algorithm<AllGatherFn>{"direct", "every piece sent to every rank at once, received one by one",
+                           &direct_all_gather, &direct_all_gather_cost, &any_count, kAnyCount},
 };
 constexpr std::array kReduceScatter{
     Algorithm<ReduceScatterFn>{"ring", "p-1 neighbour steps, folding one block each", &ring_reduce_scatter,
                                &ring_reduce_scatter_cost, &any_count, kAnyCount},
+    Algorithm<ReduceScatterFn>{"recursive_halving", "lg p exchanges with r xor 2^k, halving the blocks held",
+                               &recursive_halving_reduce_scatter, &recursive_halving_reduce_scatter_cost,
+                               &power_of_two, "powers of two"},
+    Algorithm<ReduceScatterFn>{"pairwise", "p-1 steps, block r+s to r+s, folding the one from r-s",
+                               &pairwise_reduce_scatter, &pairwise_reduce_scatter_cost, &any_count, kAnyCount},
+    Algorithm<ReduceScatterFn>{"direct", "every block sent to its rank at once, received one by one, reduced",
+                               &direct_reduce_scatter, &direct_reduce_scatter_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllToAll{
     Algorithm<AllToAllFn>{"pairwise", "p-1 steps, rank r exchanges with r+s and r-s", &pairwise_all_to_all,
                           &pairwise_all_to_all_cost, &any_count, kAnyCount},
+    Algorithm<AllToAllFn>{"bruck", "ceil(lg p) shifts by 2^k, each moving the blocks whose distance has bit k",
+                          &bruck_all_to_all, &bruck_all_to_all_cost, &any_count, kAnyCount},
+    Algorithm<AllToAllFn>{"direct", "every block sent to its rank at once, received one by one",
+                          &direct_all_to_all, &direct_all_to_all_cost, &any_count, kAnyCount},
 };
 constexpr std::array kBroadcast{
     Algorithm<BroadcastFn>{"binomial", "binomial tree from the root, ceil(lg p) rounds", &binomial_broadcast,

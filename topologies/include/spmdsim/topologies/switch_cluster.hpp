@@ -13,14 +13,9 @@
 
 #include "spmdsim/device_spec.hpp"
 #include "spmdsim/platform.hpp"
-#include "spmdsim/units.hpp"
+#include "spmdsim/topologies/link_spec.hpp"
 
 namespace spmdsim::topologies {
-
-struct LinkSpec {
-  BytesPerSecond bandwidth = 0;  // per direction
-  Seconds latency = 0;
-};
 
 struct SwitchClusterSpec {
   int num_devices = 8;

@@ -1,0 +1,51 @@
+// SimGrid XML platforms: any platform file a user gives (`--platform file.xml`), its devices picked out by a
+// host property; and the switch cluster written as such a file, so that smpirun and spmdsim can run on the
+// very same platform (tests/smpi_peer_test.cpp does).
+//
+// What spmdsim reads from the file (docs/platforms.md has an example):
+//
+//   where       property                   value
+//   any host    spmdsim.role               "device" or "host" (the names are options); other hosts are ignored
+//   device      spmdsim.index              0..N-1: the device order; all devices have one or none does (then
+//                                          devices go by host name, digit runs compared as numbers: dev2 < dev10)
+//   device      spmdsim.memory_bytes       overrides the DeviceSpec's memory_capacity (bytes)
+//   device      spmdsim.peak_flops_f32     overrides its f32 peak (FLOP/s)
+//   device      spmdsim.memory_bandwidth   overrides its memory_bandwidth (bytes/s)
+//   root zone   spmdsim.dimensions         "8,4": Platform::dimensions (mixed radix, dimension 0 fastest)
+//
+// Numbers are read as C++ doubles: "80e9", "inf" (free compute, as timing tests use) are fine; units are not.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+
+#include "spmdsim/device_spec.hpp"
+#include "spmdsim/platform.hpp"
+#include "spmdsim/topologies/switch_cluster.hpp"
+
+namespace spmdsim::topologies {
+
+struct XmlPlatformOptions {
+  std::string role_property = "spmdsim.role";
+  std::string device_role = "device";  // the hosts that are devices
+  std::string host_role = "host";      // the one host that runs the host program
+  // Every device's spec before its own properties override memory and f32 peak.
+  DeviceSpec device = a100_like_device();
+};
+
+// Loads `file` with simgrid::s4u::Engine::load_platform when the Simulation builds its platform. Throws
+// ValueError (now if the file is missing, else when the Simulation builds the platform) naming the file and
+// what is wrong: a file SimGrid cannot parse, no device host (naming the property and value looked for), no
+// or several host CPUs, a device index that is duplicated, missing, out of range or not an integer, a
+// property value that is not a number, dimensions that do not multiply to the device count.
+PlatformBuilder xml_platform(std::filesystem::path file, XmlPlatformOptions options = {});
+
+// The switch cluster of `spec` as a SimGrid XML platform (version 4.1): the hosts, links and routes that
+// switch_cluster() builds, in one Full zone with an explicit route per ordered pair of hosts, so O(p^2)
+// lines (fine for the small p an SMPI comparison runs on); roles, indices and the device's memory, f32 peak
+// and memory bandwidth as properties. Loaded by xml_platform() or given to smpirun. Throws ValueError for a
+// spec switch_cluster() refuses.
+void write_switch_cluster_xml(std::ostream& out, const SwitchClusterSpec& spec);
+
+}  // namespace spmdsim::topologies

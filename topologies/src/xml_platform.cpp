@@ -1,0 +1,282 @@
+#include "spmdsim/topologies/xml_platform.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+#include "spmdsim/errors.hpp"
+
+namespace spmdsim::topologies {
+namespace {
+
+constexpr std::string_view kIndex = "spmdsim.index";
+constexpr std::string_view kMemoryBytes = "spmdsim.memory_bytes";
+constexpr std::string_view kPeakFlopsF32 = "spmdsim.peak_flops_f32";
+constexpr std::string_view kMemoryBandwidth = "spmdsim.memory_bandwidth";
+constexpr std::string_view kDimensions = "spmdsim.dimensions";
+
+// A device's SimGrid speed only converts its roofline time into an amount of work; switch_cluster() uses
+// the same value.
+constexpr double kDeviceHostSpeed = 1e12;
+
+void check_exists(const std::filesystem::path& file) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(file, error))
+    throw ValueError(fmt::format("SimGrid platform file '{}' does not exist or is not a regular file", file.string()));
+}
+
+std::optional<std::string> property(const simgrid::s4u::Host* host, std::string_view name) {
+  const char* value = host->get_property(std::string(name));
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+// The whole of `text` as a double ("80e9", "inf"); throws ValueError naming where it came from.
+double parse_number(const std::string& text, const std::string& where) {
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  const double value = std::strtod(begin, &end);
+  if (text.empty() || end != begin + text.size())
+    throw ValueError(fmt::format("{} is '{}', not a number", where, text));
+  return value;
+}
+
+// The whole of `text` (spaces around it allowed) as an int.
+std::optional<int> parse_int(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// Host names in natural order: runs of digits compare as numbers, so dev2 comes before dev10.
+bool natural_less(std::string_view a, std::string_view b) {
+  std::size_t i = 0;
+  std::size_t j = 0;
+  auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  while (i < a.size() && j < b.size()) {
+    if (is_digit(a[i]) && is_digit(b[j])) {
+      const std::size_t a_start = i;
+      const std::size_t b_start = j;
+      while (i < a.size() && is_digit(a[i])) ++i;
+      while (j < b.size() && is_digit(b[j])) ++j;
+      std::string_view a_run = a.substr(a_start, i - a_start);
+      std::string_view b_run = b.substr(b_start, j - b_start);
+      const auto a_digits = a_run.find_first_not_of('0');
+      const auto b_digits = b_run.find_first_not_of('0');
+      a_run = a_digits == std::string_view::npos ? std::string_view() : a_run.substr(a_digits);
+      b_run = b_digits == std::string_view::npos ? std::string_view() : b_run.substr(b_digits);
+      if (a_run.size() != b_run.size()) return a_run.size() < b_run.size();
+      if (a_run != b_run) return a_run < b_run;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  if ((a.size() - i) != (b.size() - j)) return (a.size() - i) < (b.size() - j);
+  return a < b;  // equal up to leading zeros: any fixed order
+}
+
+// The devices in spmdsim.index order if they have indices, else in natural name order.
+std::vector<simgrid::s4u::Host*> order_devices(std::vector<simgrid::s4u::Host*> devices, const std::string& file) {
+  std::vector<simgrid::s4u::Host*> with_index;
+  std::vector<simgrid::s4u::Host*> without_index;
+  for (auto* host : devices) (property(host, kIndex) ? with_index : without_index).push_back(host);
+  std::sort(without_index.begin(), without_index.end(),
+            [](const auto* a, const auto* b) { return natural_less(a->get_name(), b->get_name()); });
+  if (with_index.empty()) return without_index;
+  if (!without_index.empty()) {
+    std::vector<std::string> names;
+    for (const auto* host : without_index) names.push_back(host->get_name());
+    throw ValueError(fmt::format(
+        "platform '{}': device(s) {} have no {} but other devices have one; number every device 0..{} or none "
+        "(then devices go by host name)",
+        file, fmt::join(names, ", "), kIndex, devices.size() - 1));
+  }
+  const int count = static_cast<int>(devices.size());
+  std::vector<simgrid::s4u::Host*> ordered(devices.size(), nullptr);
+  for (auto* host : with_index) {
+    const std::string text = *property(host, kIndex);
+    const auto index = parse_int(text);
+    if (!index)
+      throw ValueError(fmt::format("platform '{}': device '{}' has {} '{}', not an integer", file, host->get_name(),
+                                   kIndex, text));
+    if (*index < 0 || *index >= count)
+      throw ValueError(fmt::format("platform '{}': device '{}' has {} {}, outside 0..{} ({} devices)", file,
+                                   host->get_name(), kIndex, *index, count - 1, count));
+    auto& slot = ordered[static_cast<std::size_t>(*index)];
+    if (slot != nullptr) {
+      // Name the pair in a fixed order, whatever order SimGrid lists its hosts in.
+      auto first = slot->get_name();
+      auto second = host->get_name();
+      if (natural_less(second, first)) std::swap(first, second);
+      throw ValueError(fmt::format("platform '{}': devices '{}' and '{}' both have {} {}", file, first, second,
+                                   kIndex, *index));
+    }
+    slot = host;
+  }
+  // N devices, N distinct indices in 0..N-1: none is missing. (Kept as a check, not an assumption.)
+  for (int i = 0; i < count; ++i)
+    if (ordered[static_cast<std::size_t>(i)] == nullptr)
+      throw ValueError(fmt::format("platform '{}': no device has {} {}", file, kIndex, i));
+  return ordered;
+}
+
+DeviceSpec device_spec(const simgrid::s4u::Host* host, DeviceSpec spec, const std::string& file) {
+  const auto where = [&](std::string_view name) {
+    return fmt::format("platform '{}': device '{}': {}", file, host->get_name(), name);
+  };
+  if (auto text = property(host, kMemoryBytes)) spec.memory_capacity = parse_number(*text, where(kMemoryBytes));
+  if (auto text = property(host, kPeakFlopsF32)) spec.peak_flops[DType::f32] = parse_number(*text, where(kPeakFlopsF32));
+  if (auto text = property(host, kMemoryBandwidth))
+    spec.memory_bandwidth = parse_number(*text, where(kMemoryBandwidth));
+  try {
+    spec.validate();
+  } catch (const std::invalid_argument& error) {
+    throw ValueError(fmt::format("platform '{}': device '{}': {}", file, host->get_name(), error.what()));
+  }
+  return spec;
+}
+
+std::vector<int> parse_dimensions(const std::string& text, std::size_t devices, const std::string& file) {
+  std::vector<int> dimensions;
+  std::string_view rest = text;
+  while (true) {
+    const auto comma = rest.find(',');
+    const auto dimension = parse_int(rest.substr(0, comma));
+    if (!dimension || *dimension < 1)
+      throw ValueError(fmt::format("platform '{}': {} is '{}'; expected positive integers separated by commas, "
+                                   "e.g. \"8,4\"",
+                                   file, kDimensions, text));
+    dimensions.push_back(*dimension);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
+  }
+  std::size_t product = 1;
+  for (int d : dimensions) product *= static_cast<std::size_t>(d);
+  if (product != devices)
+    throw ValueError(fmt::format("platform '{}': {} '{}' makes {} devices, but the platform has {}", file,
+                                 kDimensions, text, product, devices));
+  return dimensions;
+}
+
+Platform load(const std::filesystem::path& path, const XmlPlatformOptions& options) {
+  check_exists(path);
+  const std::string file = path.string();
+  auto* engine = simgrid::s4u::Engine::get_instance();
+  try {
+    engine->load_platform(file);
+  } catch (const std::exception& error) {
+    throw ValueError(fmt::format("SimGrid cannot load platform '{}': {}", file, error.what()));
+  }
+
+  std::vector<simgrid::s4u::Host*> devices;
+  std::vector<simgrid::s4u::Host*> cpus;
+  for (auto* host : engine->get_all_hosts()) {
+    const auto role = property(host, options.role_property);
+    if (!role) continue;
+    if (*role == options.device_role) devices.push_back(host);
+    else if (*role == options.host_role) cpus.push_back(host);
+    else
+      throw ValueError(fmt::format("platform '{}': host '{}' has {}='{}'; expected '{}' or '{}'", file,
+                                   host->get_name(), options.role_property, *role, options.device_role,
+                                   options.host_role));
+  }
+  if (devices.empty())
+    throw ValueError(fmt::format("platform '{}' has no device: no host has the property {}={}", file,
+                                 options.role_property, options.device_role));
+  if (cpus.empty())
+    throw ValueError(fmt::format("platform '{}' has no host CPU: no host has the property {}={}", file,
+                                 options.role_property, options.host_role));
+  if (cpus.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto* host : cpus) names.push_back(host->get_name());
+    std::sort(names.begin(), names.end(), natural_less);
+    throw ValueError(fmt::format("platform '{}' has {} host CPUs ({}={} on {}); mark exactly one", file, cpus.size(),
+                                 options.role_property, options.host_role, fmt::join(names, ", ")));
+  }
+
+  Platform platform;
+  platform.host_cpu = cpus.front();
+  for (auto* host : order_devices(std::move(devices), file))
+    platform.devices.push_back({host->get_name(), host, device_spec(host, options.device, file)});
+  if (const char* dimensions = engine->get_netzone_root()->get_property(std::string(kDimensions)))
+    platform.dimensions = parse_dimensions(dimensions, platform.devices.size(), file);
+  platform.description = fmt::format("xml: {}, {} x {}", path.filename().string(), platform.devices.size(),
+                                     options.device.model);
+  return platform;
+}
+
+}  // namespace
+
+PlatformBuilder xml_platform(std::filesystem::path file, XmlPlatformOptions options) {
+  check_exists(file);  // now, so a command line fails before it starts an engine
+  return [file = std::move(file), options = std::move(options)] { return load(file, options); };
+}
+
+void write_switch_cluster_xml(std::ostream& out, const SwitchClusterSpec& spec) {
+  (void)switch_cluster(spec);  // the same checks as the builder, with the same messages; builds nothing yet
+  // fmt's "{}" writes a double's shortest exact representation, so the file holds the spec's values exactly.
+  out << "<?xml version='1.0'?>\n"
+         "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+         "<!-- spmdsim switch cluster: host -> dev i over dev i.pcie.h2d, dev i -> host over dev i.pcie.d2h,\n"
+         "     dev i -> dev j over dev i.fabric.up then dev j.fabric.down (see switch_cluster.hpp). -->\n"
+         "<platform version=\"4.1\">\n"
+         "  <zone id=\"switch_cluster\" routing=\"Full\">\n";
+  out << fmt::format("    <host id=\"host\" speed=\"{}f\">\n", spec.host_speed)
+      << "      <prop id=\"spmdsim.role\" value=\"host\"/>\n"
+         "    </host>\n";
+  const double f32_peak = spec.device.peak_flops_for(DType::f32);
+  for (int i = 0; i < spec.num_devices; ++i) {
+    out << fmt::format("    <host id=\"dev{}\" speed=\"{}f\">\n", i, kDeviceHostSpeed)
+        << "      <prop id=\"spmdsim.role\" value=\"device\"/>\n"
+        << fmt::format("      <prop id=\"{}\" value=\"{}\"/>\n", kIndex, i)
+        << fmt::format("      <prop id=\"{}\" value=\"{}\"/>\n", kMemoryBytes, spec.device.memory_capacity)
+        << fmt::format("      <prop id=\"{}\" value=\"{}\"/>\n", kPeakFlopsF32, f32_peak)
+        << fmt::format("      <prop id=\"{}\" value=\"{}\"/>\n", kMemoryBandwidth, spec.device.memory_bandwidth)
+        << "    </host>\n";
+  }
+  auto link = [&out](const std::string& name, const LinkSpec& link_spec) {
+    out << fmt::format("    <link id=\"{}\" bandwidth=\"{}Bps\" latency=\"{}s\"/>\n", name, link_spec.bandwidth,
+                       link_spec.latency);
+  };
+  for (int i = 0; i < spec.num_devices; ++i) {
+    link(fmt::format("dev{}.pcie.h2d", i), spec.host_link);
+    link(fmt::format("dev{}.pcie.d2h", i), spec.host_link);
+    link(fmt::format("dev{}.fabric.up", i), spec.device_link);
+    link(fmt::format("dev{}.fabric.down", i), spec.device_link);
+  }
+  auto route = [&out](const std::string& src, const std::string& dst, std::initializer_list<std::string> links) {
+    out << fmt::format("    <route src=\"{}\" dst=\"{}\" symmetrical=\"NO\">", src, dst);
+    for (const auto& name : links) out << fmt::format("<link_ctn id=\"{}\"/>", name);
+    out << "</route>\n";
+  };
+  for (int i = 0; i < spec.num_devices; ++i) {
+    const std::string dev = fmt::format("dev{}", i);
+    route("host", dev, {dev + ".pcie.h2d"});
+    route(dev, "host", {dev + ".pcie.d2h"});
+  }
+  for (int i = 0; i < spec.num_devices; ++i)
+    for (int j = 0; j < spec.num_devices; ++j)
+      if (i != j) route(fmt::format("dev{}", i), fmt::format("dev{}", j),
+                        {fmt::format("dev{}.fabric.up", i), fmt::format("dev{}.fabric.down", j)});
+  out << "  </zone>\n"
+         "</platform>\n";
+}
+
+}  // namespace spmdsim::topologies
