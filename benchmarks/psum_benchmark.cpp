@@ -1,18 +1,20 @@
 // psum_benchmark: what simulating one jax.lax.psum costs on the machine running the simulator.
 //
 // For psum of n bytes of float32 per device over p devices (p = 8, 64, 512; n = 1 MiB and 64 MiB, that is
-// 262144 and 16777216 floats per device), it prints the wall time and peak RSS of
+// 262144 and 16777216 floats per device), it prints the wall time, CPU time and peak RSS of
 //   real      pmap(psum) over random floats: every chunk really moves and is really added,
 //   abstract  the same call on Array::abstract inputs: shapes and costs only,
 //   bare      the arithmetic alone: Eigen sums the p arrays of n bytes into one, the (p - 1) * n / 4
 //             additions the reduction needs, over the same row-major (p, n / 4) layout,
-// with the simulated time of the psum and the ratio real / bare. Figures and their reading: docs/performance.md.
+// with the simulated time of the psum and the ratio real / bare. Figures and their reading:
+// docs/performance.md.
 //
 // SimGrid allows one engine per process and peak RSS is per process, so every measurement runs in a child:
-// this program re-executes itself (/proc/self/exe; fork without exec would clone SimGrid's state) with
-// --one p,n,mode and reads back one result line. Each configuration runs --repeats times (default 3) and
-// the table shows the median. A real or bare configuration whose estimated memory exceeds 75% of
-// MemAvailable is skipped and says how much it would need.
+// this program re-executes itself (fork, then exec of /proc/self/exe: a fresh image whose VmHWM counts only
+// its own pages, and no state shared with SimGrid's contexts) with --one p,n,mode and reads back one result
+// line. Each configuration runs --repeats times (default 3) and the table shows the median. A real or bare
+// configuration whose estimated memory exceeds 75% of MemAvailable is skipped and says how much it would
+// need.
 //
 //   psum_benchmark [--quick] [--repeats N] [--cfg=name:value ...]
 //     --quick      p = 8 and 64 only
@@ -37,8 +39,8 @@
 #include <string_view>
 #include <vector>
 
-#include <Eigen/Core>
 #include <fmt/format.h>
+#include <Eigen/Core>
 
 #include "spmdsim/array.hpp"
 #include "spmdsim/collectives.hpp"
@@ -68,9 +70,12 @@ enum class Mode { bare, real, abstract };
 
 std::string_view mode_name(Mode mode) {
   switch (mode) {
-    case Mode::bare: return "bare-eigen";
-    case Mode::real: return "real";
-    case Mode::abstract: return "abstract";
+    case Mode::bare:
+      return "bare-eigen";
+    case Mode::real:
+      return "real";
+    case Mode::abstract:
+      return "abstract";
   }
   return "?";
 }
@@ -137,8 +142,12 @@ double proc_kib_field(const char* file, std::string_view field) {
   throw std::runtime_error(fmt::format("no {} in {}", field, file));
 }
 
-double peak_rss_bytes() { return proc_kib_field("/proc/self/status", "VmHWM"); }
-double mem_available_bytes() { return proc_kib_field("/proc/meminfo", "MemAvailable"); }
+double peak_rss_bytes() {
+  return proc_kib_field("/proc/self/status", "VmHWM");
+}
+double mem_available_bytes() {
+  return proc_kib_field("/proc/meminfo", "MemAvailable");
+}
 
 // Uniform floats in [-1, 1) from splitmix64 (fast enough for 10^9 values; the same in every mode).
 void fill_random(float* data, std::int64_t count) {
@@ -186,7 +195,8 @@ Measurement run_bare(const Config& config) {
 // Every row of the psum result equals the sum of the input rows (up to float reassociation).
 void check_real_result(const Array& input, const Array& result, int p, std::int64_t n) {
   if (result.shape() != spmdsim::Shape{p, n})
-    throw std::runtime_error(fmt::format("psum result has shape {} (expected ({}, {}))", result.to_string(), p, n));
+    throw std::runtime_error(
+        fmt::format("psum result has shape {} (expected ({}, {}))", result.to_string(), p, n));
   const float* in = input.values<float>().data();
   const float* out = result.values<float>().data();
   std::vector<float> expected(static_cast<std::size_t>(n));
@@ -197,7 +207,8 @@ void check_real_result(const Array& input, const Array& result, int p, std::int6
       const double got = out[row * n + i];
       const double want = expected[static_cast<std::size_t>(i)];
       if (std::abs(got - want) > tolerance * (1.0 + std::abs(want)))
-        throw std::runtime_error(fmt::format("psum result[{}, {}] = {} but the rows sum to {}", row, i, got, want));
+        throw std::runtime_error(
+            fmt::format("psum result[{}, {}] = {} but the rows sum to {}", row, i, got, want));
     }
 }
 
@@ -213,15 +224,17 @@ Measurement run_simulation(const Config& config, std::vector<char*>& simgrid_arg
   } else {
     input = Array::abstract(shape);
   }
-  auto psum_over_i = spmdsim::pmap([](const spmdsim::Args& a) -> spmdsim::Tree { return spmdsim::psum(a[0].array(), "i"); },
-                                   {.axis_name = "i", .name = "psum"});
+  auto psum_over_i =
+      spmdsim::pmap([](const spmdsim::Args& a) -> spmdsim::Tree { return spmdsim::psum(a[0].array(), "i"); },
+                    {.axis_name = "i", .name = "psum"});
 
   Measurement m;
   const double cpu_start = process_cpu_seconds();
   const auto start = Clock::now();
   int argc = static_cast<int>(simgrid_argv.size()) - 1;
-  spmdsim::Simulation sim(&argc, simgrid_argv.data(),
-                          spmdsim::topologies::switch_cluster(spmdsim::topologies::default_switch_cluster(p)));
+  spmdsim::Simulation sim(
+      &argc, simgrid_argv.data(),
+      spmdsim::topologies::switch_cluster(spmdsim::topologies::default_switch_cluster(p)));
   m.setup_s = seconds_since(start);
   const auto call_start = Clock::now();
   spmdsim::Tree out = psum_over_i(sim, {input});
@@ -248,10 +261,12 @@ int child_main(const std::string& argument, std::vector<char*> simgrid_argv) {
   try {
     const Config config = parse_config(argument);
     const Measurement m = config.mode == Mode::bare ? run_bare(config) : run_simulation(config, simgrid_argv);
-    fmt::print("{} wall_s={:.9g} cpu_s={:.9g} peak_rss_bytes={:.0f} psum_simulated_s={:.9g} total_simulated_s={:.9g} "
-               "setup_s={:.9g} pmap_s={:.9g} get_s={:.9g}\n",
-               kResultTag, m.wall_s, m.cpu_s, m.peak_rss_bytes, m.psum_simulated_s, m.total_simulated_s, m.setup_s,
-               m.pmap_s, m.get_s);
+    fmt::print(
+        "{} wall_s={:.9g} cpu_s={:.9g} peak_rss_bytes={:.0f} psum_simulated_s={:.9g} "
+        "total_simulated_s={:.9g} "
+        "setup_s={:.9g} pmap_s={:.9g} get_s={:.9g}\n",
+        kResultTag, m.wall_s, m.cpu_s, m.peak_rss_bytes, m.psum_simulated_s, m.total_simulated_s, m.setup_s,
+        m.pmap_s, m.get_s);
     return 0;
   } catch (const std::exception& e) {
     fmt::print(stderr, "psum_benchmark --one {}: {}\n", argument, e.what());
@@ -281,8 +296,9 @@ Measurement parse_result_line(const std::string& line) {
     if (it == fields.end()) throw std::runtime_error(fmt::format("result line without {}: {}", key, line));
     return it->second;
   };
-  return {get("wall_s"), get("cpu_s"), get("peak_rss_bytes"), get("psum_simulated_s"), get("total_simulated_s"),
-          get("setup_s"), get("pmap_s"), get("get_s")};
+  return {
+      get("wall_s"),  get("cpu_s"),  get("peak_rss_bytes"), get("psum_simulated_s"), get("total_simulated_s"),
+      get("setup_s"), get("pmap_s"), get("get_s")};
 }
 
 // Runs this program again as `--one <config> <extra...>`, its stdout and stderr into one pipe.
@@ -320,8 +336,10 @@ ChildRun run_child(const Config& config, const std::vector<std::string>& extra) 
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(status))
-    return {false, fmt::format("killed by signal {} ({}){}", WTERMSIG(status), strsignal(WTERMSIG(status)),
-                               output.empty() ? "" : ":\n" + output), {}};
+    return {false,
+            fmt::format("killed by signal {} ({}){}", WTERMSIG(status), strsignal(WTERMSIG(status)),
+                        output.empty() ? "" : ":\n" + output),
+            {}};
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return {false, fmt::format("exit status {}:\n{}", WEXITSTATUS(status), output), {}};
   std::stringstream lines(output);
@@ -346,9 +364,12 @@ double median(std::vector<double> values) {
 std::optional<double> estimated_bytes(const Config& config) {
   const double input = static_cast<double>(config.devices) * static_cast<double>(config.bytes_per_device);
   switch (config.mode) {
-    case Mode::bare: return input + static_cast<double>(config.bytes_per_device) + kBaseBytes;
-    case Mode::real: return kRealBytesPerInputByte * input + kBaseBytes;
-    case Mode::abstract: return std::nullopt;
+    case Mode::bare:
+      return input + static_cast<double>(config.bytes_per_device) + kBaseBytes;
+    case Mode::real:
+      return kRealBytesPerInputByte * input + kBaseBytes;
+    case Mode::abstract:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -367,8 +388,8 @@ Row measure(const Config& config, int repeats, const std::vector<std::string>& e
     const double available = mem_available_bytes();
     if (*need > kMemoryBudget * available) {
       row.state = Row::State::skipped;
-      row.note = fmt::format("skipped: needs ~{:.1f} GiB (75% of MemAvailable is {:.1f} GiB)", *need / (1 << 30),
-                             kMemoryBudget * available / (1 << 30));
+      row.note = fmt::format("skipped: needs ~{:.1f} GiB (75% of MemAvailable is {:.1f} GiB)",
+                             *need / (1 << 30), kMemoryBudget * available / (1 << 30));
       return row;
     }
   }
@@ -387,11 +408,17 @@ Row measure(const Config& config, int repeats, const std::vector<std::string>& e
     for (const auto& m : runs) values.push_back(m.*field);
     return median(values);
   };
-  row.m = {med(&Measurement::wall_s),           med(&Measurement::cpu_s),   med(&Measurement::peak_rss_bytes),
-           med(&Measurement::psum_simulated_s), med(&Measurement::total_simulated_s), med(&Measurement::setup_s),
-           med(&Measurement::pmap_s),           med(&Measurement::get_s)};
+  row.m = {med(&Measurement::wall_s),
+           med(&Measurement::cpu_s),
+           med(&Measurement::peak_rss_bytes),
+           med(&Measurement::psum_simulated_s),
+           med(&Measurement::total_simulated_s),
+           med(&Measurement::setup_s),
+           med(&Measurement::pmap_s),
+           med(&Measurement::get_s)};
   for (const auto& m : runs)
-    row.simulated_time_varied = row.simulated_time_varied || m.psum_simulated_s != runs.front().psum_simulated_s;
+    row.simulated_time_varied =
+        row.simulated_time_varied || m.psum_simulated_s != runs.front().psum_simulated_s;
   return row;
 }
 
@@ -437,15 +464,15 @@ int parent_main(const std::vector<std::string>& args) {
   const std::vector<int> device_counts = quick ? std::vector<int>{8, 64} : std::vector<int>{8, 64, 512};
   const std::vector<std::int64_t> sizes{1 * kMiB, 64 * kMiB};
 
-  fmt::print("psum_benchmark: psum of n bytes of float32 per device (n / 4 floats) over p devices,\n"
-             "switch cluster with default_switch_cluster(p) (A100-like, NVLink-class fabric), network model {}.\n"
-             "Machine: {} CPUs, {}, MemAvailable {:.1f} GiB, load average {}.\n"
-             "Median of {} runs, each in its own process.\n\n",
-             simgrid_args.empty() ? "SimGrid's default" : fmt::format("{}", fmt::join(simgrid_args, " ")),
-             sysconf(_SC_NPROCESSORS_ONLN), cpu_model(), mem_available_bytes() / (1 << 30), load_average(),
-             repeats);
-  fmt::print("{:>4}  {:>7}  {:<10}  {:>10}  {:>10}  {:>12}  {:>12}  {:>12}  {:>14}\n", "p", "n", "mode", "wall s",
-             "cpu s", "peak RSS MiB", "sim psum s", "sim total s", "real/bare wall");
+  fmt::print(
+      "psum_benchmark: psum of n bytes of float32 per device (n / 4 floats) over p devices,\n"
+      "switch cluster with default_switch_cluster(p) (A100-like, NVLink-class fabric), network model {}.\n"
+      "Machine: {} CPUs, {}, MemAvailable {:.1f} GiB, load average {}.\n"
+      "Median of {} runs, each in its own process.\n\n",
+      simgrid_args.empty() ? "SimGrid's default" : fmt::format("{}", fmt::join(simgrid_args, " ")),
+      sysconf(_SC_NPROCESSORS_ONLN), cpu_model(), mem_available_bytes() / (1 << 30), load_average(), repeats);
+  fmt::print("{:>4}  {:>7}  {:<10}  {:>10}  {:>10}  {:>12}  {:>12}  {:>12}  {:>14}\n", "p", "n", "mode",
+             "wall s", "cpu s", "peak RSS MiB", "sim psum s", "sim total s", "real/bare wall");
   std::fflush(stdout);
 
   std::vector<Row> rows;
@@ -460,7 +487,8 @@ int parent_main(const std::vector<std::string>& args) {
           failed = failed || row.state == Row::State::failed;
           line += row.note.substr(0, row.note.find('\n'));  // the reason; the child's output comes at the end
         } else {
-          line += fmt::format("{:>10.4f}  {:>10.4f}  {:>12.1f}", row.m.wall_s, row.m.cpu_s, row.m.peak_rss_bytes / kMiB);
+          line += fmt::format("{:>10.4f}  {:>10.4f}  {:>12.1f}", row.m.wall_s, row.m.cpu_s,
+                              row.m.peak_rss_bytes / kMiB);
           if (mode == Mode::bare) {
             bare = row.m;
           } else {
@@ -468,7 +496,7 @@ int parent_main(const std::vector<std::string>& args) {
                                 row.simulated_time_varied ? " (varied across runs!)" : "");
             if (mode == Mode::real && bare)
               line += fmt::format("  {:>14}", fmt::format("{:.1f} (cpu {:.1f})", row.m.wall_s / bare->wall_s,
-                                                           row.m.cpu_s / bare->cpu_s));
+                                                          row.m.cpu_s / bare->cpu_s));
           }
         }
         fmt::print("{}\n", line);
@@ -477,14 +505,15 @@ int parent_main(const std::vector<std::string>& args) {
       }
     }
 
-  fmt::print("\nWhere the simulations' wall time goes (medians, s): setup = Simulation construction "
-             "(engine, platform), pmap = the call, get = device_get\n");
+  fmt::print(
+      "\nWhere the simulations' wall time goes (medians, s): setup = Simulation construction "
+      "(engine, platform), pmap = the call, get = device_get\n");
   fmt::print("{:>4}  {:>7}  {:<10}  {:>10}  {:>10}  {:>10}\n", "p", "n", "mode", "setup", "pmap", "get");
   for (const auto& row : rows)
     if (row.state == Row::State::measured && row.config.mode != Mode::bare)
       fmt::print("{:>4}  {:>7}  {:<10}  {:>10.4f}  {:>10.4f}  {:>10.4f}\n", row.config.devices,
-                 size_label(row.config.bytes_per_device), mode_name(row.config.mode), row.m.setup_s, row.m.pmap_s,
-                 row.m.get_s);
+                 size_label(row.config.bytes_per_device), mode_name(row.config.mode), row.m.setup_s,
+                 row.m.pmap_s, row.m.get_s);
 
   // The targets.
   fmt::print("\nTargets:\n");
@@ -496,23 +525,23 @@ int parent_main(const std::vector<std::string>& args) {
     });
     if (bare == rows.end()) continue;
     const double ratio = row.m.wall_s / bare->m.wall_s;
-    fmt::print("  real within 2x of bare, p = {}, n = {}: {} ({:.1f}x wall, {:.1f}x cpu)\n", row.config.devices,
-               size_label(row.config.bytes_per_device), ratio <= 2.0 ? "met" : "NOT met", ratio,
-               row.m.cpu_s / bare->m.cpu_s);
+    fmt::print("  real within 2x of bare, p = {}, n = {}: {} ({:.1f}x wall, {:.1f}x cpu)\n",
+               row.config.devices, size_label(row.config.bytes_per_device), ratio <= 2.0 ? "met" : "NOT met",
+               ratio, row.m.cpu_s / bare->m.cpu_s);
   }
   for (const auto& row : rows)
     if (row.config.mode == Mode::abstract && row.config.devices == 512 && row.state == Row::State::measured)
       fmt::print("  abstract p = 512 under 1 s, n = {}: {} ({:.3f} s wall, {:.3f} s cpu)\n",
-                 size_label(row.config.bytes_per_device), row.m.wall_s < 1.0 ? "met" : "NOT met", row.m.wall_s,
-                 row.m.cpu_s);
+                 size_label(row.config.bytes_per_device), row.m.wall_s < 1.0 ? "met" : "NOT met",
+                 row.m.wall_s, row.m.cpu_s);
 
   fmt::print("\nLoad average at the end: {}\n", load_average());
   if (failed) {
     fmt::print(stderr, "\npsum_benchmark: some configurations failed:\n");
     for (const auto& row : rows)
       if (row.state == Row::State::failed)
-        fmt::print(stderr, "  p = {}, n = {}, {}: {}\n", row.config.devices, size_label(row.config.bytes_per_device),
-                   mode_name(row.config.mode), row.note);
+        fmt::print(stderr, "  p = {}, n = {}, {}: {}\n", row.config.devices,
+                   size_label(row.config.bytes_per_device), mode_name(row.config.mode), row.note);
   }
   return failed ? 1 : 0;
 }

@@ -36,6 +36,7 @@
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
+#include "spmdsim/topologies/xml_platform.hpp"
 
 extern char** environ;
 
@@ -144,6 +145,7 @@ struct SweepOptions {
   std::vector<int> devices;
   DType dtype = DType::f32;
   const Topology* topology = nullptr;
+  std::string platform_file;  // a SimGrid XML platform instead of a --topology
   const Preset* preset = nullptr;
   std::string csv_path;
   std::string json_path;
@@ -171,17 +173,20 @@ ByteCount parse_size(const std::string& text, std::string_view option) {
   };
   std::size_t digits = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 15 || text.size() > digits + 1) throw bad();
-  ByteCount value = std::stoull(text.substr(0, digits));
+  if (digits == 0 || text.size() > digits + 1) throw bad();
+  int shift = 0;
   if (text.size() == digits + 1) {
     switch (text.back()) {
-      case 'K': case 'k': value <<= 10; break;
-      case 'M': case 'm': value <<= 20; break;
-      case 'G': case 'g': value <<= 30; break;
+      case 'K': case 'k': shift = 10; break;
+      case 'M': case 'm': shift = 20; break;
+      case 'G': case 'g': shift = 30; break;
       default: throw bad();
     }
   }
-  return value;
+  constexpr ByteCount kLargest = ByteCount{1} << 50;  // 1 PiB: far beyond any device, far from overflow
+  if (digits > 16 || std::stoull(text.substr(0, digits)) > (kLargest >> shift))
+    throw UsageError(fmt::format("size '{}' for {} is too large (at most 1048576G)", text, option));
+  return std::stoull(text.substr(0, digits)) << shift;
 }
 
 // 1024 -> "1 KiB", 1536 -> "1536 B": exact, as sizes are given.
@@ -261,6 +266,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "devices", po::value(&devices)->default_value("8,64"), "device counts p to run each collective on (2 to 1024)")(
       "dtype", po::value(&dtype)->default_value("float32"), "element type: float32, bfloat16, float16, float64, int32")(
       "topology", po::value(&topology)->default_value("switch"), "platform: switch")(
+      "platform", po::value(&options.platform_file),
+      "a SimGrid XML platform file instead of --topology (devices marked as docs/platforms.md says)")(
       "preset", po::value(&preset)->default_value("a100"), "device model: a100")(
       "csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
       "json", po::value(&options.json_path), "also write the sweep as JSON to this file")(
@@ -313,6 +320,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
 
   options.dtype = find_dtype(dtype);
   options.topology = &find_topology(topology);
+  if (!options.platform_file.empty() && !vm["topology"].defaulted())
+    throw UsageError("--platform and --topology exclude each other: the file is the topology");
   options.preset = &find_preset(preset);
   if (vm.count("abstract-above")) options.abstract_above = parse_size(abstract_above, "--abstract-above");
   return options;
@@ -547,7 +556,8 @@ RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bo
 
 struct SweepInfo {
   std::string platform;
-  std::string topology;
+  std::string topology;       // empty with a platform file
+  std::string platform_file;  // empty with a topology
   std::string preset;
   std::vector<std::pair<std::string, std::string>> simgrid;  // settings in force
   std::vector<std::string> simgrid_args;                      // --cfg / --log as given
@@ -591,7 +601,9 @@ class TableWriter {
     std::vector<std::string> settings;
     for (const auto& [key, value] : info.simgrid) settings.push_back(key + ":" + value);
     out_ << "# spmdsim collectives: an nccl-tests-style sweep on simulated devices\n"
-         << fmt::format("# platform: {} (--topology {}, --preset {})\n", info.platform, info.topology, info.preset)
+         << fmt::format("# platform: {} ({}, --preset {})\n", info.platform,
+                        info.platform_file.empty() ? "--topology " + info.topology : "--platform " + info.platform_file,
+                        info.preset)
          << fmt::format("# simgrid:  {}\n", fmt::join(settings, ", "))
          << fmt::format("# sweep:    {}; devices {}; {}; random data (seed {}); rows above {} run abstract ({})\n",
                         info.sizes, info.devices, dtype_name(info.dtype), kSeed, size_text(info.abstract_above),
@@ -677,7 +689,9 @@ void write_json(std::ostream& out, const SweepInfo& info, const std::vector<RowR
   j["schema_version"] = 1;
   j["command"] = "spmdsim collectives";
   j["platform"] = info.platform;
-  j["topology"] = info.topology;
+  j["topology"] = info.topology.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.topology);
+  j["platform_file"] =
+      info.platform_file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.platform_file);
   j["preset"] = info.preset;
   j["simgrid_config"] = nlohmann::ordered_json::object();
   for (const auto& [key, value] : info.simgrid) j["simgrid_config"][key] = value;
@@ -785,10 +799,16 @@ int run_collectives_sweep(const std::string& program, const std::vector<std::str
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
   Argv simgrid_argv(split.simgrid);
   const DeviceSpec device = options.preset->device();
-  Simulation sim(simgrid_argv.argc(), simgrid_argv.argv(), options.topology->build(max_devices, device));
+  Simulation sim(simgrid_argv.argc(), simgrid_argv.argv(),
+                 options.platform_file.empty() ? options.topology->build(max_devices, device)
+                                               : topologies::xml_platform(options.platform_file, {.device = device}));
+  if (sim.num_devices() < max_devices)
+    throw UsageError(fmt::format("--devices {} needs more devices than the {} of {}", max_devices, sim.num_devices(),
+                                 options.platform_file));
 
   SweepInfo info{.platform = sim.platform().description,
-                 .topology = std::string(options.topology->name),
+                 .topology = options.platform_file.empty() ? std::string(options.topology->name) : std::string(),
+                 .platform_file = options.platform_file,
                  .preset = std::string(options.preset->name),
                  .simgrid = simgrid_settings(),
                  .simgrid_args = simgrid_args,

@@ -6,9 +6,11 @@
 
 #include <boost/program_options/errors.hpp>
 
+#include "calibration_command.hpp"
 #include "collectives_sweep.hpp"
 #include "command_line.hpp"
 #include "demo.hpp"
+#include "presets_command.hpp"
 #include "spmdsim/errors.hpp"
 
 namespace {
@@ -20,6 +22,9 @@ constexpr const char* kUsage =
     "  demo    the pmap tutorials' examples on simulated devices, with the timing and memory report\n"
     "  collectives  an nccl-tests-style sweep: time, algbw and busbw of each collective and algorithm over\n"
     "                message sizes and device counts\n"
+    "  presets  the devices, links, nodes and TPU slices spmdsim knows, with every figure and its source\n"
+    "  calibrate  the node presets' simulated all-reduce busbw against published nccl-tests figures;\n"
+    "             --write-docs regenerates docs/calibration.md\n"
     "\n"
     "`spmdsim <command> --help` lists a command's options; SimGrid's own --cfg=... and --log=... are\n"
     "accepted by every command.\n";
@@ -37,7 +42,9 @@ int main(int argc, char** argv) {
   try {
     if (command == "demo") return spmdsim::cli::run_demo(argv[0], rest);
     if (command == "collectives") return spmdsim::cli::run_collectives_sweep(argv[0], rest);
-    std::cerr << "spmdsim: unknown command '" << command << "'; valid commands: demo, collectives\n";
+    if (command == "presets") return spmdsim::cli::run_presets(argv[0], rest);
+    if (command == "calibrate") return spmdsim::cli::run_calibrate(argv[0], rest);
+    std::cerr << "spmdsim: unknown command '" << command << "'; valid commands: demo, collectives, presets, calibrate\n";
     return 2;
   } catch (const spmdsim::cli::UsageError& e) {
     std::cerr << "spmdsim " << command << ": " << e.what() << "\n(see spmdsim " << command << " --help)\n";

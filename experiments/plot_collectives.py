@@ -9,6 +9,7 @@ only). `spmdsim collectives --plot PREFIX` runs this script on the sweep it has 
 """
 
 import json
+import os
 import sys
 
 import matplotlib
@@ -100,7 +101,10 @@ def plot(sweep, prefix):
     figure.suptitle(f"spmdsim collectives, {sweep['dtype']}: {sweep['platform']}\n{settings}", fontsize=10)
     figure.tight_layout(rect=(0, 0.06, 1, 1))
     for extension in ("png", "svg"):
-        figure.savefig(f"{prefix}.{extension}", dpi=90)
+        # Written whole or not at all, as spmdsim writes its files.
+        partial = f"{prefix}.{extension}.partial"
+        figure.savefig(partial, format=extension, dpi=90)
+        os.replace(partial, f"{prefix}.{extension}")
     plt.close(figure)
 
 

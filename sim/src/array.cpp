@@ -99,7 +99,7 @@ Array::Array(Shape shape, Storage storage)
   if (storage_size(storage) != num_elements(shape_))
     throw std::invalid_argument(fmt::format("storage of {} elements does not fit shape {}", storage_size(storage),
                                             shape_str(shape_)));
-  buffer_ = std::make_shared<const Buffer>(Buffer{std::move(storage), nullptr});
+  buffer_ = std::make_shared<const Buffer>(Buffer{std::make_shared<const Storage>(std::move(storage)), nullptr});
 }
 
 Array::Array(Shape shape, DType dtype, std::shared_ptr<const Buffer> buffer)

@@ -11,7 +11,6 @@ namespace spmdsim {
 namespace {
 
 using Json = nlohmann::json;
-using detail::span_kind_name;
 
 // The format counts in microseconds.
 double micros(Seconds seconds) {

@@ -309,4 +309,25 @@ Array axis_index(std::string_view axis_name) {
   return ctx.place(Array::scalar(ctx.rank(), DType::i32), MemoryTag::temporaries, "axis_index");
 }
 
+Array broadcast(const Array& x, std::string_view axis_name, int root, const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  if (root < 0 || root >= ctx.axis_size())
+    throw IndexError(fmt::format("broadcast root {} out of range for axis size {}", root, ctx.axis_size()));
+  CollectiveCall call(ctx, my_group(ctx, {}), "broadcast", CollectiveKind::broadcast, options,
+                      static_cast<double>(x.nbytes()), x.dtype());
+  Array out = find_broadcast(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), root);
+  return call.finish(out.reshaped(x.shape()));
+}
+
+Array reduce(const Array& x, std::string_view axis_name, int root, const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  if (root < 0 || root >= ctx.axis_size())
+    throw IndexError(fmt::format("reduce root {} out of range for axis size {}", root, ctx.axis_size()));
+  CollectiveCall call(ctx, my_group(ctx, {}), "reduce", CollectiveKind::reduce, options,
+                      static_cast<double>(x.nbytes()), x.dtype());
+  Array out = find_reduce(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), ReduceOp::sum, root);
+  if (ctx.rank() != root) out = x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype());
+  return call.finish(out.reshaped(x.shape()));
+}
+
 }  // namespace spmdsim

@@ -7,6 +7,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "spmdsim/errors.hpp"
+#include "units_format.hpp"
 
 namespace spmdsim {
 namespace {
@@ -14,16 +15,6 @@ namespace {
 constexpr std::array<std::string_view, kNumMemoryTags> kTagNames{
     "replicated_args", "input_shards", "outputs",         "collective_scratch", "temporaries",
     "parameters",      "optimizer_state", "gradients", "activations"};
-
-std::string human_bytes(Bytes b) {
-  constexpr std::array<const char*, 5> units{"B", "KiB", "MiB", "GiB", "TiB"};
-  std::size_t u = 0;
-  while (b >= 1024 && u + 1 < units.size()) {
-    b /= 1024;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.2f} {}", b, units[u]);
-}
 
 }  // namespace
 
@@ -39,13 +30,13 @@ std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string lab
     std::string listing;
     for (std::size_t i = 0; i < live.size() && i < 10; ++i)
       listing += fmt::format("\n  {} ({}, {}) since t={:.9g} s", live[i].label, memory_tag_name(live[i].tag),
-                             human_bytes(live[i].bytes), live[i].since);
+                             detail::format_bytes(live[i].bytes), live[i].since);
     if (live.size() > 10) listing += fmt::format("\n  ... and {} smaller buffers", live.size() - 10);
     throw OutOfMemoryError(fmt::format(
         "RESOURCE_EXHAUSTED: Out of memory on {} while trying to allocate {} for {} ({}): {} of {} in use. "
         "Live buffers ({}):{}",
-        device_name_, human_bytes(bytes), label, memory_tag_name(tag), human_bytes(in_use_),
-        human_bytes(capacity_), live.size(), listing));
+        device_name_, detail::format_bytes(bytes), label, memory_tag_name(tag), detail::format_bytes(in_use_),
+        detail::format_bytes(capacity_), live.size(), listing));
   }
   const auto id = next_id_++;
   live_.emplace(id, LiveBuffer{id, std::move(label), tag, bytes, now});

@@ -1,6 +1,17 @@
 #include "spmdsim/report.hpp"
 
+#include <stdexcept>
+
 namespace spmdsim {
+
+std::string_view span_kind_name(SpanKind kind) {
+  switch (kind) {
+    case SpanKind::compute: return "compute";
+    case SpanKind::communication: return "communication";
+    case SpanKind::transfer: return "transfer";
+  }
+  throw std::logic_error("unreachable: unknown span kind");
+}
 
 Seconds DeviceTimes::communication_total() const {
   Seconds total = 0;

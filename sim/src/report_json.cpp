@@ -37,7 +37,6 @@ namespace {
 
 // Ordered so that the written file reads in schema order, schema_version first.
 using Json = nlohmann::ordered_json;
-using detail::span_kind_name;
 
 Json times_json(const DeviceTimes& times) {
   Json communication = Json::object();

@@ -1,10 +1,9 @@
-// How the reporters spell what they print: durations and sizes as people read them ("12.0 us", "1.5 MiB"),
-// span kinds by name. The engine keeps SI units; only output picks a unit, and every reporter picks it here
+// How the reporters (and error messages) spell quantities: durations and sizes as people read them
+// ("12.0 us", "1.5 MiB"). The engine keeps SI units; only output picks a unit, and every reporter picks it here
 // so the same quantity always reads the same.
 #pragma once
 
 #include <cmath>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -45,19 +44,6 @@ inline std::string format_bytes(Bytes bytes) {
     ++unit;
   }
   return fmt::format("{:.1f} {}", as_printed(value, 1), kUnits[unit]);
-}
-
-// The JSON "kind" of a span and the Chrome-trace category: one spelling for both.
-inline std::string_view span_kind_name(SpanKind kind) {
-  switch (kind) {
-    case SpanKind::compute:
-      return "compute";
-    case SpanKind::communication:
-      return "communication";
-    case SpanKind::transfer:
-      return "transfer";
-  }
-  throw std::logic_error("unreachable: unknown span kind");
 }
 
 }  // namespace spmdsim::detail

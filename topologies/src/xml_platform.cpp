@@ -34,7 +34,8 @@ constexpr double kDeviceHostSpeed = 1e12;
 void check_exists(const std::filesystem::path& file) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(file, error))
-    throw ValueError(fmt::format("SimGrid platform file '{}' does not exist or is not a regular file", file.string()));
+    throw ValueError(
+        fmt::format("SimGrid platform file '{}' does not exist or is not a regular file", file.string()));
 }
 
 std::optional<std::string> property(const simgrid::s4u::Host* host, std::string_view name) {
@@ -93,7 +94,8 @@ bool natural_less(std::string_view a, std::string_view b) {
 }
 
 // The devices in spmdsim.index order if they have indices, else in natural name order.
-std::vector<simgrid::s4u::Host*> order_devices(std::vector<simgrid::s4u::Host*> devices, const std::string& file) {
+std::vector<simgrid::s4u::Host*> order_devices(std::vector<simgrid::s4u::Host*> devices,
+                                               const std::string& file) {
   std::vector<simgrid::s4u::Host*> with_index;
   std::vector<simgrid::s4u::Host*> without_index;
   for (auto* host : devices) (property(host, kIndex) ? with_index : without_index).push_back(host);
@@ -103,10 +105,10 @@ std::vector<simgrid::s4u::Host*> order_devices(std::vector<simgrid::s4u::Host*> 
   if (!without_index.empty()) {
     std::vector<std::string> names;
     for (const auto* host : without_index) names.push_back(host->get_name());
-    throw ValueError(fmt::format(
-        "platform '{}': device(s) {} have no {} but other devices have one; number every device 0..{} or none "
-        "(then devices go by host name)",
-        file, fmt::join(names, ", "), kIndex, devices.size() - 1));
+    throw ValueError(
+        fmt::format("platform '{}': device(s) {} have no {} but other devices have one; number every device "
+                    "0..{} or none (then devices go by host name)",
+                    file, fmt::join(names, ", "), kIndex, devices.size() - 1));
   }
   const int count = static_cast<int>(devices.size());
   std::vector<simgrid::s4u::Host*> ordered(devices.size(), nullptr);
@@ -114,26 +116,25 @@ std::vector<simgrid::s4u::Host*> order_devices(std::vector<simgrid::s4u::Host*> 
     const std::string text = *property(host, kIndex);
     const auto index = parse_int(text);
     if (!index)
-      throw ValueError(fmt::format("platform '{}': device '{}' has {} '{}', not an integer", file, host->get_name(),
-                                   kIndex, text));
+      throw ValueError(fmt::format("platform '{}': device '{}' has {} '{}', not an integer", file,
+                                   host->get_name(), kIndex, text));
+    // N indices in 0..N-1 without duplicates leave none missing: a gap shows as an index out of range.
     if (*index < 0 || *index >= count)
-      throw ValueError(fmt::format("platform '{}': device '{}' has {} {}, outside 0..{} ({} devices)", file,
-                                   host->get_name(), kIndex, *index, count - 1, count));
+      throw ValueError(
+          fmt::format("platform '{}': device '{}' has {} {}, outside 0..{} (the {} devices are "
+                      "numbered from 0 without gaps)",
+                      file, host->get_name(), kIndex, *index, count - 1, count));
     auto& slot = ordered[static_cast<std::size_t>(*index)];
     if (slot != nullptr) {
       // Name the pair in a fixed order, whatever order SimGrid lists its hosts in.
       auto first = slot->get_name();
       auto second = host->get_name();
       if (natural_less(second, first)) std::swap(first, second);
-      throw ValueError(fmt::format("platform '{}': devices '{}' and '{}' both have {} {}", file, first, second,
-                                   kIndex, *index));
+      throw ValueError(fmt::format("platform '{}': devices '{}' and '{}' both have {} {}", file, first,
+                                   second, kIndex, *index));
     }
     slot = host;
   }
-  // N devices, N distinct indices in 0..N-1: none is missing. (Kept as a check, not an assumption.)
-  for (int i = 0; i < count; ++i)
-    if (ordered[static_cast<std::size_t>(i)] == nullptr)
-      throw ValueError(fmt::format("platform '{}': no device has {} {}", file, kIndex, i));
   return ordered;
 }
 
@@ -141,8 +142,10 @@ DeviceSpec device_spec(const simgrid::s4u::Host* host, DeviceSpec spec, const st
   const auto where = [&](std::string_view name) {
     return fmt::format("platform '{}': device '{}': {}", file, host->get_name(), name);
   };
-  if (auto text = property(host, kMemoryBytes)) spec.memory_capacity = parse_number(*text, where(kMemoryBytes));
-  if (auto text = property(host, kPeakFlopsF32)) spec.peak_flops[DType::f32] = parse_number(*text, where(kPeakFlopsF32));
+  if (auto text = property(host, kMemoryBytes))
+    spec.memory_capacity = parse_number(*text, where(kMemoryBytes));
+  if (auto text = property(host, kPeakFlopsF32))
+    spec.peak_flops[DType::f32] = parse_number(*text, where(kPeakFlopsF32));
   if (auto text = property(host, kMemoryBandwidth))
     spec.memory_bandwidth = parse_number(*text, where(kMemoryBandwidth));
   try {
@@ -160,9 +163,10 @@ std::vector<int> parse_dimensions(const std::string& text, std::size_t devices, 
     const auto comma = rest.find(',');
     const auto dimension = parse_int(rest.substr(0, comma));
     if (!dimension || *dimension < 1)
-      throw ValueError(fmt::format("platform '{}': {} is '{}'; expected positive integers separated by commas, "
-                                   "e.g. \"8,4\"",
-                                   file, kDimensions, text));
+      throw ValueError(
+          fmt::format("platform '{}': {} is '{}'; expected positive integers separated by commas, "
+                      "e.g. \"8,4\"",
+                      file, kDimensions, text));
     dimensions.push_back(*dimension);
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
@@ -190,8 +194,10 @@ Platform load(const std::filesystem::path& path, const XmlPlatformOptions& optio
   for (auto* host : engine->get_all_hosts()) {
     const auto role = property(host, options.role_property);
     if (!role) continue;
-    if (*role == options.device_role) devices.push_back(host);
-    else if (*role == options.host_role) cpus.push_back(host);
+    if (*role == options.device_role)
+      devices.push_back(host);
+    else if (*role == options.host_role)
+      cpus.push_back(host);
     else
       throw ValueError(fmt::format("platform '{}': host '{}' has {}='{}'; expected '{}' or '{}'", file,
                                    host->get_name(), options.role_property, *role, options.device_role,
@@ -207,8 +213,9 @@ Platform load(const std::filesystem::path& path, const XmlPlatformOptions& optio
     std::vector<std::string> names;
     for (const auto* host : cpus) names.push_back(host->get_name());
     std::sort(names.begin(), names.end(), natural_less);
-    throw ValueError(fmt::format("platform '{}' has {} host CPUs ({}={} on {}); mark exactly one", file, cpus.size(),
-                                 options.role_property, options.host_role, fmt::join(names, ", ")));
+    throw ValueError(fmt::format("platform '{}' has {} host CPUs ({}={} on {}); mark exactly one", file,
+                                 cpus.size(), options.role_property, options.host_role,
+                                 fmt::join(names, ", ")));
   }
 
   Platform platform;
@@ -234,7 +241,8 @@ void write_switch_cluster_xml(std::ostream& out, const SwitchClusterSpec& spec) 
   // fmt's "{}" writes a double's shortest exact representation, so the file holds the spec's values exactly.
   out << "<?xml version='1.0'?>\n"
          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-         "<!-- spmdsim switch cluster: host -> dev i over dev i.pcie.h2d, dev i -> host over dev i.pcie.d2h,\n"
+         "<!-- spmdsim switch cluster: host -> dev i over dev i.pcie.h2d, dev i -> host over dev "
+         "i.pcie.d2h,\n"
          "     dev i -> dev j over dev i.fabric.up then dev j.fabric.down (see switch_cluster.hpp). -->\n"
          "<platform version=\"4.1\">\n"
          "  <zone id=\"switch_cluster\" routing=\"Full\">\n";
@@ -248,12 +256,13 @@ void write_switch_cluster_xml(std::ostream& out, const SwitchClusterSpec& spec) 
         << fmt::format("      <prop id=\"{}\" value=\"{}\"/>\n", kIndex, i)
         << fmt::format("      <prop id=\"{}\" value=\"{}\"/>\n", kMemoryBytes, spec.device.memory_capacity)
         << fmt::format("      <prop id=\"{}\" value=\"{}\"/>\n", kPeakFlopsF32, f32_peak)
-        << fmt::format("      <prop id=\"{}\" value=\"{}\"/>\n", kMemoryBandwidth, spec.device.memory_bandwidth)
+        << fmt::format("      <prop id=\"{}\" value=\"{}\"/>\n", kMemoryBandwidth,
+                       spec.device.memory_bandwidth)
         << "    </host>\n";
   }
   auto link = [&out](const std::string& name, const LinkSpec& link_spec) {
-    out << fmt::format("    <link id=\"{}\" bandwidth=\"{}Bps\" latency=\"{}s\"/>\n", name, link_spec.bandwidth,
-                       link_spec.latency);
+    out << fmt::format("    <link id=\"{}\" bandwidth=\"{}Bps\" latency=\"{}s\"/>\n", name,
+                       link_spec.bandwidth, link_spec.latency);
   };
   for (int i = 0; i < spec.num_devices; ++i) {
     link(fmt::format("dev{}.pcie.h2d", i), spec.host_link);
@@ -261,7 +270,8 @@ void write_switch_cluster_xml(std::ostream& out, const SwitchClusterSpec& spec) 
     link(fmt::format("dev{}.fabric.up", i), spec.device_link);
     link(fmt::format("dev{}.fabric.down", i), spec.device_link);
   }
-  auto route = [&out](const std::string& src, const std::string& dst, std::initializer_list<std::string> links) {
+  auto route = [&out](const std::string& src, const std::string& dst,
+                      std::initializer_list<std::string> links) {
     out << fmt::format("    <route src=\"{}\" dst=\"{}\" symmetrical=\"NO\">", src, dst);
     for (const auto& name : links) out << fmt::format("<link_ctn id=\"{}\"/>", name);
     out << "</route>\n";
@@ -273,8 +283,9 @@ void write_switch_cluster_xml(std::ostream& out, const SwitchClusterSpec& spec) 
   }
   for (int i = 0; i < spec.num_devices; ++i)
     for (int j = 0; j < spec.num_devices; ++j)
-      if (i != j) route(fmt::format("dev{}", i), fmt::format("dev{}", j),
-                        {fmt::format("dev{}.fabric.up", i), fmt::format("dev{}.fabric.down", j)});
+      if (i != j)
+        route(fmt::format("dev{}", i), fmt::format("dev{}", j),
+              {fmt::format("dev{}.fabric.up", i), fmt::format("dev{}.fabric.down", j)});
   out << "  </zone>\n"
          "</platform>\n";
 }

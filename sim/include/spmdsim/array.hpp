@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -48,7 +47,7 @@ class Array {
   std::int64_t ndim() const { return static_cast<std::int64_t>(shape_.size()); }
   std::int64_t size() const { return num_elements(shape_); }
   std::size_t nbytes() const { return static_cast<std::size_t>(size()) * itemsize(dtype_); }
-  bool is_abstract() const { return !buffer_->data.has_value(); }
+  bool is_abstract() const { return buffer_->data == nullptr; }
 
   // The values; throws std::logic_error on an abstract array.
   const Storage& storage() const;
@@ -77,8 +76,10 @@ class Array {
   std::string to_string() const;
 
  private:
+  // The values (shared by every handle, also across devices: binding to a device copies no data) and the
+  // device buffer they are accounted to.
   struct Buffer {
-    std::optional<Storage> data;
+    std::shared_ptr<const Storage> data;  // null: abstract
     std::shared_ptr<DeviceAllocation> allocation;
   };
   Array(Shape shape, DType dtype, std::shared_ptr<const Buffer> buffer);

@@ -49,4 +49,11 @@ Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int
 // This device's index along the axis, an int32 scalar.
 Array axis_index(std::string_view axis_name);
 
+// spmdsim extensions, not JAX primitives (jax.lax has no rooted collectives): they run the broadcast and
+// reduce algorithms of the registry over the whole axis, for sweeps and for testing those algorithms.
+// broadcast: every device gets the value of the device at axis index `root` (x gives the shape elsewhere).
+Array broadcast(const Array& x, std::string_view axis_name, int root, const CollectiveOptions& options = {});
+// reduce: the device at `root` gets the sum over the axis, as psum would give it; the others get zeros.
+Array reduce(const Array& x, std::string_view axis_name, int root, const CollectiveOptions& options = {});
+
 }  // namespace spmdsim

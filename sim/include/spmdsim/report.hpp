@@ -5,6 +5,7 @@
 #include <array>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spmdsim/memory.hpp"
@@ -15,6 +16,8 @@ namespace spmdsim {
 inline constexpr int kReportSchemaVersion = 1;
 
 enum class SpanKind { compute, communication, transfer };
+// One spelling for the JSON "kind" of a span and the Chrome-trace category.
+std::string_view span_kind_name(SpanKind kind);
 
 // One interval of a device's timeline (trace material).
 struct Span {

@@ -37,4 +37,83 @@ double bruck_all_to_all_cost(const CostInputs& c);
 std::vector<Array> direct_all_to_all(Communicator& comm, const std::vector<Array>& blocks);
 double direct_all_to_all_cost(const CostInputs& c);
 
+// all-reduce, broadcast and reduce algorithms
+Array recursive_doubling_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+double recursive_doubling_all_reduce_cost(const CostInputs& c);
+Array rabenseifner_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+double rabenseifner_all_reduce_cost(const CostInputs& c);
+Array binomial_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+double binomial_all_reduce_cost(const CostInputs& c);
+Array double_binary_tree_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+// k = pipeline pieces per half; the registry row prices k = 1 (CostInputs has no k).
+double double_binary_tree_all_reduce_cost(const CostInputs& c, int chunks);
+double double_binary_tree_all_reduce_unpipelined_cost(const CostInputs& c);
+Array direct_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+double direct_all_reduce_cost(const CostInputs& c);
+Array hierarchical_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+// The registry rows price the flat shape {p} (CostInputs has no dimensions), where both equal ring.
+double hierarchical_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions);
+double hierarchical_all_reduce_flat_cost(const CostInputs& c);
+Array multidim_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+double multidim_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions);
+double multidim_all_reduce_flat_cost(const CostInputs& c);
+Array chain_broadcast(Communicator& comm, const Array& flat, int root);
+// k = pipeline pieces; the registry rows price k = 1.
+double chain_broadcast_cost(const CostInputs& c, int chunks);
+double chain_broadcast_unpipelined_cost(const CostInputs& c);
+Array chain_reduce(Communicator& comm, const Array& flat, ReduceOp op, int root);
+double chain_reduce_cost(const CostInputs& c, int chunks);
+double chain_reduce_unpipelined_cost(const CostInputs& c);
+
+int floor_log2(int p);
+int ceil_log2(int p);
+
+// MPICH's fold of any p to p' = 2^floor(lg p) ranks (power_of_two_fold.cpp).
+struct PowerOfTwoFold {
+  int pof2 = 1;        // p'
+  int rem = 0;         // p - p'
+  int core_rank = -1;  // this rank's rank among the p' (-1: folded away, waits for the result)
+  // The rank of core rank `core`.
+  int rank_of(int core) const;
+};
+// Folds `data` (this rank's vector, reduced in place on the odd ranks below 2 rem).
+PowerOfTwoFold fold_to_power_of_two(Communicator& comm, Array& data, ReduceOp op);
+// Hands the result back to the ranks folded away.
+void unfold_from_power_of_two(Communicator& comm, const PowerOfTwoFold& fold, Array& data);
+
+// The ranks that differ from `rank` only in coordinate `dimension` of the mixed-radix shape `dimensions`
+// (dimension 0 varying fastest), in the order of that coordinate.
+std::vector<int> dimension_group(const std::vector<int>& dimensions, int rank, int dimension);
+
+// One rank's place in a binary tree: its parent (-1 at the root) and children.
+struct BinaryTreeLinks {
+  int parent = -1;
+  std::vector<int> children;
+};
+// NCCL's double binary tree (ncclGetDtree), trees 0 and 1: tree 0 is ncclGetBtree, tree 1 its mirror image
+// r -> p-1-r for even p or its shift r -> r+1 for odd p.
+std::vector<BinaryTreeLinks> nccl_double_binary_tree(int p, int rank);
+// The edge from `child` up to `parent` in `tree`, with its slot colour (double_binary_tree_all_reduce.cpp).
+struct DoubleTreeEdge {
+  int child;
+  int parent;
+  int tree;
+  int child_height;  // leaves 0
+  int parent_depth;  // roots 0
+  int colour;
+};
+struct DoubleTreeSchedule {
+  int p = 0;
+  int colours = 1;  // slots per period; no rank sends two or receives two messages of one colour
+  int max_child_height = 0;
+  std::vector<DoubleTreeEdge> edges;
+  std::vector<std::vector<int>> edges_of;  // per rank, the edges it sends or receives on
+  // The slot in which edge e carries piece `chunk` up, and down (after the chunks pieces have gone up).
+  int up_slot(const DoubleTreeEdge& e, int chunk) const;
+  int down_slot(const DoubleTreeEdge& e, int chunk, int chunks) const;
+  bool receives_at(int rank, int slot, int chunks) const;
+};
+// Built once per p and kept.
+const DoubleTreeSchedule& double_tree_schedule(int p);
+
 }  // namespace spmdsim::collectives

@@ -37,6 +37,8 @@ double chain_broadcast_cost(const CostInputs& c, int chunks) {
   return (c.p - 1 + chunks - 1) * (c.alpha + c.n / chunks * c.beta);
 }
 
-double chain_broadcast_unpipelined_cost(const CostInputs& c) { return chain_broadcast_cost(c, 1); }
+double chain_broadcast_unpipelined_cost(const CostInputs& c) {
+  return chain_broadcast_cost(c, 1);
+}
 
 }  // namespace spmdsim::collectives

@@ -3,8 +3,9 @@
 // to r+s and receives the shard of r-s). Every pair of ranks talks directly, once per phase; on a
 // non-blocking switch no two messages of a step share a link.
 //
-//   p = 4, rank 0:   reduce-scatter  s=1: shard1 -> 1, shard0 <- 3   s=2: shard2 -> 2, <- 2   s=3: shard3 -> 3, <- 1
-//                    all-gather      s=1: mine -> 1, <- 3            s=2: mine -> 2, <- 2     s=3: mine -> 3, <- 1
+//   p = 4, rank 0:   step s = 1       s = 2        s = 3
+//   reduce-scatter   shard1 -> 1      shard2 -> 2  shard3 -> 3     (and its own shard0 from 3, 2, 1)
+//   all-gather       shard0 -> 1      shard0 -> 2  shard0 -> 3     (and shard3, shard2, shard1 from 3, 2, 1)
 //
 // Cost (MPICH reduce_scatter_block_intra_pairwise for the first phase; derived for the whole, REFERENCES.md
 // §3.2): 2 (p-1) alpha + 2 ((p-1)/p) n beta + ((p-1)/p) n gamma.

@@ -37,6 +37,8 @@ double hierarchical_all_reduce_cost(const CostInputs& c, const std::vector<int>&
   return 2 * (a - 1) * c.alpha + 2 * (b - 1) * c.alpha + 2 * share * c.n * c.beta + share * c.n * c.gamma;
 }
 
-double hierarchical_all_reduce_flat_cost(const CostInputs& c) { return hierarchical_all_reduce_cost(c, {c.p}); }
+double hierarchical_all_reduce_flat_cost(const CostInputs& c) {
+  return hierarchical_all_reduce_cost(c, {c.p});
+}
 
 }  // namespace spmdsim::collectives

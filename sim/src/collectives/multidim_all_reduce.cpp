@@ -47,6 +47,8 @@ double multidim_all_reduce_cost(const CostInputs& c, const std::vector<int>& dim
   return 2 * steps * c.alpha + 2 * share * c.n * c.beta + share * c.n * c.gamma;
 }
 
-double multidim_all_reduce_flat_cost(const CostInputs& c) { return multidim_all_reduce_cost(c, {c.p}); }
+double multidim_all_reduce_flat_cost(const CostInputs& c) {
+  return multidim_all_reduce_cost(c, {c.p});
+}
 
 }  // namespace spmdsim::collectives

@@ -13,7 +13,9 @@
 
 namespace spmdsim::collectives {
 
-int PowerOfTwoFold::rank_of(int core) const { return core < rem ? 2 * core + 1 : core + rem; }
+int PowerOfTwoFold::rank_of(int core) const {
+  return core < rem ? 2 * core + 1 : core + rem;
+}
 
 PowerOfTwoFold fold_to_power_of_two(Communicator& comm, Array& data, ReduceOp op) {
   const int p = comm.size();
@@ -37,8 +39,10 @@ PowerOfTwoFold fold_to_power_of_two(Communicator& comm, Array& data, ReduceOp op
 void unfold_from_power_of_two(Communicator& comm, const PowerOfTwoFold& fold, Array& data) {
   const int r = comm.rank();
   if (r >= 2 * fold.rem) return;
-  if (r % 2 == 0) data = comm.recv(r + 1);
-  else comm.send(r - 1, data);
+  if (r % 2 == 0)
+    data = comm.recv(r + 1);
+  else
+    comm.send(r - 1, data);
 }
 
 int floor_log2(int p) {

@@ -4,9 +4,10 @@
 //
 //   p = 8:   step 0: 0<->1 2<->3 4<->5 6<->7   step 1: 0<->2 1<->3 4<->6 5<->7   step 2: 0<->4 ... 3<->7
 //
-// Cost for p a power of two (MPICH comment; Thakur, Rabenseifner & Gropp 2005): lg p (alpha + n beta + n gamma).
-// Otherwise (derived: the fold adds one reducing step, the unfold one plain step), with p' = 2^floor(lg p):
-// (lg p' + 2) alpha + (lg p' + 2) n beta + (lg p' + 1) n gamma.
+// Cost for p a power of two (MPICH comment; Thakur, Rabenseifner & Gropp 2005):
+//   lg p (alpha + n beta + n gamma).
+// Otherwise (derived: the fold adds one reducing step, the unfold one plain step), p' = 2^floor(lg p):
+//   (lg p' + 2) alpha + (lg p' + 2) n beta + (lg p' + 1) n gamma.
 #include "collectives/algorithms.hpp"
 
 namespace spmdsim::collectives {

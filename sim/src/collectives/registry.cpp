@@ -19,6 +19,23 @@ constexpr std::string_view kAnyCount = "any number of devices";
 constexpr std::array kAllReduce{
     Algorithm<AllReduceFn>{"ring", "ring reduce-scatter then ring all-gather (bandwidth-optimal)",
                            &ring_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
+    Algorithm<AllReduceFn>{"recursive_doubling", "lg p exchanges of the whole vector with r xor 2^k",
+                           &recursive_doubling_all_reduce, &recursive_doubling_all_reduce_cost, &any_count,
+                           kAnyCount},
+    Algorithm<AllReduceFn>{"rabenseifner", "recursive-halving reduce-scatter, recursive-doubling all-gather",
+                           &rabenseifner_all_reduce, &rabenseifner_all_reduce_cost, &any_count, kAnyCount},
+    Algorithm<AllReduceFn>{"binomial", "binomial reduce to rank 0, then binomial broadcast",
+                           &binomial_all_reduce, &binomial_all_reduce_cost, &any_count, kAnyCount},
+    Algorithm<AllReduceFn>{"double_binary_tree", "NCCL's two complementary trees, half the vector each",
+                           &double_binary_tree_all_reduce, &double_binary_tree_all_reduce_unpipelined_cost,
+                           &any_count, kAnyCount},
+    Algorithm<AllReduceFn>{"direct", "pairwise-exchange reduce-scatter, then every shard to every rank",
+                           &direct_all_reduce, &direct_all_reduce_cost, &any_count, kAnyCount},
+    Algorithm<AllReduceFn>{"hierarchical", "reduce-scatter in dimension 0, all-reduce across, all-gather",
+                           &hierarchical_all_reduce, &hierarchical_all_reduce_flat_cost, &any_count,
+                           kAnyCount},
+    Algorithm<AllReduceFn>{"multidim", "ring reduce-scatter along each dimension, then all-gather back",
+                           &multidim_all_reduce, &multidim_all_reduce_flat_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllGather{
     Algorithm<AllGatherFn>{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather, &ring_all_gather_cost,
@@ -53,10 +70,14 @@ constexpr std::array kAllToAll{
 constexpr std::array kBroadcast{
     Algorithm<BroadcastFn>{"binomial", "binomial tree from the root, ceil(lg p) rounds", &binomial_broadcast,
                            &binomial_broadcast_cost, &any_count, kAnyCount},
+    Algorithm<BroadcastFn>{"chain", "pipelined chain root -> root+1 -> ..., pipeline_chunks pieces",
+                           &chain_broadcast, &chain_broadcast_unpipelined_cost, &any_count, kAnyCount},
 };
 constexpr std::array kReduce{
     Algorithm<ReduceFn>{"binomial", "binomial tree to the root, ceil(lg p) rounds", &binomial_reduce,
                         &binomial_reduce_cost, &any_count, kAnyCount},
+    Algorithm<ReduceFn>{"chain", "pipelined chain root-1 -> root-2 -> ... -> root, pipeline_chunks pieces",
+                        &chain_reduce, &chain_reduce_unpipelined_cost, &any_count, kAnyCount},
 };
 
 constexpr std::array<std::string_view, 6> kKindNames{"all_reduce", "all_gather", "reduce_scatter",

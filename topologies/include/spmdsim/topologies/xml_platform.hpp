@@ -5,9 +5,9 @@
 // What spmdsim reads from the file (docs/platforms.md has an example):
 //
 //   where       property                   value
-//   any host    spmdsim.role               "device" or "host" (the names are options); other hosts are ignored
-//   device      spmdsim.index              0..N-1: the device order; all devices have one or none does (then
-//                                          devices go by host name, digit runs compared as numbers: dev2 < dev10)
+//   any host    spmdsim.role               "device" or "host" (names are options); other hosts are ignored
+//   device      spmdsim.index              0..N-1: the device order. All devices have one or none does;
+//                                          then they go by host name, digits as numbers (dev2 < dev10)
 //   device      spmdsim.memory_bytes       overrides the DeviceSpec's memory_capacity (bytes)
 //   device      spmdsim.peak_flops_f32     overrides its f32 peak (FLOP/s)
 //   device      spmdsim.memory_bandwidth   overrides its memory_bandwidth (bytes/s)

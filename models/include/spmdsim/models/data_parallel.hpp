@@ -1,0 +1,133 @@
+// Data-parallel training steps for the MLP, as one pmapped function over
+//   (params, opt_state, batch_x, batch_y) -> (params, opt_state, loss)
+// with the batch split over the devices along axis 0 and the model state kept on the devices between steps
+// (pmap results stay device-resident; passed back with the same axes they are used in place). Strategies:
+//
+//   dp     replicated params and optimizer state (in_axes / out_axes None); each device computes the loss
+//          and gradients of its shard, the gradients are averaged with pmean (an all-reduce), and every
+//          device applies the identical update.
+//   zero1  ZeRO stage 1 (P_os): params replicated, optimizer state sharded 1/N per device (flat shards, see
+//          sharding.hpp); gradients all-reduced (pmean) as in dp; each device updates its shard of the
+//          params with its shard of the state, then the params are all-gathered.
+//   zero2  ZeRO stage 2 (P_os+g): as zero1, but the gradients are reduce-scattered (psum_scatter / N), so
+//          each device only ever keeps its 1/N shard of the averaged gradients.
+//   zero3  ZeRO stage 3 (P_os+g+p): params sharded too; each layer's params are all-gathered just before
+//          the layer's forward and again before its backward, and freed right after; gradients
+//          reduce-scattered; each device updates its own shard; nothing is gathered after the update.
+//
+// Orthogonal options:
+//   micro_batches k  gradient accumulation: each device's batch is cut into k equal micro-batches; their
+//                    gradients are summed, divided by k, and reduced once.
+//   mixed_bf16       bf16 compute with fp32 master weights: params are a bf16 copy, the optimizer state holds
+//                    the fp32 master weights ('master') next to the optimizer's own state ('opt'); forward and
+//                    backward run in bf16 (loss in fp32), gradients are bf16. reduce_dtype chooses the
+//                    communication: bf16 (the gradients are reduced in bf16 and cast to fp32 for the update)
+//                    or f32 (cast before the reduction). The update runs in fp32 on the master weights, and
+//                    the new bf16 params are cast from them (ZeRO 1/2 all-gather the bf16 params).
+//
+// Memory tags inside the step: params are tagged parameters, optimizer state (fp32 master weights included,
+// as the ZeRO paper counts them) optimizer_state, gradients gradients, saved activations activations. Just
+// before the optimizer update every piece of model state is live; the step records what each device holds
+// then (memory_before_update()). At the end of the call pmap retags every result as outputs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spmdsim/memory_tags.hpp"
+#include "spmdsim/models/mlp.hpp"
+#include "spmdsim/models/optimizers.hpp"
+#include "spmdsim/pmap.hpp"
+#include "spmdsim/pytree.hpp"
+
+namespace spmdsim {
+class Simulation;
+}
+
+namespace spmdsim::models {
+
+enum class Strategy { dp, zero1, zero2, zero3 };
+std::string_view strategy_name(Strategy strategy);
+// "dp", "zero1", "zero2", "zero3"; anything else is a ValueError listing them.
+Strategy parse_strategy(std::string_view name);
+
+enum class Precision { fp32, mixed_bf16 };
+
+struct TrainOptions {
+  Strategy strategy = Strategy::dp;
+  int micro_batches = 1;  // gradient accumulation steps per update
+  Precision precision = Precision::fp32;
+  DType reduce_dtype = DType::bf16;  // mixed_bf16 only: bf16 or f32
+  std::string axis_name = "batch";
+  // Global device indices of the step (pmap's devices); by default the first num_devices.
+  std::optional<std::vector<int>> devices;
+  std::string name = "train_step";  // the pmap call's name in reports
+};
+
+// Model state in a strategy's layout: host arrays from init(), device-resident after a step.
+//   params     dp, zero1, zero2: the full tree (fp32, or bf16 under mixed_bf16), replicated.
+//              zero3: each leaf as flat shards, host view [N, shard].
+//   opt_state  dp: the optimizer's state (mixed: {'master': fp32 params, 'opt': state}), replicated.
+//              zero: the same with every per-parameter buffer (and 'master') as flat shards [N, shard];
+//              Adam's scalar count replicated.
+struct TrainState {
+  Tree params;
+  Tree opt_state;
+};
+
+struct StepResult {
+  TrainState state;
+  Array loss;  // the mean loss over the whole global batch (pmean of the devices' losses), replicated
+};
+
+class TrainStep {
+ public:
+  TrainStep(Mlp model, Optimizer optimizer, int num_devices, TrainOptions options = {});
+
+  const Mlp& model() const;
+  const Optimizer& optimizer() const;
+  const TrainOptions& options() const;
+  int num_devices() const;
+
+  // Host: full fp32 params (as Mlp::init gives them, or abstract) laid out for this strategy, with a fresh
+  // optimizer state.
+  TrainState init(const Tree& params) const;
+
+  // One step, like a PmappedFunction: args are (params, opt_state, batch_x, batch_y) with batch_x of shape
+  // [N, per-device batch, features] and batch_y [N, per-device batch, outputs] (or int32 labels
+  // [N, per-device batch]); returns (params, opt_state, loss).
+  Tree operator()(Simulation& sim, const Args& args) const;
+  StepResult operator()(Simulation& sim, const TrainState& state, const Array& batch_x,
+                        const Array& batch_y) const;
+
+  // Host: the full fp32 parameters (the master weights under mixed precision), read from the devices and
+  // un-sharded.
+  Tree full_params(Simulation& sim, const TrainState& state) const;
+
+  const PmappedFunction& pmapped() const;
+  // in_axes of (params, opt_state): None where replicated, 0 where sharded.
+  const Axes& params_axes() const;
+  const Axes& state_axes() const;
+
+  // Per device (in call order) of the last call: what its buffers held, by tag, just before the update.
+  const std::vector<MemoryByTag>& memory_before_update() const;
+
+ private:
+  struct Plan;
+  std::shared_ptr<const Plan> plan_;
+  std::shared_ptr<std::vector<MemoryByTag>> memory_before_update_;
+  std::shared_ptr<PmappedFunction> pmapped_;
+};
+
+// Host: a global batch [B, ...] as pmap wants it, [N, B / N, ...] (as the tutorials' shard_batch).
+Array shard_batch(const Array& batch, int num_devices);
+
+// The ZeRO paper's per-device model-state bytes for mixed-precision Adam (K = 12) on N devices:
+// dp 16 psi, zero1 4 psi + 12 psi / N, zero2 2 psi + 14 psi / N, zero3 16 psi / N.
+double zero_model_state_bytes(Strategy strategy, std::int64_t psi, int num_devices);
+
+}  // namespace spmdsim::models

@@ -1,0 +1,257 @@
+// The data-parallel train step: one per-device function for every strategy, built around four moments:
+// fetch the params a layer needs, accumulate gradients over micro-batches, reduce them (all-reduce or
+// reduce-scatter), update (whole leaves or this device's shards) and, for ZeRO 1/2, gather the new params.
+#include "spmdsim/models/data_parallel.hpp"
+
+#include <functional>
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "spmdsim/collectives.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/models/sharding.hpp"
+#include "spmdsim/ops.hpp"
+#include "spmdsim/simulation.hpp"
+
+namespace spmdsim::models {
+namespace {
+
+Tree cast(const Tree& tree, DType dtype) {
+  return tree.map([dtype](const Array& leaf) { return leaf.dtype() == dtype ? leaf : astype(leaf, dtype); });
+}
+
+Tree add_trees(const Tree& a, const Tree& b) {
+  const auto right = b.leaves();
+  std::size_t next = 0;
+  return a.map([&](const Array& leaf) { return leaf + right.at(next++); });
+}
+
+Tree mapped(const Tree& tree, const std::function<Array(const Array&, std::size_t)>& fn) {
+  std::size_t next = 0;
+  return tree.map([&](const Array& leaf) { return fn(leaf, next++); });
+}
+
+}  // namespace
+
+struct TrainStep::Plan {
+  Mlp model;
+  Optimizer optimizer;
+  int num_devices;
+  TrainOptions options;
+  std::vector<Shape> shapes;  // the full params' leaf shapes, in flattening order
+  Axes params_axes;
+  Axes state_axes;
+
+  bool mixed() const { return options.precision == Precision::mixed_bf16; }
+  bool sharded() const { return options.strategy != Strategy::dp; }
+  DType compute_dtype() const { return mixed() ? DType::bf16 : DType::f32; }
+
+  Tree device_step(const Args& args, std::vector<MemoryByTag>& memory) const;
+};
+
+Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& memory) const {
+  const std::string& axis = options.axis_name;
+  const Strategy strategy = options.strategy;
+  const int n = num_devices;
+  const int rank = static_cast<int>(axis_index(axis).item(0));
+  Tree params = tag_as(args[0].tree(), MemoryTag::parameters);
+  Tree state = tag_as(args[1].tree(), MemoryTag::optimizer_state);
+  const Array& x = args[2].array();
+  const Array& y = args[3].array();
+
+  // The params a layer's forward or backward needs: ZeRO-3 all-gathers them from the shards each time.
+  const auto& sizes = model.layer_sizes();
+  LayerFetch fetch = [&](int l) -> Tree {
+    const Tree& layer = params[static_cast<std::size_t>(l)];
+    if (strategy != Strategy::zero3) return layer;
+    const Shape w_shape{sizes[l], sizes[l + 1]};
+    const Shape b_shape{sizes[l + 1]};
+    return Tree::dict({{"b", tag_as(gather_leaf(layer["b"].leaf(), b_shape, axis), MemoryTag::parameters)},
+                       {"w", tag_as(gather_leaf(layer["w"].leaf(), w_shape, axis), MemoryTag::parameters)}});
+  };
+
+  // Loss and gradients of this device's batch, accumulated over micro-batches.
+  const int k = options.micro_batches;
+  const auto batch = x.shape().empty() ? 0 : x.shape()[0];
+  if (batch % k != 0)
+    throw ValueError(fmt::format("{}: a per-device batch of {} examples cannot be cut into {} equal micro-batches",
+                                 options.name, batch, k));
+  const auto micro = batch / k;
+  Tree grads;
+  Array loss;
+  for (int m = 0; m < k; ++m) {
+    LossAndGrads lg = k == 1 ? model.value_and_grad(fetch, x, y)
+                             : model.value_and_grad(fetch, slice(x, 0, m * micro, (m + 1) * micro),
+                                                    slice(y, 0, m * micro, (m + 1) * micro));
+    if (m == 0) {
+      grads = std::move(lg.grads);
+      loss = lg.loss;
+    } else {
+      grads = tag_as(add_trees(grads, lg.grads), MemoryTag::gradients);
+      loss = loss + lg.loss;
+    }
+  }
+  if (k > 1) {
+    grads = tag_as(mapped(grads, [k](const Array& g, std::size_t) { return g / static_cast<double>(k); }),
+                   MemoryTag::gradients);
+    loss = loss / static_cast<double>(k);
+  }
+
+  // Reduce: the mean over devices, whole (all-reduce) or as this device's shard (reduce-scatter).
+  if (mixed() && options.reduce_dtype != compute_dtype())
+    grads = tag_as(cast(grads, options.reduce_dtype), MemoryTag::gradients);
+  if (strategy == Strategy::dp || strategy == Strategy::zero1)
+    grads = tag_as(pmean(grads, axis), MemoryTag::gradients);
+  else
+    grads = tag_as(mapped(grads, [&](const Array& g, std::size_t) { return mean_scatter_leaf(g, axis, n); }),
+                   MemoryTag::gradients);
+  loss = pmean(loss, axis);
+
+  // Every piece of model state is live now, and nothing else of the step's making.
+  memory[static_cast<std::size_t>(rank)] = live_memory();
+
+  // Update, in fp32: on whole leaves (dp) or on this device's shards (ZeRO).
+  const Tree inner = mixed() ? state["opt"] : state;
+  Tree weights;  // fp32: the master weights under mixed precision, the params otherwise (whole or shards)
+  if (mixed()) weights = state["master"];
+  else if (strategy == Strategy::zero1 || strategy == Strategy::zero2)
+    weights = mapped(params, [&](const Array& p, std::size_t) { return local_shard(p, rank, n); });
+  else weights = params;
+  Tree update_grads = strategy == Strategy::zero1
+                          ? mapped(grads, [&](const Array& g, std::size_t) { return local_shard(g, rank, n); })
+                          : grads;
+  grads = Tree();
+  update_grads = cast(update_grads, DType::f32);
+  OptimizerStep step = optimizer.update(update_grads, inner, weights);
+  update_grads = Tree();
+  weights = Tree();
+
+  Tree new_state = step.state;
+  if (mixed())
+    new_state = Tree::dict({{"master", tag_as(step.params, MemoryTag::optimizer_state)}, {"opt", step.state}});
+  Tree new_params = mixed() ? tag_as(cast(step.params, compute_dtype()), MemoryTag::parameters) : step.params;
+  if (strategy == Strategy::zero1 || strategy == Strategy::zero2)
+    new_params = tag_as(
+        mapped(new_params, [&](const Array& shard, std::size_t i) { return gather_leaf(shard, shapes[i], axis); }),
+        MemoryTag::parameters);
+  return Tree::tuple({new_params, new_state, loss});
+}
+
+std::string_view strategy_name(Strategy strategy) {
+  switch (strategy) {
+    case Strategy::dp: return "dp";
+    case Strategy::zero1: return "zero1";
+    case Strategy::zero2: return "zero2";
+    default: return "zero3";
+  }
+}
+
+Strategy parse_strategy(std::string_view name) {
+  for (Strategy s : {Strategy::dp, Strategy::zero1, Strategy::zero2, Strategy::zero3})
+    if (strategy_name(s) == name) return s;
+  throw ValueError(fmt::format("unknown training strategy '{}' (valid: dp, zero1, zero2, zero3)", name));
+}
+
+TrainStep::TrainStep(Mlp model, Optimizer optimizer, int num_devices, TrainOptions options) {
+  if (options.devices) num_devices = static_cast<int>(options.devices->size());
+  if (num_devices < 1) throw ValueError(fmt::format("a train step needs at least one device, got {}", num_devices));
+  if (options.micro_batches < 1)
+    throw ValueError(fmt::format("micro_batches must be at least 1, got {}", options.micro_batches));
+  if (options.precision == Precision::mixed_bf16 && options.reduce_dtype != DType::bf16 &&
+      options.reduce_dtype != DType::f32)
+    throw ValueError(fmt::format("mixed precision reduces gradients in bfloat16 or float32, not {}",
+                                 dtype_name(options.reduce_dtype)));
+  auto plan = std::make_shared<Plan>(Plan{std::move(model), std::move(optimizer), num_devices, std::move(options),
+                                          {}, Axes(none), Axes(none)});
+  for (const Array& leaf : plan->model.init_abstract().leaves()) plan->shapes.push_back(leaf.shape());
+  if (plan->options.strategy == Strategy::zero3) plan->params_axes = Axes(0);
+  if (plan->sharded()) {
+    std::map<std::string, Axes> inner;
+    const auto per_parameter = plan->optimizer.per_parameter_entries();
+    if (plan->optimizer.kind() == Optimizer::Kind::adam) inner.emplace("count", Axes(none));
+    for (const auto& entry : per_parameter) inner.emplace(entry, Axes(0));
+    plan->state_axes = plan->mixed() ? Axes::dict({{"master", Axes(0)}, {"opt", Axes::dict(std::move(inner))}})
+                                     : Axes::dict(std::move(inner));
+  }
+  plan_ = plan;
+  memory_before_update_ = std::make_shared<std::vector<MemoryByTag>>(static_cast<std::size_t>(num_devices));
+  PmapOptions pmap_options{.in_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(0), Axes(0)}),
+                           .out_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(none)}),
+                           .axis_name = plan->options.axis_name,
+                           .devices = plan->options.devices,
+                           .name = plan->options.name,
+                           .arg_names = {"params", "opt_state", "batch_x", "batch_y"}};
+  auto memory = memory_before_update_;
+  pmapped_ = std::make_shared<PmappedFunction>(
+      pmap([plan, memory](const Args& args) -> Tree { return plan->device_step(args, *memory); },
+           std::move(pmap_options)));
+}
+
+const Mlp& TrainStep::model() const { return plan_->model; }
+const Optimizer& TrainStep::optimizer() const { return plan_->optimizer; }
+const TrainOptions& TrainStep::options() const { return plan_->options; }
+int TrainStep::num_devices() const { return plan_->num_devices; }
+const PmappedFunction& TrainStep::pmapped() const { return *pmapped_; }
+const Axes& TrainStep::params_axes() const { return plan_->params_axes; }
+const Axes& TrainStep::state_axes() const { return plan_->state_axes; }
+const std::vector<MemoryByTag>& TrainStep::memory_before_update() const { return *memory_before_update_; }
+
+TrainState TrainStep::init(const Tree& params) const {
+  const Plan& plan = *plan_;
+  std::vector<Shape> shapes;
+  for (const Array& leaf : params.leaves()) shapes.push_back(leaf.shape());
+  if (!params.same_structure(plan.model.init_abstract()) || shapes != plan.shapes)
+    throw ValueError(fmt::format("train step init: params {} do not match the model's layer sizes",
+                                 params.treedef()));
+  for (const Array& leaf : params.leaves())
+    if (leaf.dtype() != DType::f32)
+      throw TypeError(fmt::format("train step init: params must be float32 (the master weights), got {}",
+                                  dtype_name(leaf.dtype())));
+  const int n = plan.num_devices;
+  Tree compute = cast(params, plan.compute_dtype());
+  Tree weights = plan.sharded() ? shard_tree(params, n) : params;  // fp32, as the update sees them
+  Tree inner = plan.optimizer.init(weights);
+  Tree state = plan.mixed() ? Tree::dict({{"master", weights}, {"opt", inner}}) : inner;
+  return {plan.options.strategy == Strategy::zero3 ? shard_tree(compute, n) : compute, state};
+}
+
+Tree TrainStep::operator()(Simulation& sim, const Args& args) const { return (*pmapped_)(sim, args); }
+
+StepResult TrainStep::operator()(Simulation& sim, const TrainState& state, const Array& batch_x,
+                                 const Array& batch_y) const {
+  Tree out = (*pmapped_)(sim, {state.params, state.opt_state, batch_x, batch_y});
+  return {{out[0], out[1]}, out[2].leaf()};
+}
+
+Tree TrainStep::full_params(Simulation& sim, const TrainState& state) const {
+  const Plan& plan = *plan_;
+  const Tree& source = plan.mixed() ? state.opt_state["master"] : state.params;
+  Tree host = sim.device_get(source);
+  const bool sharded = plan.mixed() ? plan.sharded() : plan.options.strategy == Strategy::zero3;
+  return sharded ? unshard_tree(host, plan.model.init_abstract()) : host;
+}
+
+Array shard_batch(const Array& batch, int num_devices) {
+  if (batch.ndim() < 1 || num_devices < 1 || batch.shape()[0] % num_devices != 0)
+    throw ValueError(fmt::format("a batch of shape {} cannot be split evenly over {} devices",
+                                 shape_str(batch.shape()), num_devices));
+  Shape shape = batch.shape();
+  shape[0] /= num_devices;
+  shape.insert(shape.begin(), num_devices);
+  return reshape(batch, shape);
+}
+
+double zero_model_state_bytes(Strategy strategy, std::int64_t psi, int num_devices) {
+  const double p = static_cast<double>(psi);
+  const double n = static_cast<double>(num_devices);
+  switch (strategy) {
+    case Strategy::dp: return 16 * p;
+    case Strategy::zero1: return 4 * p + 12 * p / n;
+    case Strategy::zero2: return 2 * p + 14 * p / n;
+    default: return 16 * p / n;
+  }
+}
+
+}  // namespace spmdsim::models

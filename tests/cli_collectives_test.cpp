@@ -1,0 +1,278 @@
+// `spmdsim collectives` as a user runs it: the built program (SPMDSIM_CLI) on small sweeps. Its table
+// against a golden file, its CSV and JSON against its table, each bad input's exit status and message, and
+// the plots when a python3 with matplotlib is there.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "spmdsim/collective_algorithms.hpp"
+
+namespace spmdsim {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A fresh directory for one test's files.
+fs::path scratch_dir() {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  auto dir = fs::temp_directory_path() / fmt::format("spmdsim_cli_{}_{}", test->name(), ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// `spmdsim collectives <args>` with stdout and stderr captured (stderr is no terminal: no progress bar).
+Run run_collectives(const std::string& args, const fs::path& dir) {
+  const auto out = dir / "stdout.txt";
+  const auto err = dir / "stderr.txt";
+  const std::string command =
+      fmt::format("'{}' collectives {} > '{}' 2> '{}' < /dev/null", SPMDSIM_CLI, args, out.string(), err.string());
+  const int status = std::system(command.c_str());
+  Run run;
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = read_file(out);
+  run.err = read_file(err);
+  return run;
+}
+
+// What changes from run to run of the same sweep: the wall time.
+std::string normalised(const std::string& table) {
+  return std::regex_replace(table, std::regex(R"(in [0-9]+\.[0-9]+ s wall time)"), "in <wall> s wall time");
+}
+
+// Compares `actual` with tests/golden/<name>. On a mismatch it writes <name>.unapproved beside the golden
+// file, to diff and, if the change is intended, rename over it.
+void expect_matches_golden(const std::string& actual, const std::string& name) {
+  const fs::path golden = fs::path(SPMDSIM_GOLDEN_DIR) / name;
+  const fs::path unapproved = golden.string() + ".unapproved";
+  const bool exists = fs::exists(golden);
+  if (exists && read_file(golden) == actual) {
+    fs::remove(unapproved);
+    return;
+  }
+  const bool written = static_cast<bool>(std::ofstream(unapproved) << actual);
+  ADD_FAILURE() << (exists ? "output differs from " : "no golden file ") << golden
+                << (written ? "; wrote " : "; could not write ") << unapproved
+                << ": review it (diff it against the golden file) and rename it over the golden file to approve";
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> fields_of(const std::string& line, char separator = ' ') {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, separator))
+    if (separator != ' ' || !field.empty()) fields.push_back(field);
+  return fields;
+}
+
+// The table's data rows (neither comments nor blank), split into cells.
+std::vector<std::vector<std::string>> table_rows(const std::string& table) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : lines_of(table))
+    if (!line.empty() && !line.starts_with("#")) rows.push_back(fields_of(line));
+  return rows;
+}
+
+// The small sweep of the golden file: two collectives, one algorithm, four devices under the textbook
+// alpha-beta model; the largest size runs abstract.
+constexpr const char* kGoldenSweep =
+    "-b 1K -e 64K -f 4 --devices 4 --collectives all_reduce,all_gather --algorithms ring --abstract-above 16K "
+    "--check --cfg=network/model:CM02 --cfg=network/crosstraffic:0";
+
+TEST(CollectivesSweep, TableMatchesGoldenFile) {
+  const auto run = run_collectives(kGoldenSweep, scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_matches_golden(normalised(run.out), "collectives_ring_4_devices.txt");
+}
+
+TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
+  const auto dir = scratch_dir();
+  const auto csv_path = dir / "sweep.csv";
+  const auto json_path = dir / "sweep.json";
+  const auto run = run_collectives(
+      fmt::format("-b 64 -e 16K -f 4 --devices 2,4 --collectives psum,all_gather,psum_scatter,all_to_all "
+                  "--algorithms all --abstract-above 4K --check --cfg=network/model:CM02 --csv '{}' --json '{}'",
+                  csv_path.string(), json_path.string()),
+      dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+
+  const auto table = table_rows(run.out);
+  const auto csv = lines_of(read_file(csv_path));
+  const auto json = nlohmann::json::parse(read_file(json_path));
+  EXPECT_EQ(json.at("schema_version"), 1);
+  EXPECT_EQ(json.at("simgrid_config").at("network/model"), "CM02");
+  const auto& rows = json.at("rows");
+  ASSERT_FALSE(table.empty());
+  ASSERT_EQ(rows.size(), table.size());
+  ASSERT_EQ(csv.size(), table.size() + 1);
+  const auto columns = fields_of(csv[0], ',');
+  EXPECT_EQ(fmt::format("{}", fmt::join(columns, ",")),
+            "collective,jax_name,size_bytes,count_elements,type,redop,algorithm,devices,time_us,algbw_GB_per_s,"
+            "busbw_GB_per_s,busbw_factor,max_abs_error,mode");
+
+  int abstract_rows = 0;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    SCOPED_TRACE(fmt::format("row {}: {}", i, fmt::join(table[i], " ")));
+    const auto& cells = table[i];
+    ASSERT_EQ(cells.size(), 11u);
+    auto fields = fields_of(csv[i + 1], ',');
+    if (fields.size() == columns.size() - 1) fields.emplace_back();  // a trailing empty field
+    ASSERT_EQ(fields.size(), columns.size());
+    std::map<std::string, std::string> csv_row;
+    for (std::size_t c = 0; c < columns.size(); ++c) csv_row[columns[c]] = fields[c];
+    const auto& j = rows[i];
+
+    // Table against JSON.
+    EXPECT_EQ(cells[0], std::to_string(j.at("size_bytes").get<std::uint64_t>()));
+    EXPECT_EQ(cells[1], std::to_string(j.at("count_elements").get<std::int64_t>()));
+    EXPECT_EQ(cells[2], j.at("type"));
+    EXPECT_EQ(cells[3], j.at("redop"));
+    EXPECT_EQ(cells[4], j.at("algorithm"));
+    EXPECT_EQ(cells[5], std::to_string(j.at("devices").get<int>()));
+    EXPECT_EQ(cells[6], fmt::format("{:.2f}", j.at("time_us").get<double>()));
+    EXPECT_EQ(cells[7], fmt::format("{:.2f}", j.at("algbw_GB_per_s").get<double>()));
+    EXPECT_EQ(cells[8], fmt::format("{:.2f}", j.at("busbw_GB_per_s").get<double>()));
+    EXPECT_EQ(cells[10], j.at("mode"));
+    if (j.at("mode") == "abstract") {
+      ++abstract_rows;
+      EXPECT_EQ(cells[9], "n/a");
+      EXPECT_TRUE(j.at("max_abs_error").is_null());
+    } else {
+      const double error = j.at("max_abs_error").get<double>();
+      EXPECT_EQ(cells[9], error == 0 ? "0" : fmt::format("{:.2e}", error));
+      EXPECT_LT(error, 1e-5);  // float32 sums of a few values in [-1, 1)
+    }
+
+    // CSV against JSON: the same values, to the last digit.
+    for (const char* key : {"collective", "jax_name", "type", "redop", "algorithm", "mode"})
+      EXPECT_EQ(csv_row[key], j.at(key).get<std::string>()) << key;
+    for (const char* key : {"size_bytes", "count_elements", "devices"})
+      EXPECT_EQ(std::stod(csv_row[key]), j.at(key).get<double>()) << key;
+    for (const char* key : {"time_us", "algbw_GB_per_s", "busbw_GB_per_s", "busbw_factor"})
+      EXPECT_EQ(std::stod(csv_row[key]), j.at(key).get<double>()) << key;
+    EXPECT_EQ(csv_row["max_abs_error"].empty(), j.at("max_abs_error").is_null());
+
+    // nccl-tests' definitions: algbw = S / t, busbw = algbw x factor.
+    const double seconds = j.at("time_us").get<double>() * 1e-6;
+    const int p = j.at("devices");
+    EXPECT_NEAR(j.at("algbw_GB_per_s").get<double>(), j.at("size_bytes").get<double>() / seconds / 1e9, 1e-9);
+    const double factor = j.at("collective") == "all_reduce" ? 2.0 * (p - 1) / p : static_cast<double>(p - 1) / p;
+    EXPECT_DOUBLE_EQ(j.at("busbw_factor").get<double>(), factor);
+    EXPECT_NEAR(j.at("busbw_GB_per_s").get<double>(), j.at("algbw_GB_per_s").get<double>() * factor, 1e-9);
+  }
+  EXPECT_GT(abstract_rows, 0);
+}
+
+// One bad command line: its arguments and the message after "spmdsim collectives: ".
+struct BadInput {
+  const char* name;
+  std::string args;
+  std::string message;
+};
+
+std::string algorithm_list(CollectiveKind kind) {
+  return fmt::format("{}: {}, auto", collective_kind_name(kind), fmt::join(algorithm_names(kind), ", "));
+}
+
+std::vector<BadInput> bad_inputs() {
+  return {
+      {"UnknownCollective", "--collectives all_reduce,allreduce",
+       "unknown collective 'allreduce' in --collectives; valid: all_reduce (psum), all_gather, reduce_scatter "
+       "(psum_scatter), all_to_all"},
+      {"UnknownAlgorithm", "--collectives all_reduce,all_to_all --algorithms ring,no_such",
+       fmt::format("unknown algorithm 'no_such' in --algorithms; valid: {}; {} (or all, default)",
+                   algorithm_list(CollectiveKind::all_reduce), algorithm_list(CollectiveKind::all_to_all))},
+      {"AlgorithmOfNoChosenCollective", "--collectives all_to_all --algorithms ring",
+       fmt::format("no algorithm in --algorithms ring is registered for all_to_all; valid: {} (or all, default)",
+                   algorithm_list(CollectiveKind::all_to_all))},
+      {"BadSizeSuffix", "-b 1X",
+       "bad size '1X' for --minbytes: expected a whole number of bytes with an optional K, M or G suffix (powers "
+       "of 1024), e.g. 64K"},
+      {"MinbytesAboveMaxbytes", "-b 1M -e 64K", "--minbytes 1M is larger than --maxbytes 64K"},
+      {"StepfactorBelowTwo", "-f 1", "--stepfactor must be a whole number of at least 2 (got '1')"},
+      {"UnknownTopology", "--topology torus", "unknown --topology 'torus'; valid: switch"},
+      {"UnknownDtype", "--dtype bool", "unknown --dtype 'bool'; valid: float32, bfloat16, float16, float64, int32"},
+      {"BadDeviceCount", "--devices 8,1", "--devices: '1' is not a device count from 2 to 1024"},
+      {"UnknownOption", "--bogus", "unrecognised option '--bogus'"},
+  };
+}
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, ExitsTwoWithMessage) {
+  const auto& bad = GetParam();
+  const auto run = run_collectives(bad.args, scratch_dir());
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.out, "");
+  EXPECT_EQ(run.err, fmt::format("spmdsim collectives: {}\n(see spmdsim collectives --help)\n", bad.message));
+}
+
+INSTANTIATE_TEST_SUITE_P(CollectivesSweep, BadInputTest, ::testing::ValuesIn(bad_inputs()),
+                         [](const auto& test) { return std::string(test.param.name); });
+
+TEST(CollectivesSweep, HelpListsOptionsAndExitsZero) {
+  const auto run = run_collectives("--help", scratch_dir());
+  EXPECT_EQ(run.status, 0);
+  for (const char* option : {"--minbytes", "--maxbytes", "--stepfactor", "--collectives", "--algorithms",
+                             "--devices", "--dtype", "--topology", "--csv", "--json", "--plot", "--abstract-above",
+                             "--check"})
+    EXPECT_NE(run.out.find(option), std::string::npos) << option;
+}
+
+// The plots need a python3 with matplotlib (scripts/bootstrap.sh installs Debian's); without one the sweep
+// must refuse --plot before it runs.
+TEST(CollectivesSweep, PlotWritesPngAndSvg) {
+  const auto dir = scratch_dir();
+  const auto prefix = dir / "sweep";
+  const auto run = run_collectives(
+      fmt::format("-b 1K -e 1M -f 8 --devices 2,4 --collectives all_reduce,all_to_all --abstract-above 64K --plot '{}'",
+                  prefix.string()),
+      dir);
+  if (run.status == 1 && run.err.find("--plot needs python3 with matplotlib") != std::string::npos)
+    GTEST_SKIP() << run.err;
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (const char* extension : {".png", ".svg"}) {
+    const auto path = prefix.string() + extension;
+    ASSERT_TRUE(fs::exists(path)) << path;
+    EXPECT_GT(fs::file_size(path), 1000u) << path;
+  }
+  EXPECT_FALSE(fs::exists(prefix.string() + ".plot-data.json"));  // the temporary data is gone
+}
+
+}  // namespace
+}  // namespace spmdsim

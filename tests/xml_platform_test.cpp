@@ -1,0 +1,322 @@
+// SimGrid XML platforms: devices picked out by a host property, ordered by index or by name, their specs
+// overridden by properties; each bad input a ValueError naming the file and the fault; and the switch
+// cluster written as XML timing exactly like the switch cluster itself.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <simgrid/s4u/Host.hpp>
+
+#include "smpi/scratch_dir.hpp"
+#include "spmdsim/collectives.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/pmap.hpp"
+#include "spmdsim/simulation.hpp"
+#include "spmdsim/topologies/switch_cluster.hpp"
+#include "spmdsim/topologies/xml_platform.hpp"
+#include "test_cluster.hpp"
+
+namespace spmdsim {
+namespace {
+
+using topologies::xml_platform;
+using topologies::XmlPlatformOptions;
+
+// A platform file around `hosts` (host elements), with `zone_properties` at the top of the root zone. No
+// routes: these tests never communicate.
+std::string platform_xml(const std::string& hosts, const std::string& zone_properties = "") {
+  return "<?xml version='1.0'?>\n"
+         "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+         "<platform version=\"4.1\">\n"
+         "  <zone id=\"test\" routing=\"Full\">\n" +
+         zone_properties + hosts +
+         "  </zone>\n"
+         "</platform>\n";
+}
+
+// A host element with the given properties ("name=value" pairs).
+std::string host(const std::string& name,
+                 std::initializer_list<std::pair<std::string, std::string>> properties) {
+  std::string xml = "    <host id=\"" + name + "\" speed=\"1e9f\">\n";
+  for (const auto& [key, value] : properties)
+    xml += "      <prop id=\"" + key + "\" value=\"" + value + "\"/>\n";
+  return xml + "    </host>\n";
+}
+
+std::string cpu() {
+  return host("cpu", {{"spmdsim.role", "host"}});
+}
+std::string device(const std::string& name) {
+  return host(name, {{"spmdsim.role", "device"}});
+}
+std::string device(const std::string& name, int index) {
+  return host(name, {{"spmdsim.role", "device"}, {"spmdsim.index", std::to_string(index)}});
+}
+
+std::vector<std::string> device_names(const Simulation& sim) {
+  std::vector<std::string> names;
+  for (const auto& d : sim.platform().devices) names.push_back(d.name);
+  return names;
+}
+
+// The message of the ValueError that building a Simulation on `xml` raises ("" if it raises none).
+std::string load_error(const std::string& xml, XmlPlatformOptions options = {}) {
+  testing::ScratchDir dir;
+  const auto file = dir.write("platform.xml", xml);
+  try {
+    Simulation sim(xml_platform(file, std::move(options)));
+  } catch (const ValueError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// Runs `fn` in a child process and returns its double: one SimGrid engine per process, and a comparison
+// of two simulations needs two.
+template <class Fn>
+double in_child_process(Fn fn) {
+  int pipe_ends[2];
+  if (pipe(pipe_ends) != 0) throw std::runtime_error("pipe failed");
+  const pid_t child = fork();
+  if (child == 0) {
+    close(pipe_ends[0]);
+    double value = std::nan("");
+    try {
+      value = fn();
+    } catch (...) {
+    }
+    const bool written = write(pipe_ends[1], &value, sizeof value) == static_cast<ssize_t>(sizeof value);
+    _exit(written ? 0 : 1);
+  }
+  close(pipe_ends[1]);
+  double value = std::nan("");
+  const bool read_all = read(pipe_ends[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value);
+  close(pipe_ends[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!read_all || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("the child process failed");
+  return value;
+}
+
+TEST(XmlPlatform, DevicesFollowTheirIndexNotTheirNames) {
+  testing::ScratchDir dir;
+  const auto file = dir.write(
+      "p.xml", platform_xml(cpu() + device("b", 2) + device("c", 0) + device("a", 1) + device("d", 3)));
+  Simulation sim(xml_platform(file));
+  EXPECT_EQ(device_names(sim), (std::vector<std::string>{"c", "a", "b", "d"}));
+  EXPECT_EQ(sim.platform().host_cpu->get_name(), "cpu");
+  EXPECT_TRUE(sim.platform().dimensions.empty());
+  EXPECT_EQ(sim.platform().description, "xml: p.xml, 4 x A100-SXM4-80GB");
+}
+
+TEST(XmlPlatform, WithoutIndicesDevicesGoByNameWithNumbersAsNumbers) {
+  testing::ScratchDir dir;
+  const auto file = dir.write("p.xml", platform_xml(device("gpu10") + device("gpu2") + cpu() +
+                                                    device("gpu1") + host("storage", {}) + device("gpu0")));
+  Simulation sim(xml_platform(file));
+  EXPECT_EQ(device_names(sim), (std::vector<std::string>{"gpu0", "gpu1", "gpu2", "gpu10"}));
+}
+
+TEST(XmlPlatform, PropertiesOverrideTheDeviceSpecAndTheRootZoneGivesDimensions) {
+  testing::ScratchDir dir;
+  const std::string big = host("d0", {{"spmdsim.role", "device"},
+                                      {"spmdsim.memory_bytes", "40e9"},
+                                      {"spmdsim.peak_flops_f32", "1.5e13"},
+                                      {"spmdsim.memory_bandwidth", "inf"}});
+  const auto file = dir.write(
+      "p.xml",
+      platform_xml(cpu() + big + device("d1") + device("d2") + device("d3") + device("d4") + device("d5"),
+                   "    <prop id=\"spmdsim.dimensions\" value=\"2, 3\"/>\n"));
+  Simulation sim(xml_platform(file));
+  const auto& devices = sim.platform().devices;
+  ASSERT_EQ(devices.size(), 6u);
+  EXPECT_EQ(devices[0].spec.memory_capacity, 40e9);
+  EXPECT_EQ(devices[0].spec.peak_flops_for(DType::f32), 1.5e13);
+  EXPECT_TRUE(std::isinf(devices[0].spec.memory_bandwidth));
+  EXPECT_EQ(devices[0].spec.peak_flops_for(DType::bf16), 312e12);  // the rest stays the default A100's
+  const auto a100 = topologies::a100_like_device();
+  EXPECT_EQ(devices[1].spec.memory_capacity, a100.memory_capacity);
+  EXPECT_EQ(devices[1].spec.memory_bandwidth, a100.memory_bandwidth);
+  EXPECT_EQ(sim.platform().dimensions, (std::vector<int>{2, 3}));
+}
+
+TEST(XmlPlatform, TheRolePropertyAndItsValuesAreOptions) {
+  testing::ScratchDir dir;
+  const auto file =
+      dir.write("p.xml", platform_xml(host("x", {{"kind", "cpu"}}) + host("g1", {{"kind", "gpu"}}) +
+                                      host("g0", {{"kind", "gpu"}})));
+  XmlPlatformOptions options;
+  options.role_property = "kind";
+  options.device_role = "gpu";
+  options.host_role = "cpu";
+  options.device = testing::round_numbers_cluster(1).device;
+  Simulation sim(xml_platform(file, options));
+  EXPECT_EQ(device_names(sim), (std::vector<std::string>{"g0", "g1"}));
+  EXPECT_EQ(sim.platform().host_cpu->get_name(), "x");
+  EXPECT_EQ(sim.platform().devices[0].spec.model, "test-device");
+}
+
+// Bad input: one ValueError each, naming the file and what is wrong.
+
+TEST(XmlPlatformErrors, AMissingFileIsNamedBeforeAnyEngineStarts) {
+  try {
+    xml_platform("/nonexistent/dir/cluster.xml");
+    FAIL() << "no error";
+  } catch (const ValueError& error) {
+    EXPECT_STREQ(
+        error.what(),
+        "SimGrid platform file '/nonexistent/dir/cluster.xml' does not exist or is not a regular file");
+  }
+}
+
+TEST(XmlPlatformErrors, NoDeviceHostNamesThePropertyAndValueLookedFor) {
+  XmlPlatformOptions options;
+  options.role_property = "kind";
+  options.device_role = "gpu";
+  options.host_role = "cpu";
+  const std::string message = load_error(
+      platform_xml(host("x", {{"kind", "cpu"}}) + host("n0", {{"spmdsim.role", "device"}})), options);
+  EXPECT_NE(message.find("platform.xml' has no device: no host has the property kind=gpu"), std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, NoHostCpu) {
+  const std::string message = load_error(platform_xml(device("d0") + device("d1")));
+  EXPECT_NE(message.find("' has no host CPU: no host has the property spmdsim.role=host"), std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, TwoHostCpus) {
+  const std::string message =
+      load_error(platform_xml(cpu() + host("cpu2", {{"spmdsim.role", "host"}}) + device("d0")));
+  EXPECT_NE(message.find("' has 2 host CPUs (spmdsim.role=host on cpu, cpu2); mark exactly one"),
+            std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, AnUnknownRoleValue) {
+  const std::string message = load_error(platform_xml(cpu() + host("d0", {{"spmdsim.role", "devices"}})));
+  EXPECT_NE(message.find("': host 'd0' has spmdsim.role='devices'; expected 'device' or 'host'"),
+            std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, ADuplicateIndex) {
+  const std::string message =
+      load_error(platform_xml(cpu() + device("d0", 0) + device("d1", 1) + device("d2", 1)));
+  EXPECT_NE(message.find("': devices 'd1' and 'd2' both have spmdsim.index 1"), std::string::npos) << message;
+}
+
+TEST(XmlPlatformErrors, AnIndexMissingOnSomeDevices) {
+  const std::string message =
+      load_error(platform_xml(cpu() + device("d0", 0) + device("d1") + device("d2", 1)));
+  EXPECT_NE(
+      message.find("': device(s) d1 have no spmdsim.index but other devices have one; number every device "
+                   "0..2 or none (then devices go by host name)"),
+      std::string::npos)
+      << message;
+}
+
+// A gap in the numbering (0, 2 for two devices) is an index out of range.
+TEST(XmlPlatformErrors, AnIndexOutOfRange) {
+  const std::string message = load_error(platform_xml(cpu() + device("d0", 0) + device("d1", 2)));
+  EXPECT_NE(
+      message.find("': device 'd1' has spmdsim.index 2, outside 0..1 (the 2 devices are numbered from 0 "
+                   "without gaps)"),
+      std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, AnIndexThatIsNotAnInteger) {
+  const std::string message =
+      load_error(platform_xml(cpu() + host("d0", {{"spmdsim.role", "device"}, {"spmdsim.index", "first"}})));
+  EXPECT_NE(message.find("': device 'd0' has spmdsim.index 'first', not an integer"), std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, APropertyThatIsNotANumber) {
+  const std::string message = load_error(
+      platform_xml(cpu() + host("d0", {{"spmdsim.role", "device"}, {"spmdsim.memory_bytes", "80GB"}})));
+  EXPECT_NE(message.find("': device 'd0': spmdsim.memory_bytes is '80GB', not a number"), std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, DimensionsThatDoNotMultiplyToTheDeviceCount) {
+  const std::string message =
+      load_error(platform_xml(cpu() + device("d0") + device("d1") + device("d2"),
+                              "    <prop id=\"spmdsim.dimensions\" value=\"2,2\"/>\n"));
+  EXPECT_NE(message.find("': spmdsim.dimensions '2,2' makes 4 devices, but the platform has 3"),
+            std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, AFileSimGridCannotParse) {
+  const std::string message =
+      load_error("<platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\n<host id=\"a\"");
+  EXPECT_EQ(message.rfind("SimGrid cannot load platform '", 0), 0u) << message;
+}
+
+// The writer: the switch cluster as XML, loaded back, times a psum exactly as the switch cluster does.
+
+TEST(SwitchClusterXml, HasTheRolesLinksAndRoutesOfTheSwitchCluster) {
+  std::ostringstream out;
+  topologies::write_switch_cluster_xml(out, testing::round_numbers_cluster(2));
+  const std::string xml = out.str();
+  for (const char* expected :
+       {"<platform version=\"4.1\">", "<zone id=\"switch_cluster\" routing=\"Full\">",
+        "<host id=\"host\" speed=\"100000000000f\">", "<prop id=\"spmdsim.role\" value=\"host\"/>",
+        "<host id=\"dev1\" speed=\"1000000000000f\">", "<prop id=\"spmdsim.index\" value=\"1\"/>",
+        "<prop id=\"spmdsim.memory_bytes\" value=\"1000000000\"/>",
+        "<link id=\"dev0.fabric.up\" bandwidth=\"100000000000Bps\" latency=\"1e-06s\"/>",
+        "<link id=\"dev1.pcie.d2h\" bandwidth=\"10000000000Bps\" latency=\"1e-06s\"/>",
+        "<route src=\"host\" dst=\"dev1\" symmetrical=\"NO\"><link_ctn id=\"dev1.pcie.h2d\"/></route>",
+        "<route src=\"dev0\" dst=\"dev1\" symmetrical=\"NO\"><link_ctn id=\"dev0.fabric.up\"/>"
+        "<link_ctn id=\"dev1.fabric.down\"/></route>"})
+    EXPECT_NE(xml.find(expected), std::string::npos) << "missing " << expected << " in\n" << xml;
+}
+
+TEST(SwitchClusterXml, RefusesWhatTheSwitchClusterRefuses) {
+  auto spec = testing::round_numbers_cluster(2);
+  spec.device_link.bandwidth = 0;
+  std::ostringstream out;
+  EXPECT_THROW(topologies::write_switch_cluster_xml(out, spec), ValueError);
+}
+
+// The longest psum of `floats` float32 per device on any device, under the pinned alpha-beta model.
+double psum_time(const PlatformBuilder& builder, int p, std::int64_t floats) {
+  Simulation sim(builder, {alpha_beta_config(), {}});
+  auto f = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i"); }, {.axis_name = "i"});
+  f(sim, {Array::full({p, floats}, 1.0)});
+  double longest = 0;
+  for (const auto& times : sim.report().calls.back().times)
+    longest = std::max(longest, times.communication.at("psum"));
+  return longest;
+}
+
+TEST(SwitchClusterXml, APsumTakesExactlyAsLongAsOnTheSwitchCluster) {
+  const int p = 4;
+  const std::int64_t floats = 3 * 5 * 7 * 8 * 1024;
+  const auto spec = testing::free_compute_cluster(p);
+  const double on_switch_cluster =
+      in_child_process([&] { return psum_time(topologies::switch_cluster(spec), p, floats); });
+
+  testing::ScratchDir dir;
+  std::ostringstream xml;
+  topologies::write_switch_cluster_xml(xml, spec);
+  const auto file = dir.write("switch.xml", xml.str());
+  const double on_xml = psum_time(xml_platform(file, {.device = spec.device}), p, floats);
+
+  EXPECT_EQ(on_xml, on_switch_cluster);
+  // And both are the closed form 2(p-1) alpha + 2 (p-1)/p n beta (tests/timing_test.cpp).
+  const double n = static_cast<double>(floats) * 4;
+  EXPECT_NEAR(on_xml, 2 * (p - 1) * 2e-6 + 2.0 * (p - 1) / p * n / 100e9, 1e-12 * on_xml);
+}
+
+}  // namespace
+}  // namespace spmdsim
