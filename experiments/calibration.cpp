@@ -19,24 +19,34 @@ namespace {
 using topologies::NodePreset;
 
 // nccl-tests' all-reduce busbw factor, REFERENCES §2.1.
-double bus_factor(int n) { return 2.0 * (n - 1) / n; }
+double bus_factor(int n) {
+  return 2.0 * (n - 1) / n;
+}
 
-std::string_view setting_key(std::string_view setting) { return setting.substr(0, setting.find(':')); }
+std::string_view setting_key(std::string_view setting) {
+  return setting.substr(0, setting.find(':'));
+}
 
-std::string gib_text(double bytes) { return fmt::format("{:g} GiB", bytes / (1ull << 30)); }
+std::string gib_text(double bytes) {
+  return fmt::format("{:g} GiB", bytes / (1ull << 30));
+}
 
 std::string range_text(const topologies::CalibrationTarget& target) {
   if (target.busbw_low == target.busbw_high) return fmt::format("{:g}", target.busbw_low / 1e9);
   return fmt::format("{:g}-{:g}", target.busbw_low / 1e9, target.busbw_high / 1e9);
 }
 
-std::string percent(double fraction) { return fmt::format("{:+.1f}%", 100 * fraction); }
+std::string percent(double fraction) {
+  return fmt::format("{:+.1f}%", 100 * fraction);
+}
 
 std::string_view status_text(const topologies::CalibrationTarget& target) {
   return target.not_calibrated.empty() ? "calibrated" : "comparison";
 }
 
-std::string correction_text(double c) { return c > 0 ? fmt::format("{:.3f}", c) : std::string("unreachable"); }
+std::string correction_text(double c) {
+  return c > 0 ? fmt::format("{:.3f}", c) : std::string("unreachable");
+}
 
 double mean_correction(const CalibrationResult& r) {
   std::vector<double> reachable;
@@ -48,13 +58,15 @@ double mean_correction(const CalibrationResult& r) {
 
 }  // namespace
 
-std::vector<std::string> calibration_settings(const NodePreset& preset, const std::vector<std::string>& simgrid_args) {
+std::vector<std::string> calibration_settings(const NodePreset& preset,
+                                              const std::vector<std::string>& simgrid_args) {
   std::vector<std::string> given;
   for (const auto& arg : simgrid_args)
     if (arg.starts_with("--cfg=")) given.push_back(arg.substr(6));
   std::vector<std::string> settings;
   for (const auto& s : preset.network_model->simgrid_config)
-    if (std::none_of(given.begin(), given.end(), [&](const auto& g) { return setting_key(g) == setting_key(s); }))
+    if (std::none_of(given.begin(), given.end(),
+                     [&](const auto& g) { return setting_key(g) == setting_key(s); }))
       settings.push_back(s);
   settings.insert(settings.end(), given.begin(), given.end());
   return settings;
@@ -107,7 +119,9 @@ std::vector<CalibrationPoint> simulate_calibration(const NodePreset& preset, dou
 
 CalibrationResult make_result(const NodePreset& preset, std::vector<std::string> settings,
                               std::vector<CalibrationPoint> points, std::vector<CalibrationPoint> doubled) {
-  CalibrationResult r{.preset = &preset, .settings = std::move(settings), .points = std::move(points),
+  CalibrationResult r{.preset = &preset,
+                      .settings = std::move(settings),
+                      .points = std::move(points),
                       .doubled = std::move(doubled)};
   const int n = preset.devices_per_node;
   for (std::size_t i = 0; i < r.points.size(); ++i) {
@@ -117,8 +131,9 @@ CalibrationResult make_result(const NodePreset& preset, std::vector<std::string>
     const double link_time = 2 * (t1 - t2);
     const double other_time = 2 * t2 - t1;
     const double target_time = r.points[i].bytes * bus_factor(n) / preset.calibration->midpoint();
-    r.suggested_corrections.push_back(
-        target_time > other_time ? preset.model_correction.value * link_time / (target_time - other_time) : 0.0);
+    r.suggested_corrections.push_back(target_time > other_time ? preset.model_correction.value * link_time /
+                                                                     (target_time - other_time)
+                                                               : 0.0);
   }
   return r;
 }
@@ -130,9 +145,11 @@ double relative_error(const NodePreset& preset, const CalibrationPoint& point) {
 
 void write_calibration_table(std::ostream& out, const std::vector<CalibrationResult>& results) {
   out << "# spmdsim calibrate: all-reduce busbw on each node preset's devices, simulated vs published\n"
-      << "# busbw = S/t x 2(n-1)/n (nccl-tests); float32 on abstract arrays; error = (simulated - published midpoint)"
+      << "# busbw = S/t x 2(n-1)/n (nccl-tests); float32 on abstract arrays; error = (simulated - published "
+         "midpoint)"
          " / midpoint;\n"
-      << fmt::format("# tolerance {:.0f}%; sources are sections of REFERENCES.md\n", 100 * kCalibrationTolerance)
+      << fmt::format("# tolerance {:.0f}%; sources are sections of REFERENCES.md\n",
+                     100 * kCalibrationTolerance)
       << fmt::format("#{:<13} {:<9} {:>7} {:>11} {:>11} {:>8}  {:<10}  {}\n", "preset", "algorithm", "size",
                      "simulated", "published", "error", "status", "source")
       << fmt::format("#{:<13} {:<9} {:>7} {:>11} {:>11}\n", "", "", "", "(GB/s)", "(GB/s)");
@@ -145,16 +162,17 @@ void write_calibration_table(std::ostream& out, const std::vector<CalibrationRes
   }
   for (const auto& r : results)
     if (!r.preset->calibration->not_calibrated.empty())
-      out << fmt::format("# {} is not calibrated: {}\n", r.preset->name, r.preset->calibration->not_calibrated);
+      out << fmt::format("# {} is not calibrated: {}\n", r.preset->name,
+                         r.preset->calibration->not_calibrated);
   out << "\n# link calibration: simulated device link = achievable rate x model correction\n"
-      << fmt::format("#{:<13} {:<12} {:>8} {:>11} {:>10} {:>10} {:>9} {:>11}\n", "preset", "device link", "nominal",
-                     "achievable", "correction", "simulated", "x nominal", "to midpoint")
-      << fmt::format("#{:<13} {:<12} {:>8} {:>11} {:>10} {:>10} {:>9} {:>11}\n", "", "", "(GB/s)", "(GB/s)", "", "(GB/s)",
-                     "", "correction");
+      << fmt::format("#{:<13} {:<12} {:>8} {:>11} {:>10} {:>10} {:>9} {:>11}\n", "preset", "device link",
+                     "nominal", "achievable", "correction", "simulated", "x nominal", "to midpoint")
+      << fmt::format("#{:<13} {:<12} {:>8} {:>11} {:>10} {:>10} {:>9} {:>11}\n", "", "", "(GB/s)", "(GB/s)",
+                     "", "(GB/s)", "", "correction");
   for (const auto& r : results) {
     const auto& link = topologies::link_preset(r.preset->device_link);
-    out << fmt::format(" {:<13} {:<12} {:>8g} {:>11g} {:>10g} {:>10.1f} {:>9.3f} {:>11}\n", r.preset->name, link.name,
-                       link.bandwidth.value / 1e9, link.effective_spec().bandwidth / 1e9,
+    out << fmt::format(" {:<13} {:<12} {:>8g} {:>11g} {:>10g} {:>10.1f} {:>9.3f} {:>11}\n", r.preset->name,
+                       link.name, link.bandwidth.value / 1e9, link.effective_spec().bandwidth / 1e9,
                        r.preset->model_correction.value, r.preset->effective_device_link().bandwidth / 1e9,
                        r.preset->calibration_factor(), correction_text(mean_correction(r)));
   }
@@ -167,44 +185,58 @@ void write_calibration_markdown(std::ostream& out, const std::vector<Calibration
   out << "# Calibration of the node presets\n\n"
       << "<!-- Generated by `spmdsim calibrate --write-docs`; do not edit by hand. Change a preset in\n"
       << "     topologies/src/presets.cpp, then rerun the command. -->\n\n"
-      << "Each node preset runs an all-reduce of float32 on its devices, on abstract arrays (shapes only), under\n"
+      << "Each node preset runs an all-reduce of float32 on its devices, on abstract arrays (shapes only), "
+         "under\n"
       << "the preset's network model, and is compared with the published nccl-tests bus bandwidth\n"
-      << "(busbw = S/t x 2(n-1)/n, REFERENCES.md §2.1). Error = (simulated - published midpoint) / midpoint;\n"
-      << fmt::format("tests/calibration_test.cpp holds every preset within {:.0f}%. Sources are sections and provenance\n",
-                     100 * kCalibrationTolerance)
-      << "tags of REFERENCES.md. What the model leaves out and what that costs: [presets.md](presets.md).\n\n"
-      << "| preset | algorithm | S | simulated busbw (GB/s) | published busbw (GB/s) | error | status | source |\n"
+      << "(busbw = S/t x 2(n-1)/n, REFERENCES.md §2.1). Error = (simulated - published midpoint) / "
+         "midpoint;\n"
+      << fmt::format(
+             "tests/calibration_test.cpp holds every calibrated preset within {:.0f}%. Sources are sections "
+             "and\n",
+             100 * kCalibrationTolerance)
+      << "provenance tags of REFERENCES.md. Why the model corrections exist, what the model leaves out and "
+         "what\n"
+      << "that costs: [presets.md](presets.md#calibration).\n\n"
+      << "| preset | algorithm | S | simulated busbw (GB/s) | published busbw (GB/s) | error | status | "
+         "source |\n"
       << "|---|---|---:|---:|---:|---:|---|---|\n";
   for (const auto& r : results) {
     const auto& target = *r.preset->calibration;
     for (const auto& p : r.points)
       out << fmt::format("| {} | {} | {} | {:.1f} | {} | {} | {} | {} |\n", r.preset->name, target.algorithm,
-                         gib_text(p.bytes), p.busbw / 1e9, range_text(target), percent(relative_error(*r.preset, p)),
-                         status_text(target), target.source);
+                         gib_text(p.bytes), p.busbw / 1e9, range_text(target),
+                         percent(relative_error(*r.preset, p)), status_text(target), target.source);
   }
   bool first = true;
   for (const auto& r : results)
     if (!r.preset->calibration->not_calibrated.empty()) {
-      out << (first ? "\n" : "") << fmt::format("- **{}** is shown for comparison only, not calibrated: {}.\n",
-                                                r.preset->name, r.preset->calibration->not_calibrated);
+      out << (first ? "\n" : "")
+          << fmt::format("- **{}** is shown for comparison only, not calibrated: {}.\n", r.preset->name,
+                         r.preset->calibration->not_calibrated);
       first = false;
     }
   out << "\n## Calibration factors\n\n"
-      << "The simulated device link of a node is its link preset's achievable rate (NCCL's nvlBw x links for\n"
-      << "NVLink, REFERENCES §1.8) times the preset's model correction. \"x nominal\" is the resulting calibration\n"
-      << "factor against the vendor's per-direction figure. \"Correction to midpoint\" is the model correction that\n"
-      << "would put the simulated busbw exactly on the published midpoint (mean over the sizes; from two runs, the\n"
+      << "The simulated device link of a node is its link preset's achievable rate (NCCL's nvlBw x links "
+         "for\n"
+      << "NVLink, REFERENCES §1.8) times the preset's model correction. \"x nominal\" is the resulting "
+         "calibration\n"
+      << "factor against the vendor's per-direction figure. \"Correction to midpoint\" is the model "
+         "correction that\n"
+      << "would put the simulated busbw exactly on the published midpoint (mean over the sizes; from two "
+         "runs, the\n"
       << "second with the link twice as fast, since the time is affine in 1 / link bandwidth).\n\n"
-      << "| preset | device link | nominal (GB/s) | achievable (GB/s) | achievable: source | model correction | "
+      << "| preset | device link | nominal (GB/s) | achievable (GB/s) | achievable: source | model "
+         "correction | "
          "simulated link (GB/s) | x nominal | correction to midpoint |\n"
       << "|---|---|---:|---:|---|---:|---:|---:|---:|\n";
   for (const auto& r : results) {
     const auto& link = topologies::link_preset(r.preset->device_link);
-    out << fmt::format("| {} | {} | {:g} | {:g} | {} | {:g} | {:.1f} | {:.3f} | {} |\n", r.preset->name, link.name,
-                       link.bandwidth.value / 1e9, link.effective_spec().bandwidth / 1e9,
-                       link.achievable ? link.achievable->source : std::string_view("none published: nominal"),
-                       r.preset->model_correction.value, r.preset->effective_device_link().bandwidth / 1e9,
-                       r.preset->calibration_factor(), correction_text(mean_correction(r)));
+    out << fmt::format(
+        "| {} | {} | {:g} | {:g} | {} | {:g} | {:.1f} | {:.3f} | {} |\n", r.preset->name, link.name,
+        link.bandwidth.value / 1e9, link.effective_spec().bandwidth / 1e9,
+        link.achievable ? link.achievable->source : std::string_view("none published: nominal"),
+        r.preset->model_correction.value, r.preset->effective_device_link().bandwidth / 1e9,
+        r.preset->calibration_factor(), correction_text(mean_correction(r)));
   }
   out << "\n## SimGrid settings\n\n| preset | settings | why |\n|---|---|---|\n";
   for (const auto& r : results)

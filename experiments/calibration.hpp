@@ -19,8 +19,8 @@ inline constexpr double kCalibrationTolerance = 0.05;
 // One all-reduce of S bytes (float32) on the node's devices.
 struct CalibrationPoint {
   double bytes = 0;
-  Seconds time = 0;   // the collective on its slowest device
-  double busbw = 0;   // B/s: S / time x 2(n-1)/n, as nccl-tests
+  Seconds time = 0;  // the collective on its slowest device
+  double busbw = 0;  // B/s: S / time x 2(n-1)/n, as nccl-tests
 };
 
 // Runs the preset's calibration all-reduce (its target's algorithm) once per target size on one node built
@@ -28,7 +28,8 @@ struct CalibrationPoint {
 // only: 16 GiB x 8 devices of real data would not fit). Runs under the preset's network model; settings in
 // `simgrid_args` (--cfg=..., --log=...) take precedence. It creates the process's one SimGrid engine, so a
 // process calls it once. Throws std::invalid_argument for a preset without a calibration target.
-std::vector<CalibrationPoint> simulate_calibration(const topologies::NodePreset& preset, double link_scale = 1.0,
+std::vector<CalibrationPoint> simulate_calibration(const topologies::NodePreset& preset,
+                                                   double link_scale = 1.0,
                                                    const std::vector<std::string>& simgrid_args = {});
 
 // The settings a calibration run uses: the preset's, minus those `simgrid_args` set, plus `simgrid_args`.
@@ -39,8 +40,8 @@ std::vector<std::string> calibration_settings(const topologies::NodePreset& pres
 // so two runs (link_scale 1 and 2) give the model correction that would put the busbw at the midpoint.
 struct CalibrationResult {
   const topologies::NodePreset* preset = nullptr;
-  std::vector<std::string> settings;     // SimGrid settings the runs used
-  std::vector<CalibrationPoint> points;  // at link_scale 1
+  std::vector<std::string> settings;      // SimGrid settings the runs used
+  std::vector<CalibrationPoint> points;   // at link_scale 1
   std::vector<CalibrationPoint> doubled;  // at link_scale 2, same sizes
   // The model correction that would make the busbw equal the published midpoint, per size (0: unreachable by
   // the link alone: the time not spent on the link already exceeds the target).

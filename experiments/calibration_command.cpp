@@ -10,9 +10,9 @@
 #include <optional>
 #include <sstream>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/program_options.hpp>
 
 #include "calibration.hpp"
 #include "command_line.hpp"
@@ -50,11 +50,12 @@ std::optional<CalibrateOptions> parse(const std::vector<std::string>& args) {
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(described).run(), vm);
   if (vm.count("help")) {
-    std::cout << "usage: spmdsim calibrate [options] [--cfg=simgrid/setting:value ...]\n\n"
-              << "Simulates each node preset's all-reduce at the sizes of its published nccl-tests figure and\n"
-              << "prints simulated vs published busbw, the error, and the model correction that would remove it.\n"
-              << "A --cfg given here overrides the preset's network settings.\n\n"
-              << described << "\n";
+    std::cout
+        << "usage: spmdsim calibrate [options] [--cfg=simgrid/setting:value ...]\n\n"
+        << "Simulates each node preset's all-reduce at the sizes of its published nccl-tests figure and\n"
+        << "prints simulated vs published busbw, the error, and the model correction that would remove it.\n"
+        << "A --cfg given here overrides the preset's network settings.\n\n"
+        << described << "\n";
     return std::nullopt;
   }
   po::notify(vm);
@@ -67,7 +68,8 @@ std::optional<CalibrateOptions> parse(const std::vector<std::string>& args) {
   if (names.empty()) names.assign(valid.begin(), valid.end());
   for (const auto& name : names) {
     if (std::find(valid.begin(), valid.end(), name) == valid.end())
-      throw UsageError(fmt::format("unknown node preset '{}' in --presets; valid: {}", name, fmt::join(valid, ", ")));
+      throw UsageError(
+          fmt::format("unknown node preset '{}' in --presets; valid: {}", name, fmt::join(valid, ", ")));
     const auto* preset = &topologies::node_preset(name);
     if (std::find(options.presets.begin(), options.presets.end(), preset) == options.presets.end())
       options.presets.push_back(preset);
@@ -111,8 +113,10 @@ std::vector<CalibrationPoint> simulate_in_child(const NodePreset& preset, double
   char buffer[4096];
   for (;;) {
     const auto n = read(fds[0], buffer, sizeof buffer);
-    if (n > 0) text.append(buffer, static_cast<std::size_t>(n));
-    else if (n == 0 || errno != EINTR) break;
+    if (n > 0)
+      text.append(buffer, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
   }
   close(fds[0]);
   int status = 0;
@@ -120,8 +124,8 @@ std::vector<CalibrationPoint> simulate_in_child(const NodePreset& preset, double
   if (text.starts_with("error "))
     throw std::runtime_error(fmt::format("calibrating {}: {}", preset.name, text.substr(6, text.size() - 7)));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error(fmt::format("calibrating {}: the simulation process failed (status {})", preset.name,
-                                         status));
+    throw std::runtime_error(
+        fmt::format("calibrating {}: the simulation process failed (status {})", preset.name, status));
   std::vector<CalibrationPoint> points;
   std::istringstream in(text);
   for (CalibrationPoint p; in >> p.bytes >> p.time >> p.busbw;) points.push_back(p);
@@ -147,7 +151,8 @@ int run_calibrate(const std::string& program, const std::vector<std::string>& ar
   }
   write_calibration_table(std::cout, results);
   if (!parsed->docs_path.empty()) {
-    write_file_atomically(parsed->docs_path, [&](std::ostream& out) { write_calibration_markdown(out, results); });
+    write_file_atomically(parsed->docs_path,
+                          [&](std::ostream& out) { write_calibration_markdown(out, results); });
     std::cout << fmt::format("\n# wrote {}\n", parsed->docs_path);
   }
   return 0;

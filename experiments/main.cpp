@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
     if (command == "collectives") return spmdsim::cli::run_collectives_sweep(argv[0], rest);
     if (command == "presets") return spmdsim::cli::run_presets(argv[0], rest);
     if (command == "calibrate") return spmdsim::cli::run_calibrate(argv[0], rest);
-    std::cerr << "spmdsim: unknown command '" << command << "'; valid commands: demo, collectives, presets, calibrate\n";
+    std::cerr << "spmdsim: unknown command '" << command
+              << "'; valid commands: demo, collectives, presets, calibrate\n";
     return 2;
   } catch (const spmdsim::cli::UsageError& e) {
     std::cerr << "spmdsim " << command << ": " << e.what() << "\n(see spmdsim " << command << " --help)\n";

@@ -3,9 +3,9 @@
 #include <iostream>
 #include <optional>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
 #include "command_line.hpp"
@@ -21,9 +21,9 @@ using namespace topologies;
 // The results model: each preset as rows of (figure, value, source), apart from how they are written.
 
 struct Row {
-  std::string key;    // JSON key
-  std::string label;  // table label
-  std::string text;   // the value as the table shows it, with its unit
+  std::string key;              // JSON key
+  std::string label;            // table label
+  std::string text;             // the value as the table shows it, with its unit
   std::optional<double> value;  // SI, for JSON
   std::string unit;             // of value
   std::string source;
@@ -40,8 +40,12 @@ struct Section {
   std::vector<Entry> entries;
 };
 
-std::string gbps(double bytes_per_second) { return fmt::format("{:g} GB/s", bytes_per_second / 1e9); }
-std::string microseconds(double seconds) { return fmt::format("{:g} us", seconds * 1e6); }
+std::string gbps(double bytes_per_second) {
+  return fmt::format("{:g} GB/s", bytes_per_second / 1e9);
+}
+std::string microseconds(double seconds) {
+  return fmt::format("{:g} us", seconds * 1e6);
+}
 
 Row figure_row(std::string key, std::string label, const Figure& f, std::string text, std::string unit) {
   return {std::move(key), std::move(label), std::move(text), f.value, std::move(unit), std::string(f.source)};
@@ -51,8 +55,8 @@ Row figure_row(std::string key, std::string label, const Figure& f, std::string 
 void add_model_rows(std::vector<Row>& rows, const NetworkModel& model) {
   rows.push_back({"network_model", "network model", std::string(model.name), std::nullopt, "",
                   std::string(model.reason)});
-  rows.push_back({"simgrid_config", "simgrid settings", fmt::format("{}", fmt::join(model.simgrid_config, " ")),
-                  std::nullopt, "", ""});
+  rows.push_back({"simgrid_config", "simgrid settings",
+                  fmt::format("{}", fmt::join(model.simgrid_config, " ")), std::nullopt, "", ""});
 }
 
 Section devices_section() {
@@ -65,8 +69,8 @@ Section devices_section() {
                                   fmt::format("{:g} TFLOP/s", figure.value / 1e12), "FLOP/s"));
     e.rows.push_back(figure_row("memory_capacity", "HBM capacity", d.memory_capacity,
                                 fmt::format("{:g} GiB", d.memory_capacity.value / (1ull << 30)), "B"));
-    e.rows.push_back(
-        figure_row("memory_bandwidth", "HBM bandwidth", d.memory_bandwidth, gbps(d.memory_bandwidth.value), "B/s"));
+    e.rows.push_back(figure_row("memory_bandwidth", "HBM bandwidth", d.memory_bandwidth,
+                                gbps(d.memory_bandwidth.value), "B/s"));
     e.rows.push_back({"notes", "note", std::string(d.notes), std::nullopt, "", ""});
     section.entries.push_back(std::move(e));
   }
@@ -79,7 +83,8 @@ Section links_section() {
     Entry e{std::string(l.name), std::string(l.description), {}};
     e.rows.push_back(figure_row("bandwidth", "bandwidth", l.bandwidth, gbps(l.bandwidth.value), "B/s"));
     if (l.achievable)
-      e.rows.push_back(figure_row("achievable", "achievable", *l.achievable, gbps(l.achievable->value), "B/s"));
+      e.rows.push_back(
+          figure_row("achievable", "achievable", *l.achievable, gbps(l.achievable->value), "B/s"));
     e.rows.push_back(figure_row("latency", "latency", l.latency, microseconds(l.latency.value), "s"));
     add_model_rows(e.rows, *l.network_model);
     section.entries.push_back(std::move(e));
@@ -116,20 +121,22 @@ Section nodes_section() {
     Entry e{std::string(n.name), std::string(n.description), {}};
     e.rows.push_back({"devices", "devices", fmt::format("{} x {}", n.devices_per_node, n.device),
                       static_cast<double>(n.devices_per_node), "", std::string(n.devices_source)});
-    e.rows.push_back({"fabric", "fabric", n.fabric == NodeFabric::nvswitch ? "nvswitch" : "full mesh", std::nullopt,
-                      "", std::string(n.fabric_source)});
-    e.rows.push_back({"device_link", "device link", link_use_text(device_link), device_link.effective_spec().bandwidth,
-                      "B/s", link_use_source("", device_link)});
+    e.rows.push_back({"fabric", "fabric", n.fabric == NodeFabric::nvswitch ? "nvswitch" : "full mesh",
+                      std::nullopt, "", std::string(n.fabric_source)});
+    e.rows.push_back({"device_link", "device link", link_use_text(device_link),
+                      device_link.effective_spec().bandwidth, "B/s", link_use_source("", device_link)});
     e.rows.push_back(figure_row("model_correction", "model correction", n.model_correction,
                                 fmt::format("{:g}", n.model_correction.value), ""));
     e.rows.push_back({"simulated_device_link", "simulated link",
                       fmt::format("{}, {} ({:.3f} x nominal)", gbps(simulated.bandwidth),
                                   microseconds(simulated.latency), n.calibration_factor()),
                       simulated.bandwidth, "B/s", "derived: device link x model correction"});
-    e.rows.push_back({"host_link", "host link", link_use_text(host_link), host_link.effective_spec().bandwidth, "B/s",
+    e.rows.push_back({"host_link", "host link", link_use_text(host_link),
+                      host_link.effective_spec().bandwidth, "B/s",
                       link_use_source(n.host_link_source, host_link)});
     e.rows.push_back(figure_row("host_memory_bandwidth", "host memory bw", n.host_memory_bandwidth,
-                                n.host_memory_bandwidth.value > 0 ? gbps(n.host_memory_bandwidth.value) : "-", "B/s"));
+                                n.host_memory_bandwidth.value > 0 ? gbps(n.host_memory_bandwidth.value) : "-",
+                                "B/s"));
     e.rows.push_back({"nic", "NIC per device", link_use_text(nic), nic.effective_spec().bandwidth, "B/s",
                       link_use_source(n.nic_source, nic)});
     add_model_rows(e.rows, *n.network_model);
@@ -138,11 +145,13 @@ Section nodes_section() {
       const std::string range = c.busbw_low == c.busbw_high
                                     ? fmt::format("{:g}", c.busbw_low / 1e9)
                                     : fmt::format("{:g}-{:g}", c.busbw_low / 1e9, c.busbw_high / 1e9);
-      e.rows.push_back({"calibration", c.not_calibrated.empty() ? "calibrated to" : "compared with",
-                        fmt::format("{} all-reduce busbw {} GB/s at {}", c.algorithm, range, sizes_text(c.sizes)),
-                        c.midpoint(), "B/s", std::string(c.source)});
+      e.rows.push_back(
+          {"calibration", c.not_calibrated.empty() ? "calibrated to" : "compared with",
+           fmt::format("{} all-reduce busbw {} GB/s at {}", c.algorithm, range, sizes_text(c.sizes)),
+           c.midpoint(), "B/s", std::string(c.source)});
       if (!c.not_calibrated.empty())
-        e.rows.push_back({"not_calibrated", "not calibrated", std::string(c.not_calibrated), std::nullopt, "", ""});
+        e.rows.push_back(
+            {"not_calibrated", "not calibrated", std::string(c.not_calibrated), std::nullopt, "", ""});
     }
     section.entries.push_back(std::move(e));
   }
@@ -157,14 +166,17 @@ Section slices_section() {
     int chips = 1;
     for (int d : s.shape) chips *= d;
     Entry e{std::string(s.name), fmt::format("Google {} slice", device_preset(s.device).model), {}};
-    e.rows.push_back({"chips", "chips", fmt::format("{} x {}", chips, s.device), static_cast<double>(chips), "", ""});
-    e.rows.push_back({"shape", "shape", fmt::format("{} {}", fmt::join(s.shape, "x"), s.wraparound ? "torus" : "mesh"),
+    e.rows.push_back(
+        {"chips", "chips", fmt::format("{} x {}", chips, s.device), static_cast<double>(chips), "", ""});
+    e.rows.push_back({"shape", "shape",
+                      fmt::format("{} {}", fmt::join(s.shape, "x"), s.wraparound ? "torus" : "mesh"),
                       std::nullopt, "", std::string(s.shape_source)});
-    e.rows.push_back({"link", "link", fmt::format("{}: {}, {} per hop", s.link, gbps(link.bandwidth.value),
-                                                  microseconds(link.latency.value)),
+    e.rows.push_back({"link", "link",
+                      fmt::format("{}: {}, {} per hop", s.link, gbps(link.bandwidth.value),
+                                  microseconds(link.latency.value)),
                       link.bandwidth.value, "B/s", std::string(link.bandwidth.source)});
-    e.rows.push_back({"host_link", "host link", link_use_text(host_link), host_link.effective_spec().bandwidth, "B/s",
-                      std::string(host_link.bandwidth.source)});
+    e.rows.push_back({"host_link", "host link", link_use_text(host_link),
+                      host_link.effective_spec().bandwidth, "B/s", std::string(host_link.bandwidth.source)});
     add_model_rows(e.rows, *s.network_model);
     e.rows.push_back({"builder", "builder", "torus (topologies/torus.hpp)", std::nullopt, "", ""});
     section.entries.push_back(std::move(e));
@@ -177,18 +189,22 @@ struct Kind {
   Section (*make)();
 };
 
-constexpr Kind kKinds[] = {
-    {"devices", &devices_section}, {"links", &links_section}, {"nodes", &nodes_section}, {"slices", &slices_section}};
+constexpr Kind kKinds[] = {{"devices", &devices_section},
+                           {"links", &links_section},
+                           {"nodes", &nodes_section},
+                           {"slices", &slices_section}};
 
 // ---------------------------------------------------------------------------------------------------------
 // Reporters.
 
 constexpr const char* kLegend =
-    "# sources: §x.y = section of REFERENCES.md (../shared/REFERENCES.md) with its provenance tags: [V] vendor or\n"
+    "# sources: §x.y = section of REFERENCES.md (../shared/REFERENCES.md) with its provenance tags: [V] "
+    "vendor or\n"
     "#          primary source, [P] paper, [S] secondary compilation, [M] third-party measurement;\n"
     "#          derived = computed from such figures; assumed = no published figure (the reason follows);\n"
     "#          left out / not modelled = no published figure, so spmdsim does not use one\n"
-    "# units:   TFLOP/s = 1e12 FLOP/s, dense; GiB = 2^30 bytes (vendors' \"GB\" of HBM); GB/s = 1e9 B/s, per\n"
+    "# units:   TFLOP/s = 1e12 FLOP/s, dense; GiB = 2^30 bytes (vendors' \"GB\" of HBM); GB/s = 1e9 B/s, "
+    "per\n"
     "#          direction; us = 1e-6 s\n";
 
 // The value column; a longer value puts its source on the next line, under the sources of the other rows.
@@ -201,9 +217,13 @@ void write_table(std::ostream& out, const std::vector<Section>& sections) {
     for (const auto& e : section.entries) {
       out << fmt::format("  {}: {}\n", e.name, e.title);
       for (const auto& r : e.rows) {
-        if (r.source.empty()) out << fmt::format("    {:<18}{}\n", r.label, r.text);
-        else if (r.text.size() < kTextWidth) out << fmt::format("    {:<18}{:<{}}{}\n", r.label, r.text, kTextWidth, r.source);
-        else out << fmt::format("    {:<18}{}\n    {:<18}{:<{}}{}\n", r.label, r.text, "", "", kTextWidth, r.source);
+        if (r.source.empty())
+          out << fmt::format("    {:<18}{}\n", r.label, r.text);
+        else if (r.text.size() < kTextWidth)
+          out << fmt::format("    {:<18}{:<{}}{}\n", r.label, r.text, kTextWidth, r.source);
+        else
+          out << fmt::format("    {:<18}{}\n    {:<18}{:<{}}{}\n", r.label, r.text, "", "", kTextWidth,
+                             r.source);
       }
     }
   }
@@ -269,7 +289,8 @@ std::optional<PresetsOptions> parse(const std::vector<std::string>& args) {
   po::notify(vm);
   for (const auto& k : kKinds)
     if (kind.empty() || k.name == kind) options.kinds.push_back(&k);
-  if (options.kinds.empty()) throw UsageError(fmt::format("unknown --kind '{}'; valid: {}", kind, valid_kinds()));
+  if (options.kinds.empty())
+    throw UsageError(fmt::format("unknown --kind '{}'; valid: {}", kind, valid_kinds()));
   return options;
 }
 

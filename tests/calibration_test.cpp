@@ -35,9 +35,9 @@ TEST_P(PresetCalibration, BusbwWithinToleranceOfThePublishedMidpoint) {
   ASSERT_EQ(points.size(), preset.calibration->sizes.size());
   for (const auto& p : points) {
     const double error = cli::relative_error(preset, p);
-    EXPECT_LE(std::abs(error), cli::kCalibrationTolerance)
-        << fmt::format("{} at {} GiB: simulated {:.1f} GB/s, published midpoint {:.1f} GB/s ({:+.1f}%)", preset.name,
-                       p.bytes / (1ull << 30), p.busbw / 1e9, preset.calibration->midpoint() / 1e9, 100 * error);
+    EXPECT_LE(std::abs(error), cli::kCalibrationTolerance) << fmt::format(
+        "{} at {} GiB: simulated {:.1f} GB/s, published midpoint {:.1f} GB/s ({:+.1f}%)", preset.name,
+        p.bytes / (1ull << 30), p.busbw / 1e9, preset.calibration->midpoint() / 1e9, 100 * error);
     EXPECT_DOUBLE_EQ(p.busbw, p.bytes / p.time * 2 * 7 / 8);  // nccl-tests' all-reduce busbw on 8 devices
   }
 }
@@ -57,7 +57,8 @@ TEST(CalibrationTargets, EveryNodePresetHasOneAndTheTestCoversTheCalibratedOnes)
 
 // MI300X is shown for comparison only: no algorithm drives more than one of a device's mesh links at a time,
 // so the simulated busbw is about one pair link's. When this fails, the model can use the whole mesh:
-// calibrate the preset (give it a model correction and an empty not_calibrated) and move it to the suite above.
+// calibrate the preset (give it a model correction and an empty not_calibrated) and move it to the suite
+// above.
 TEST(UncalibratedPreset, Mi300xStaysNearOnePairLink) {
   const auto& preset = topologies::node_preset("mi300x_8gpu");
   const auto points = cli::simulate_calibration(preset);
@@ -79,7 +80,8 @@ TEST(SuggestedCorrection, InvertsTheAffineTimeModel) {
   const auto result = cli::make_result(preset, {}, {point(1)}, {point(2)});
   const double target_time = bytes * 1.75 / preset.calibration->midpoint();
   ASSERT_EQ(result.suggested_corrections.size(), 1u);
-  EXPECT_NEAR(result.suggested_corrections[0], preset.model_correction.value * link / (target_time - a), 1e-9);
+  EXPECT_NEAR(result.suggested_corrections[0], preset.model_correction.value * link / (target_time - a),
+              1e-9);
 }
 
 TEST(SuggestedCorrection, IsZeroWhenTheLinkAloneCannotReachTheTarget) {
@@ -96,10 +98,12 @@ TEST(SuggestedCorrection, IsZeroWhenTheLinkAloneCannotReachTheTarget) {
 
 TEST(CalibrationSettings, CommandLineOverridesThePresetsSettings) {
   const auto& preset = topologies::node_preset("dgx_h100");
-  EXPECT_EQ(cli::calibration_settings(preset, {}),
-            (std::vector<std::string>{"network/model:CM02", "network/crosstraffic:0", "network/TCP-gamma:0"}));
-  EXPECT_EQ(cli::calibration_settings(preset, {"--cfg=network/model:LV08", "--log=root.thres:critical"}),
-            (std::vector<std::string>{"network/crosstraffic:0", "network/TCP-gamma:0", "network/model:LV08"}));
+  EXPECT_EQ(
+      cli::calibration_settings(preset, {}),
+      (std::vector<std::string>{"network/model:CM02", "network/crosstraffic:0", "network/TCP-gamma:0"}));
+  EXPECT_EQ(
+      cli::calibration_settings(preset, {"--cfg=network/model:LV08", "--log=root.thres:critical"}),
+      (std::vector<std::string>{"network/crosstraffic:0", "network/TCP-gamma:0", "network/model:LV08"}));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -129,8 +133,8 @@ fs::path scratch_dir() {
 Run run_calibrate(const std::string& args, const fs::path& dir) {
   const auto out = dir / "stdout.txt";
   const auto err = dir / "stderr.txt";
-  const std::string command =
-      fmt::format("'{}' calibrate {} > '{}' 2> '{}' < /dev/null", SPMDSIM_CLI, args, out.string(), err.string());
+  const std::string command = fmt::format("'{}' calibrate {} > '{}' 2> '{}' < /dev/null", SPMDSIM_CLI, args,
+                                          out.string(), err.string());
   const int status = std::system(command.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
 }
@@ -143,7 +147,8 @@ TEST(CalibrateCommand, DocsCalibrationTableIsCurrent) {
   EXPECT_EQ(run.err, "");
   const fs::path docs = fs::path(SPMDSIM_DOCS_DIR) / "calibration.md";
   EXPECT_EQ(read_file(written), read_file(docs))
-      << docs << " is not what `spmdsim calibrate --write-docs` writes today: rerun it to regenerate the page";
+      << docs
+      << " is not what `spmdsim calibrate --write-docs` writes today: rerun it to regenerate the page";
   // The console table has one row per preset and size.
   for (const auto& p : topologies::node_presets())
     EXPECT_NE(run.out.find(fmt::format(" {:<13} {:<9}", p.name, p.calibration->algorithm)), std::string::npos)
@@ -154,9 +159,10 @@ TEST(CalibrateCommand, UnknownPresetExitsTwoWithTheValidOnes) {
   const auto run = run_calibrate("--presets dgx_a100,dgx_a800", scratch_dir());
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.out, "");
-  EXPECT_EQ(run.err,
-            "spmdsim calibrate: unknown node preset 'dgx_a800' in --presets; valid: dgx_a100, dgx_h100, hgx_h200, "
-            "dgx_b200, mi300x_8gpu\n(see spmdsim calibrate --help)\n");
+  EXPECT_EQ(
+      run.err,
+      "spmdsim calibrate: unknown node preset 'dgx_a800' in --presets; valid: dgx_a100, dgx_h100, hgx_h200, "
+      "dgx_b200, mi300x_8gpu\n(see spmdsim calibrate --help)\n");
 }
 
 }  // namespace

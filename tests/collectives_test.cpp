@@ -15,7 +15,8 @@ TEST(Algorithms, UnknownNameListsTheValidOnes) {
     check_algorithm(CollectiveKind::all_reduce, "butterfly");
     FAIL();
   } catch (const ValueError& e) {
-    EXPECT_EQ(std::string(e.what()).substr(0, 55), "unknown all_reduce algorithm 'butterfly'; valid: ring");
+    const std::string message = e.what();
+    EXPECT_TRUE(message.starts_with("unknown all_reduce algorithm 'butterfly'; valid: ring")) << message;
   }
 }
 

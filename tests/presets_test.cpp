@@ -68,8 +68,10 @@ TEST(PresetTable, NamesAreInPresentationOrder) {
   using V = std::vector<std::string_view>;
   EXPECT_EQ(preset_names(PresetKind::device),
             (V{"a100", "h100", "h200", "b200", "tpu_v4", "tpu_v5e", "tpu_v5p", "mi300x"}));
-  EXPECT_EQ(preset_names(PresetKind::node), (V{"dgx_a100", "dgx_h100", "hgx_h200", "dgx_b200", "mi300x_8gpu"}));
-  EXPECT_EQ(preset_names(PresetKind::slice), (V{"tpu_v4_4x4x4", "tpu_v5e_4x4", "tpu_v5e_16x16", "tpu_v5p_4x4x4"}));
+  EXPECT_EQ(preset_names(PresetKind::node),
+            (V{"dgx_a100", "dgx_h100", "hgx_h200", "dgx_b200", "mi300x_8gpu"}));
+  EXPECT_EQ(preset_names(PresetKind::slice),
+            (V{"tpu_v4_4x4x4", "tpu_v5e_4x4", "tpu_v5e_16x16", "tpu_v5p_4x4x4"}));
   // Every name a node or slice refers to is a preset of its kind.
   for (const auto& n : node_presets()) {
     EXPECT_NO_THROW(device_preset(n.device));
@@ -95,15 +97,19 @@ void expect_value_error(Lookup lookup, const std::string& message) {
 }
 
 TEST(PresetLookup, UnknownNamesListTheValidOnes) {
-  expect_value_error([] { device_preset("a10"); },
-                     "unknown device preset 'a10'; valid: a100, h100, h200, b200, tpu_v4, tpu_v5e, tpu_v5p, mi300x");
-  expect_value_error([] { link_preset("nvlink2"); },
-                     "unknown link preset 'nvlink2'; valid: pcie_gen4_x16, pcie_gen5_x16, nvlink3, nvlink4, nvlink5, "
-                     "ib_hdr, ib_ndr, ici_v4, ici_v5e, ici_v5p, tpu_host_pcie, xgmi_mi300x");
-  expect_value_error([] { node_preset("dgx_a100 "); },
-                     "unknown node preset 'dgx_a100 '; valid: dgx_a100, dgx_h100, hgx_h200, dgx_b200, mi300x_8gpu");
-  expect_value_error([] { slice_preset("tpu_v4"); },
-                     "unknown slice preset 'tpu_v4'; valid: tpu_v4_4x4x4, tpu_v5e_4x4, tpu_v5e_16x16, tpu_v5p_4x4x4");
+  expect_value_error(
+      [] { device_preset("a10"); },
+      "unknown device preset 'a10'; valid: a100, h100, h200, b200, tpu_v4, tpu_v5e, tpu_v5p, mi300x");
+  expect_value_error(
+      [] { link_preset("nvlink2"); },
+      "unknown link preset 'nvlink2'; valid: pcie_gen4_x16, pcie_gen5_x16, nvlink3, nvlink4, nvlink5, "
+      "ib_hdr, ib_ndr, ici_v4, ici_v5e, ici_v5p, tpu_host_pcie, xgmi_mi300x");
+  expect_value_error(
+      [] { node_preset("dgx_a100 "); },
+      "unknown node preset 'dgx_a100 '; valid: dgx_a100, dgx_h100, hgx_h200, dgx_b200, mi300x_8gpu");
+  expect_value_error(
+      [] { slice_preset("tpu_v4"); },
+      "unknown slice preset 'tpu_v4'; valid: tpu_v4_4x4x4, tpu_v5e_4x4, tpu_v5e_16x16, tpu_v5p_4x4x4");
 }
 
 TEST(DevicePresets, ConvertUnitsAtTheBoundary) {
@@ -126,7 +132,8 @@ TEST(NodePresets, DeviceLinkIsTheAchievableRateTimesTheModelCorrection) {
     const auto& link = link_preset(n.device_link);
     const double achievable = link.achievable ? link.achievable->value : link.bandwidth.value;
     EXPECT_DOUBLE_EQ(n.effective_device_link().bandwidth, achievable * n.model_correction.value) << n.name;
-    EXPECT_DOUBLE_EQ(n.calibration_factor(), n.effective_device_link().bandwidth / link.bandwidth.value) << n.name;
+    EXPECT_DOUBLE_EQ(n.calibration_factor(), n.effective_device_link().bandwidth / link.bandwidth.value)
+        << n.name;
     const NodeSpec spec = n.spec();
     EXPECT_EQ(spec.device_link.bandwidth, n.effective_device_link().bandwidth) << n.name;
     EXPECT_EQ(spec.devices_per_node, 8) << n.name;
@@ -136,13 +143,16 @@ TEST(NodePresets, DeviceLinkIsTheAchievableRateTimesTheModelCorrection) {
   EXPECT_EQ(link_preset("nvlink3").achievable->value, 240e9);
   EXPECT_EQ(link_preset("nvlink4").achievable->value, 370.8e9);
   EXPECT_EQ(link_preset("nvlink5").achievable->value, 721.8e9);
-  EXPECT_EQ(node_preset("dgx_h100").spec().nic.bandwidth, 47e9);  // NDR through NCCL, not the 50 GB/s line rate
+  EXPECT_EQ(node_preset("dgx_h100").spec().nic.bandwidth,
+            47e9);  // NDR through NCCL, not the 50 GB/s line rate
 }
 
 TEST(NodePresets, RunUnderTheAlphaBetaModel) {
   // No preset is TCP: every one runs CM02 without cross-traffic or TCP window (docs/presets.md says why).
-  for (const auto& n : node_presets()) EXPECT_EQ(n.network_model->simgrid_config, alpha_beta_config()) << n.name;
-  for (const auto& l : link_presets()) EXPECT_EQ(l.network_model->simgrid_config, alpha_beta_config()) << l.name;
+  for (const auto& n : node_presets())
+    EXPECT_EQ(n.network_model->simgrid_config, alpha_beta_config()) << n.name;
+  for (const auto& l : link_presets())
+    EXPECT_EQ(l.network_model->simgrid_config, alpha_beta_config()) << l.name;
 }
 
 // Each preset platform builds (each test runs in its own process, so each has its own engine).
@@ -200,8 +210,8 @@ fs::path scratch_dir() {
 Run run_presets(const std::string& args, const fs::path& dir) {
   const auto out = dir / "stdout.txt";
   const auto err = dir / "stderr.txt";
-  const std::string command =
-      fmt::format("'{}' presets {} > '{}' 2> '{}' < /dev/null", SPMDSIM_CLI, args, out.string(), err.string());
+  const std::string command = fmt::format("'{}' presets {} > '{}' 2> '{}' < /dev/null", SPMDSIM_CLI, args,
+                                          out.string(), err.string());
   const int status = std::system(command.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
 }
@@ -217,9 +227,10 @@ void expect_matches_golden(const std::string& actual, const std::string& name) {
     return;
   }
   const bool written = static_cast<bool>(std::ofstream(unapproved) << actual);
-  ADD_FAILURE() << (exists ? "output differs from " : "no golden file ") << golden
-                << (written ? "; wrote " : "; could not write ") << unapproved
-                << ": review it (diff it against the golden file) and rename it over the golden file to approve";
+  ADD_FAILURE()
+      << (exists ? "output differs from " : "no golden file ") << golden
+      << (written ? "; wrote " : "; could not write ") << unapproved
+      << ": review it (diff it against the golden file) and rename it over the golden file to approve";
 }
 
 TEST(PresetsCommand, TableMatchesGoldenFile) {

@@ -28,9 +28,9 @@ constexpr double kMicrosecond = 1e-6;
 // ---------------------------------------------------------------------------------------------------------
 // Network models. SimGrid has one model per simulation; DESIGN.md: LV08 (the default) applies TCP factors
 // fitted to TCP over Ethernet (latency x13.01, bandwidth x0.97), a 5% reverse cross-traffic flow and a TCP
-// window cap; CM02 with cross-traffic and the window off is the plain alpha-beta model. No preset here is TCP,
-// so all use CM02 and carry the protocol's efficiency in a published effective bandwidth instead. LV08 stays
-// the right choice for TCP/Ethernet platforms (none is a preset yet).
+// window cap; CM02 with cross-traffic and the window off is the plain alpha-beta model. No preset here is
+// TCP, so all use CM02 and carry the protocol's efficiency in a published effective bandwidth instead. LV08
+// stays the right choice for TCP/Ethernet platforms (none is a preset yet).
 
 const std::vector<std::string> kAlphaBetaConfig = {"network/model:CM02", "network/crosstraffic:0",
                                                    "network/TCP-gamma:0"};
@@ -38,31 +38,32 @@ const std::vector<std::string> kAlphaBetaConfig = {"network/model:CM02", "networ
 const NetworkModel& nvlink_model() {
   static const NetworkModel model{
       "CM02", kAlphaBetaConfig,
-      "NVLink/NVSwitch and xGMI are credit-based point-to-point fabrics, not TCP: no slow start, window or ACK "
+      "NVLink/NVSwitch and xGMI are credit-based point-to-point fabrics, not TCP: no slow start, window or "
+      "ACK "
       "reverse flow; their protocol overhead is in the calibrated link bandwidth"};
   return model;
 }
 
 const NetworkModel& pcie_model() {
-  static const NetworkModel model{
-      "CM02", kAlphaBetaConfig,
-      "PCIe moves TLPs under link-level credit flow control, not TCP; its overhead shows in the measured rate"};
+  static const NetworkModel model{"CM02", kAlphaBetaConfig,
+                                  "PCIe moves TLPs under link-level credit flow control, not TCP; its "
+                                  "overhead shows in the measured rate"};
   return model;
 }
 
 const NetworkModel& infiniband_model() {
-  static const NetworkModel model{
-      "CM02", kAlphaBetaConfig,
-      "InfiniBand RDMA has credit-based flow control and no TCP window; LV08's x13.01 latency factor (fitted to "
-      "TCP) would turn 0.6 us into 7.8 us"};
+  static const NetworkModel model{"CM02", kAlphaBetaConfig,
+                                  "InfiniBand RDMA has credit-based flow control and no TCP window; LV08's "
+                                  "x13.01 latency factor (fitted to "
+                                  "TCP) would turn 0.6 us into 7.8 us"};
   return model;
 }
 
 const NetworkModel& ici_model() {
-  static const NetworkModel model{
-      "CM02", kAlphaBetaConfig,
-      "TPU ICI links join neighbouring chips directly, not over TCP; the scaling-book's alpha-beta figures assume "
-      "exactly this model"};
+  static const NetworkModel model{"CM02", kAlphaBetaConfig,
+                                  "TPU ICI links join neighbouring chips directly, not over TCP; the "
+                                  "scaling-book's alpha-beta figures assume "
+                                  "exactly this model"};
   return model;
 }
 
@@ -138,60 +139,83 @@ std::vector<DevicePreset> make_devices() {
 
 // NCCL's per-step ring latency over NVLink with the Simple protocol (the one large messages use) is 3.4 us
 // (§2.6 [V], tuning.cc hwLat); a ring step crosses two links (GPU -> NVSwitch -> GPU), so each gets half.
-constexpr Figure kNvlinkLatency{1.7 * kMicrosecond,
-                                "derived: NCCL hwLat NVLink Ring Simple 3.4 us per step (§2.6 [V]) over 2 hops"};
+constexpr Figure kNvlinkLatency{
+    1.7 * kMicrosecond, "derived: NCCL hwLat NVLink Ring Simple 3.4 us per step (§2.6 [V]) over 2 hops"};
 
 std::vector<LinkPreset> make_links() {
   return {
-      {"pcie_gen4_x16", "PCIe 4.0 x16 host link, per direction",
+      {"pcie_gen4_x16",
+       "PCIe 4.0 x16 host link, per direction",
        {31.5 * kGB, "§1.4 [S1] 31 GB/s (~31.5)"},
        {0, "left out: no published latency"},
-       std::nullopt, &pcie_model()},
-      {"pcie_gen5_x16", "PCIe 5.0 x16 host link, per direction",
+       std::nullopt,
+       &pcie_model()},
+      {"pcie_gen5_x16",
+       "PCIe 5.0 x16 host link, per direction",
        {63 * kGB, "§1.4 [S1]"},
        {0, "left out: no published latency"},
-       Figure{55.43 * kGB, "§1.4 [M,S1] H200 node, nvbandwidth H2D (D2H 55.06)"}, &pcie_model()},
-      {"nvlink3", "NVLink3, per A100 GPU (12 links), per direction",
+       Figure{55.43 * kGB, "§1.4 [M,S1] H200 node, nvbandwidth H2D (D2H 55.06)"},
+       &pcie_model()},
+      {"nvlink3",
+       "NVLink3, per A100 GPU (12 links), per direction",
        {300 * kGB, "§1.1, §1.2 [S1]"},
        kNvlinkLatency,
-       Figure{240 * kGB, "§1.8 [V] NCCL nvlBw SM80 20.0 GB/s x 12 links"}, &nvlink_model()},
-      {"nvlink4", "NVLink4, per H100/H200 GPU (18 links), per direction",
+       Figure{240 * kGB, "§1.8 [V] NCCL nvlBw SM80 20.0 GB/s x 12 links"},
+       &nvlink_model()},
+      {"nvlink4",
+       "NVLink4, per H100/H200 GPU (18 links), per direction",
        {450 * kGB, "§1.1, §1.2 [S1]"},
        kNvlinkLatency,
-       Figure{370.8 * kGB, "§1.8 [V] NCCL nvlBw SM90 20.6 GB/s x 18 links"}, &nvlink_model()},
-      {"nvlink5", "NVLink5, per B200 GPU (18 links), per direction",
+       Figure{370.8 * kGB, "§1.8 [V] NCCL nvlBw SM90 20.6 GB/s x 18 links"},
+       &nvlink_model()},
+      {"nvlink5",
+       "NVLink5, per B200 GPU (18 links), per direction",
        {900 * kGB, "§1.1, §1.2 [S1]"},
        kNvlinkLatency,
-       Figure{721.8 * kGB, "§1.8 [V] NCCL nvlBw SM100 40.1 GB/s x 18 links"}, &nvlink_model()},
-      {"ib_hdr", "InfiniBand HDR 4x port (200 Gb/s), per direction",
+       Figure{721.8 * kGB, "§1.8 [V] NCCL nvlBw SM100 40.1 GB/s x 18 links"},
+       &nvlink_model()},
+      {"ib_hdr",
+       "InfiniBand HDR 4x port (200 Gb/s), per direction",
        {25 * kGB, "§1.5 [S1]"},
        {0.6 * kMicrosecond, "§1.5 [S1]"},
-       std::nullopt, &infiniband_model()},
-      {"ib_ndr", "InfiniBand NDR 4x port (400 Gb/s), per direction",
+       std::nullopt,
+       &infiniband_model()},
+      {"ib_ndr",
+       "InfiniBand NDR 4x port (400 Gb/s), per direction",
        {50 * kGB, "§1.5 [S1]"},
        {0.6 * kMicrosecond, "assumed: HDR's 0.6 us (§1.5 [S1]); NDR's is not published"},
        Figure{47 * kGB, "§1.5 [M] 46-48 GB/s per NIC through NCCL (nccl-tests#290), midpoint"},
        &infiniband_model()},
-      {"ici_v4", "TPU v4 ICI, one link to a neighbour, one way",
+      {"ici_v4",
+       "TPU v4 ICI, one link to a neighbour, one way",
        {45 * kGB, "§1.6 [P-SB] 4.5e10 B/s"},
        {1 * kMicrosecond, "§3.4 [P-SB] ~1 us per hop"},
-       std::nullopt, &ici_model()},
-      {"ici_v5e", "TPU v5e ICI, one link to a neighbour, one way",
+       std::nullopt,
+       &ici_model()},
+      {"ici_v5e",
+       "TPU v5e ICI, one link to a neighbour, one way",
        {45 * kGB, "§1.6 [P-SB] 4.5e10 B/s"},
        {1 * kMicrosecond, "§3.4 [P-SB] ~1 us per hop"},
-       std::nullopt, &ici_model()},
-      {"ici_v5p", "TPU v5p ICI, one link to a neighbour, one way",
+       std::nullopt,
+       &ici_model()},
+      {"ici_v5p",
+       "TPU v5p ICI, one link to a neighbour, one way",
        {90 * kGB, "§1.6 [P-SB] 9e10 B/s"},
        {1 * kMicrosecond, "§3.4 [P-SB] ~1 us per hop"},
-       std::nullopt, &ici_model()},
-      {"tpu_host_pcie", "TPU chip to its host, per direction",
+       std::nullopt,
+       &ici_model()},
+      {"tpu_host_pcie",
+       "TPU chip to its host, per direction",
        {15 * kGB, "§1.6 [P-SB] host PCIe ~1.5e10 B/s per chip"},
        {0, "left out: no published latency"},
-       std::nullopt, &pcie_model()},
-      {"xgmi_mi300x", "AMD Infinity Fabric (xGMI) between two MI300X, per direction",
+       std::nullopt,
+       &pcie_model()},
+      {"xgmi_mi300x",
+       "AMD Infinity Fabric (xGMI) between two MI300X, per direction",
        {64 * kGB, "§1.7 [S1] peer-to-peer 64 GB/s per direction"},
        {0, "left out: no published latency"},
-       std::nullopt, &nvlink_model()},
+       std::nullopt,
+       &nvlink_model()},
   };
 }
 
@@ -199,75 +223,111 @@ std::vector<LinkPreset> make_links() {
 // Nodes. The device link of an NVSwitch node is one GPU's whole NVLink port to the switch (all its links).
 // The calibration targets are nccl-tests ring all-reduce busbw on the node's 8 GPUs as REFERENCES §1.8 quotes
 // them (the §2.2 table it points to is missing from the current REFERENCES.md). The model corrections are
-// fitted by `spmdsim calibrate` (docs/calibration.md) and rounded to 3 digits: the simulated ring reduces each
-// received chunk after it has arrived, at the device's HBM bandwidth, where NCCL overlaps the reduction with
-// the transfer; the correction gives the link back the time that serialised reduction costs, so that ring
-// all-reduce busbw matches. Rerun the command when the ring overlaps its reductions: the corrections should
-// then fall to about 1 (B200: about 0.94, its measured 680 GB/s being 94% of NCCL's 721.8).
+// fitted by `spmdsim calibrate` (docs/calibration.md) and rounded to 3 digits: the simulated ring reduces
+// each received chunk after it has arrived, at the device's HBM bandwidth, where NCCL overlaps the reduction
+// with the transfer; the correction gives the link back the time that serialised reduction costs, so that
+// ring all-reduce busbw matches. Rerun the command when the ring overlaps its reductions: the corrections
+// should then fall to about 1 (B200: about 0.94, its measured 680 GB/s being 94% of NCCL's 721.8).
 
 const std::vector<double> kLargeMessages = {1 * kGiB, 4 * kGiB, 16 * kGiB};
 constexpr std::string_view kFitted =
-    "fitted: spmdsim calibrate, to the published midpoint; gives back the simulated ring's serialised reduction";
+    "fitted: spmdsim calibrate, to the published midpoint; gives back the simulated ring's serialised "
+    "reduction";
 
 std::vector<NodePreset> make_nodes() {
   return {
-      {"dgx_a100", "NVIDIA DGX A100: 8 x A100 SXM4 80GB, 6 NVSwitch", "a100",
-       8, "§1.3 [V-HGX] 8 GPUs",
-       NodeFabric::nvswitch, "§1.3 [V-HGX] each NVSwitch non-blocking, connects all 8 GPUs",
+      {"dgx_a100",
+       "NVIDIA DGX A100: 8 x A100 SXM4 80GB, 6 NVSwitch",
+       "a100",
+       8,
+       "§1.3 [V-HGX] 8 GPUs",
+       NodeFabric::nvswitch,
+       "§1.3 [V-HGX] each NVSwitch non-blocking, connects all 8 GPUs",
        "nvlink3",
        {1.172, kFitted},
-       "pcie_gen4_x16", "§1.1 [S2] PCIe Gen4 x16",
+       "pcie_gen4_x16",
+       "§1.1 [S2] PCIe Gen4 x16",
        {0, "not modelled: no published figure"},
-       "ib_hdr", "assumed: 8 x HDR 200 Gb/s is commonly quoted, not verified (§1.5, §7)",
+       "ib_hdr",
+       "assumed: 8 x HDR 200 Gb/s is commonly quoted, not verified (§1.5, §7)",
        &nvlink_model(),
-       CalibrationTarget{"ring", kLargeMessages, 230 * kGB, 235 * kGB,
-                         "§1.8 [M] nccl-tests ring, 8 A100 (the issue quotes 229-235 GB/s at 1-16 GiB)"}},
-      {"dgx_h100", "NVIDIA DGX H100: 8 x H100 SXM5 80GB, 4 NVSwitch", "h100",
-       8, "§1.3 [V] DGX BasePOD RA",
-       NodeFabric::nvswitch, "§1.3 [V] 4 NVSwitch chips; per-switch link split not found: one non-blocking switch",
+       CalibrationTarget{"ring", kLargeMessages, 230 * kGB, 235 * kGB, "§1.8 [M] nccl-tests ring, 8 A100"}},
+      {"dgx_h100",
+       "NVIDIA DGX H100: 8 x H100 SXM5 80GB, 4 NVSwitch",
+       "h100",
+       8,
+       "§1.3 [V] DGX BasePOD RA",
+       NodeFabric::nvswitch,
+       "§1.3 [V] 4 NVSwitch chips; per-switch link split not found: one non-blocking switch",
        "nvlink4",
        {1.184, kFitted},
-       "pcie_gen5_x16", "§1.1 [S2] PCIe Gen5 x16",
+       "pcie_gen5_x16",
+       "§1.1 [S2] PCIe Gen5 x16",
        {0, "not modelled: no published figure"},
-       "ib_ndr", "§1.5 [V] 8 x ConnectX-7 400 Gb/s",
+       "ib_ndr",
+       "§1.5 [V] 8 x ConnectX-7 400 Gb/s",
        &nvlink_model(),
-       CalibrationTarget{"ring", kLargeMessages, 363 * kGB, 368 * kGB,
-                         "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"}},
-      {"hgx_h200", "NVIDIA HGX H200: 8 x H200 SXM 141GB, 4 NVSwitch", "h200",
-       8, "§1.1 [V-MLPerf] H200-SXM-141GBx8",
-       NodeFabric::nvswitch, "§1.3 [V] as DGX H100: 4 NVSwitch chips, one non-blocking switch here",
+       CalibrationTarget{
+           "ring", kLargeMessages, 363 * kGB, 368 * kGB,
+           "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"}},
+      {"hgx_h200",
+       "NVIDIA HGX H200: 8 x H200 SXM 141GB, 4 NVSwitch",
+       "h200",
+       8,
+       "§1.1 [V-MLPerf] H200-SXM-141GBx8",
+       NodeFabric::nvswitch,
+       "§1.3 [V] as DGX H100: 4 NVSwitch chips, one non-blocking switch here",
        "nvlink4",
        {1.118, kFitted},
-       "pcie_gen5_x16", "§1.1 [S1; V-MLPerf] PCIe Gen5 x16",
+       "pcie_gen5_x16",
+       "§1.1 [S1; V-MLPerf] PCIe Gen5 x16",
        {0, "not modelled: no published figure"},
-       "ib_ndr", "§1.5 [V] DGX H200's 8 x ConnectX-7 400 Gb/s (OEM HGX boards may differ)",
+       "ib_ndr",
+       "§1.5 [V] DGX H200's 8 x ConnectX-7 400 Gb/s (OEM HGX boards may differ)",
        &nvlink_model(),
-       CalibrationTarget{"ring", kLargeMessages, 363 * kGB, 368 * kGB,
-                         "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"}},
-      {"dgx_b200", "NVIDIA DGX B200: 8 x B200, 2 NVSwitch", "b200",
-       8, "§1.3 [S] DGX B200",
-       NodeFabric::nvswitch, "§1.3 [S] 2 NVSwitch chips, 14.4 TB/s aggregate: one non-blocking switch",
+       CalibrationTarget{
+           "ring", kLargeMessages, 363 * kGB, 368 * kGB,
+           "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"}},
+      {"dgx_b200",
+       "NVIDIA DGX B200: 8 x B200, 2 NVSwitch",
+       "b200",
+       8,
+       "§1.3 [S] DGX B200",
+       NodeFabric::nvswitch,
+       "§1.3 [S] 2 NVSwitch chips, 14.4 TB/s aggregate: one non-blocking switch",
        "nvlink5",
        {1.089, kFitted},
-       "pcie_gen5_x16", "assumed: Gen5 x16; the B200 host link generation is not verified (§1.1, §7)",
+       "pcie_gen5_x16",
+       "assumed: Gen5 x16; the B200 host link generation is not verified (§1.1, §7)",
        {0, "not modelled: no published figure"},
-       "ib_ndr", "§1.5 [V] 8 x ConnectX-7 400 Gb/s",
+       "ib_ndr",
+       "§1.5 [V] 8 x ConnectX-7 400 Gb/s",
        &nvlink_model(),
        CalibrationTarget{"ring", kLargeMessages, 678 * kGB, 682 * kGB, "§1.8 [M] nccl-tests ring, 8 B200"}},
-      {"mi300x_8gpu", "AMD MI300X platform: 8 x MI300X, Infinity Fabric full mesh", "mi300x",
-       8, "§1.7 [S1] 8 GPUs",
-       NodeFabric::full_mesh, "§1.7 [S1] 8 GPUs directly connected, 7 GPU-facing links each",
+      {"mi300x_8gpu",
+       "AMD MI300X platform: 8 x MI300X, Infinity Fabric full mesh",
+       "mi300x",
+       8,
+       "§1.7 [S1] 8 GPUs",
+       NodeFabric::full_mesh,
+       "§1.7 [S1] 8 GPUs directly connected, 7 GPU-facing links each",
        "xgmi_mi300x",
        {1.0, "not modelled: not calibrated (see calibration below)"},
-       "pcie_gen5_x16", "assumed: Gen5 x16; REFERENCES gives no MI300X host link",
+       "pcie_gen5_x16",
+       "assumed: Gen5 x16; REFERENCES gives no MI300X host link",
        {0, "not modelled: no published figure"},
-       "ib_ndr", "assumed: one NDR 400 Gb/s port per GPU; REFERENCES gives no MI300X-node NIC",
+       "ib_ndr",
+       "assumed: one NDR 400 Gb/s port per GPU; REFERENCES gives no MI300X-node NIC",
        &nvlink_model(),
-       CalibrationTarget{"ring", {4 * kGiB}, 312.912 * kGB, 312.912 * kGB,
-                         "§1.7 [M,S1] all_reduce_bench.py, 4 GiB, 8 GPUs (one measurement)",
-                         "no spmdsim algorithm drives more than one of a device's 7 mesh links at a time (a "
-                         "Communicator cannot post several receives at once), where RCCL spreads its channels "
-                         "over all 7: fitting would need a 5.4x correction, a 343 GB/s 'pair link'"}},
+       CalibrationTarget{
+           "ring",
+           {4 * kGiB},
+           312.912 * kGB,
+           312.912 * kGB,
+           "§1.7 [M,S1] all_reduce_bench.py, 4 GiB, 8 GPUs (one measurement)",
+           "no spmdsim algorithm drives more than one of a device's 7 mesh links at a time (a "
+           "Communicator cannot post several receives at once), where RCCL spreads its channels "
+           "over all 7: fitting would need a 5.4x correction, a 343 GB/s 'pair link'"}},
   };
 }
 
@@ -276,14 +336,38 @@ std::vector<NodePreset> make_nodes() {
 
 std::vector<SlicePreset> make_slices() {
   return {
-      {"tpu_v4_4x4x4", "tpu_v4", "ici_v4", "tpu_host_pcie", {4, 4, 4}, true,
-       "§1.6 [V-v4] 3D torus for slices whose sides are multiples of 4; the 4x4x4 cube", &ici_model()},
-      {"tpu_v5e_4x4", "tpu_v5e", "ici_v5e", "tpu_host_pcie", {4, 4}, false,
-       "§1.6 [V-v5e] 2D; wraparound below the 16x16 pod not verified: modelled as a mesh", &ici_model()},
-      {"tpu_v5e_16x16", "tpu_v5e", "ici_v5e", "tpu_host_pcie", {16, 16}, true,
-       "§1.6 [V-v5e, P-SB] the 256-chip pod, a 2D torus", &ici_model()},
-      {"tpu_v5p_4x4x4", "tpu_v5p", "ici_v5p", "tpu_host_pcie", {4, 4, 4}, true,
-       "§1.6 [V-v5p] 3D torus of 4x4x4 cubes", &ici_model()},
+      {"tpu_v4_4x4x4",
+       "tpu_v4",
+       "ici_v4",
+       "tpu_host_pcie",
+       {4, 4, 4},
+       true,
+       "§1.6 [V-v4] 3D torus for slices whose sides are multiples of 4; the 4x4x4 cube",
+       &ici_model()},
+      {"tpu_v5e_4x4",
+       "tpu_v5e",
+       "ici_v5e",
+       "tpu_host_pcie",
+       {4, 4},
+       false,
+       "§1.6 [V-v5e] 2D; wraparound below the 16x16 pod not verified: modelled as a mesh",
+       &ici_model()},
+      {"tpu_v5e_16x16",
+       "tpu_v5e",
+       "ici_v5e",
+       "tpu_host_pcie",
+       {16, 16},
+       true,
+       "§1.6 [V-v5e, P-SB] the 256-chip pod, a 2D torus",
+       &ici_model()},
+      {"tpu_v5p_4x4x4",
+       "tpu_v5p",
+       "ici_v5p",
+       "tpu_host_pcie",
+       {4, 4, 4},
+       true,
+       "§1.6 [V-v5p] 3D torus of 4x4x4 cubes",
+       &ici_model()},
   };
 }
 
@@ -339,10 +423,14 @@ NodeSpec NodePreset::spec() const {
 
 std::string_view preset_kind_name(PresetKind kind) {
   switch (kind) {
-    case PresetKind::device: return "device";
-    case PresetKind::link: return "link";
-    case PresetKind::node: return "node";
-    case PresetKind::slice: return "slice";
+    case PresetKind::device:
+      return "device";
+    case PresetKind::link:
+      return "link";
+    case PresetKind::node:
+      return "node";
+    case PresetKind::slice:
+      return "slice";
   }
   return "?";
 }
@@ -364,17 +452,29 @@ const std::vector<SlicePreset>& slice_presets() {
   return table;
 }
 
-const DevicePreset& device_preset(std::string_view name) { return find(device_presets(), name, PresetKind::device); }
-const LinkPreset& link_preset(std::string_view name) { return find(link_presets(), name, PresetKind::link); }
-const NodePreset& node_preset(std::string_view name) { return find(node_presets(), name, PresetKind::node); }
-const SlicePreset& slice_preset(std::string_view name) { return find(slice_presets(), name, PresetKind::slice); }
+const DevicePreset& device_preset(std::string_view name) {
+  return find(device_presets(), name, PresetKind::device);
+}
+const LinkPreset& link_preset(std::string_view name) {
+  return find(link_presets(), name, PresetKind::link);
+}
+const NodePreset& node_preset(std::string_view name) {
+  return find(node_presets(), name, PresetKind::node);
+}
+const SlicePreset& slice_preset(std::string_view name) {
+  return find(slice_presets(), name, PresetKind::slice);
+}
 
 std::vector<std::string_view> preset_names(PresetKind kind) {
   switch (kind) {
-    case PresetKind::device: return names_of(device_presets());
-    case PresetKind::link: return names_of(link_presets());
-    case PresetKind::node: return names_of(node_presets());
-    case PresetKind::slice: return names_of(slice_presets());
+    case PresetKind::device:
+      return names_of(device_presets());
+    case PresetKind::link:
+      return names_of(link_presets());
+    case PresetKind::node:
+      return names_of(node_presets());
+    case PresetKind::slice:
+      return names_of(slice_presets());
   }
   return {};
 }
@@ -391,7 +491,11 @@ TorusSpec SlicePreset::spec() const {
   return spec;
 }
 
-PlatformBuilder node_platform(const NodePreset& preset) { return accelerator_node(preset.spec()); }
-PlatformBuilder slice_platform(const SlicePreset& preset) { return torus(preset.spec()); }
+PlatformBuilder node_platform(const NodePreset& preset) {
+  return accelerator_node(preset.spec());
+}
+PlatformBuilder slice_platform(const SlicePreset& preset) {
+  return torus(preset.spec());
+}
 
 }  // namespace spmdsim::topologies

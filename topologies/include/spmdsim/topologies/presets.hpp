@@ -32,17 +32,18 @@ struct Figure {
 // The SimGrid network model a preset runs under, and why. One simulation has one model for all its links,
 // so a node preset's model is the model of every platform built from it.
 struct NetworkModel {
-  std::string_view name;                 // "CM02" (short, for tables)
+  std::string_view name;                    // "CM02" (short, for tables)
   std::vector<std::string> simgrid_config;  // settings for SimulationOptions::simgrid_config
-  std::string_view reason;               // one line
+  std::string_view reason;                  // one line
 };
 
 struct DevicePreset {
   std::string_view name;   // "a100"
   std::string_view model;  // "NVIDIA A100 SXM4 80GB"
-  std::vector<std::pair<DType, Figure>> peak_flops;  // dense, FLOP/s; a dtype left out has no published figure
-  Figure memory_capacity;                            // bytes
-  Figure memory_bandwidth;                           // B/s
+  std::vector<std::pair<DType, Figure>>
+      peak_flops;           // dense, FLOP/s; a dtype left out has no published figure
+  Figure memory_capacity;   // bytes
+  Figure memory_bandwidth;  // B/s
   std::string_view notes;
 
   // The engine's view. Launch overhead is 0: no published figure (docs/presets.md, "what is left out").
@@ -50,23 +51,25 @@ struct DevicePreset {
 };
 
 struct LinkPreset {
-  std::string_view name;         // "nvlink4"
-  std::string_view description;  // what one preset link is: "NVLink4, per H100/H200 GPU, per direction"
-  Figure bandwidth;              // nominal, per direction, B/s
-  Figure latency;                // seconds; value 0 with its reason when no figure was published
+  std::string_view name;             // "nvlink4"
+  std::string_view description;      // what one preset link is: "NVLink4, per H100/H200 GPU, per direction"
+  Figure bandwidth;                  // nominal, per direction, B/s
+  Figure latency;                    // seconds; value 0 with its reason when no figure was published
   std::optional<Figure> achievable;  // measured or NCCL-effective rate, B/s, where one is published
   const NetworkModel* network_model;
 
   LinkSpec spec() const { return {bandwidth.value, latency.value}; }  // nominal
   // What node presets use: the achievable rate where one is published, the nominal one otherwise.
-  LinkSpec effective_spec() const { return {achievable ? achievable->value : bandwidth.value, latency.value}; }
+  LinkSpec effective_spec() const {
+    return {achievable ? achievable->value : bandwidth.value, latency.value};
+  }
 };
 
 // What a node preset's all-reduce is calibrated against (docs/calibration.md, `spmdsim calibrate`).
 struct CalibrationTarget {
-  std::string_view algorithm;          // the registered all_reduce algorithm that matches the measurement
-  std::vector<double> sizes;           // message sizes S in bytes at which the measurement holds
-  double busbw_low = 0;                // published busbw range, B/s (nccl-tests' busbw, 1e9 B/s units)
+  std::string_view algorithm;  // the registered all_reduce algorithm that matches the measurement
+  std::vector<double> sizes;   // message sizes S in bytes at which the measurement holds
+  double busbw_low = 0;        // published busbw range, B/s (nccl-tests' busbw, 1e9 B/s units)
   double busbw_high = 0;
   std::string_view source;
   // Empty: the preset is calibrated to this figure (tests hold it within tolerance). Otherwise why not: the
