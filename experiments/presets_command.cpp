@@ -128,7 +128,7 @@ Section nodes_section() {
     e.rows.push_back(figure_row("model_correction", "model correction", n.model_correction,
                                 fmt::format("{:g}", n.model_correction.value), ""));
     e.rows.push_back({"simulated_device_link", "simulated link",
-                      fmt::format("{}, {} ({:.3f} x nominal)", gbps(simulated.bandwidth),
+                      fmt::format("{:.1f} GB/s, {} ({:.3f} x nominal)", simulated.bandwidth / 1e9,
                                   microseconds(simulated.latency), n.calibration_factor()),
                       simulated.bandwidth, "B/s", "derived: device link x model correction"});
     e.rows.push_back({"host_link", "host link", link_use_text(host_link),
@@ -165,7 +165,7 @@ Section slices_section() {
     const auto& host_link = link_preset(s.host_link);
     int chips = 1;
     for (int d : s.shape) chips *= d;
-    Entry e{std::string(s.name), fmt::format("Google {} slice", device_preset(s.device).model), {}};
+    Entry e{std::string(s.name), fmt::format("{} slice", device_preset(s.device).model), {}};
     e.rows.push_back(
         {"chips", "chips", fmt::format("{} x {}", chips, s.device), static_cast<double>(chips), "", ""});
     e.rows.push_back({"shape", "shape",

@@ -65,7 +65,8 @@ CostInputs switch_cost(int p, double bytes) {
 // (tree algorithms finish on different devices at different times).
 double collective_time(const Simulation& sim, const std::string& name) {
   double longest = 0;
-  for (const auto& times : sim.report().calls.back().times)
+  const auto report = sim.report();  // named: a range-for would not keep a temporary alive
+  for (const auto& times : report.calls.back().times)
     if (auto it = times.communication.find(name); it != times.communication.end())
       longest = std::max(longest, it->second);
   return longest;

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "calibration.hpp"
+#include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/presets.hpp"
 
 namespace spmdsim {
@@ -100,10 +101,11 @@ TEST(CalibrationSettings, CommandLineOverridesThePresetsSettings) {
   const auto& preset = topologies::node_preset("dgx_h100");
   EXPECT_EQ(
       cli::calibration_settings(preset, {}),
-      (std::vector<std::string>{"network/model:CM02", "network/crosstraffic:0", "network/TCP-gamma:0"}));
+      spmdsim::alpha_beta_config());
   EXPECT_EQ(
       cli::calibration_settings(preset, {"--cfg=network/model:LV08", "--log=root.thres:critical"}),
-      (std::vector<std::string>{"network/crosstraffic:0", "network/TCP-gamma:0", "network/model:LV08"}));
+      (std::vector<std::string>{"network/crosstraffic:0", "network/TCP-gamma:0", "network/optim:Full",
+                                "network/model:LV08"}));
 }
 
 // ---------------------------------------------------------------------------------------------------------

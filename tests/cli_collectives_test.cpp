@@ -217,7 +217,7 @@ std::vector<BadInput> bad_inputs() {
       {"UnknownAlgorithm", "--collectives all_reduce,all_to_all --algorithms ring,no_such",
        fmt::format("unknown algorithm 'no_such' in --algorithms; valid: {}; {} (or all, default)",
                    algorithm_list(CollectiveKind::all_reduce), algorithm_list(CollectiveKind::all_to_all))},
-      {"AlgorithmOfNoChosenCollective", "--collectives all_to_all --algorithms ring",
+      {"AlgorithmOfNoChosenCollective", "--collectives all_reduce,all_to_all --algorithms ring",
        fmt::format("no algorithm in --algorithms ring is registered for all_to_all; valid: {} (or all, default)",
                    algorithm_list(CollectiveKind::all_to_all))},
       {"BadSizeSuffix", "-b 1X",

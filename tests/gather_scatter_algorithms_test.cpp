@@ -328,7 +328,8 @@ Timed time_call(Simulation& sim, CollectiveKind kind, const std::string& algorit
       sim, {Array::full(shape, 0.25)});
   Timed timed{4.0 * static_cast<double>(p * floats), {}};
   const std::string name = primitive(kind);
-  for (const auto& times : sim.report().calls.back().times)
+  const auto report = sim.report();  // named: a range-for would not keep a temporary alive
+  for (const auto& times : report.calls.back().times)
     timed.seconds.push_back(times.communication.count(name) ? times.communication.at(name) : 0.0);
   return timed;
 }

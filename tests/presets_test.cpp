@@ -31,7 +31,8 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // A source says where a number comes from: a REFERENCES.md section, or how it was derived, assumed or why
 // it is left out.
 bool is_source(std::string_view source) {
-  for (std::string_view start : {"§", "derived: ", "assumed: ", "left out: ", "not modelled: ", "fitted "})
+  for (std::string_view start :
+       {"§", "derived: ", "assumed: ", "left out: ", "not modelled: ", "fitted: ", "not calibrated: "})
     if (source.starts_with(start)) return true;
   return false;
 }

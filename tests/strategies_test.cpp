@@ -266,7 +266,8 @@ TEST_P(ModelStateMemory, MixedPrecisionAdamMatchesTheZeroPaper) {
     EXPECT_EQ(memory[MemoryTag::activations], 0);  // released by the end of the backward pass
   }
   // The whole-call peak of each device holds at least the model state.
-  for (const DeviceMemory& memory : sim.report().calls.back().memory) EXPECT_GE(memory.peak, expected_paper);
+  const auto report = sim.report();  // named: a range-for would not keep a temporary alive
+  for (const DeviceMemory& memory : report.calls.back().memory) EXPECT_GE(memory.peak, expected_paper);
 }
 
 // The same in float32 (params 4, gradients 4, Adam's momentum and variance 8 bytes per parameter).

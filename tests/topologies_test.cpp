@@ -655,13 +655,3 @@ TEST(TopologyBadInput, MultiNodeCluster) {
 
 }  // namespace
 }  // namespace spmdsim
-namespace spmdsim { namespace {
-TEST(ZZDebug, Times) {
-  const double hm = std::stod(std::getenv("HM"));
-  Simulation sim(accelerator_node(node_spec(NodeFabric::nvswitch, std::atoi(std::getenv("ND")), hm)), {alpha_beta_config()});
-  for (double t : host_transfer_times(sim, 1 << 20)) std::printf("%.10g\n", t);
-  std::vector<simgrid::s4u::Link*> links; double lat = 0;
-  host("host")->route_to(host("dev0"), links, &lat);
-  for (auto* l : links) std::printf("%s %g %g\n", l->get_cname(), l->get_bandwidth(), l->get_latency());
-}
-}}

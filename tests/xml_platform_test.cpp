@@ -294,7 +294,8 @@ double psum_time(const PlatformBuilder& builder, int p, std::int64_t floats) {
   auto f = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i"); }, {.axis_name = "i"});
   f(sim, {Array::full({p, floats}, 1.0)});
   double longest = 0;
-  for (const auto& times : sim.report().calls.back().times)
+  const auto report = sim.report();  // named: a range-for would not keep a temporary alive
+  for (const auto& times : report.calls.back().times)
     longest = std::max(longest, times.communication.at("psum"));
   return longest;
 }

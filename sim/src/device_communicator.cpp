@@ -52,6 +52,8 @@ Array DeviceCommunicator::take(Array* received) {
 
 void DeviceCommunicator::send(int peer, const Array& chunk) { pending_sends_->push_back(post_send(peer, chunk)); }
 
+void DeviceCommunicator::send_and_wait(int peer, const Array& chunk) { post_send(peer, chunk)->wait(); }
+
 Array DeviceCommunicator::recv(int peer) {
   Array* received = nullptr;
   post_recv(peer, &received)->wait();

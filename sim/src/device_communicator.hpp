@@ -21,6 +21,7 @@ class DeviceCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(group_.size()); }
   void send(int peer, const Array& chunk) override;
+  void send_and_wait(int peer, const Array& chunk) override;
   Array recv(int peer) override;
   Array sendrecv(int to, const Array& chunk, int from) override;
   Array combine(const Array& a, const Array& b, ReduceOp op) override;

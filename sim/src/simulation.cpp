@@ -25,7 +25,7 @@ struct Fetch {
 }  // namespace
 
 std::vector<std::string> alpha_beta_config() {
-  return {"network/model:CM02", "network/crosstraffic:0", "network/TCP-gamma:0"};
+  return {"network/model:CM02", "network/crosstraffic:0", "network/TCP-gamma:0", "network/optim:Full"};
 }
 
 Simulation::Simulation(const PlatformBuilder& builder, SimulationOptions options)

@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "spmdsim/errors.hpp"
+#include "spmdsim/simulation.hpp"
 
 namespace spmdsim::topologies {
 namespace {
@@ -32,12 +33,9 @@ constexpr double kMicrosecond = 1e-6;
 // TCP, so all use CM02 and carry the protocol's efficiency in a published effective bandwidth instead. LV08
 // stays the right choice for TCP/Ethernet platforms (none is a preset yet).
 
-const std::vector<std::string> kAlphaBetaConfig = {"network/model:CM02", "network/crosstraffic:0",
-                                                   "network/TCP-gamma:0"};
-
 const NetworkModel& nvlink_model() {
   static const NetworkModel model{
-      "CM02", kAlphaBetaConfig,
+      "CM02", alpha_beta_config(),
       "NVLink/NVSwitch and xGMI are credit-based point-to-point fabrics, not TCP: no slow start, window or "
       "ACK "
       "reverse flow; their protocol overhead is in the calibrated link bandwidth"};
@@ -45,14 +43,14 @@ const NetworkModel& nvlink_model() {
 }
 
 const NetworkModel& pcie_model() {
-  static const NetworkModel model{"CM02", kAlphaBetaConfig,
+  static const NetworkModel model{"CM02", alpha_beta_config(),
                                   "PCIe moves TLPs under link-level credit flow control, not TCP; its "
                                   "overhead shows in the measured rate"};
   return model;
 }
 
 const NetworkModel& infiniband_model() {
-  static const NetworkModel model{"CM02", kAlphaBetaConfig,
+  static const NetworkModel model{"CM02", alpha_beta_config(),
                                   "InfiniBand RDMA has credit-based flow control and no TCP window; LV08's "
                                   "x13.01 latency factor (fitted to "
                                   "TCP) would turn 0.6 us into 7.8 us"};
@@ -60,7 +58,7 @@ const NetworkModel& infiniband_model() {
 }
 
 const NetworkModel& ici_model() {
-  static const NetworkModel model{"CM02", kAlphaBetaConfig,
+  static const NetworkModel model{"CM02", alpha_beta_config(),
                                   "TPU ICI links join neighbouring chips directly, not over TCP; the "
                                   "scaling-book's alpha-beta figures assume "
                                   "exactly this model"};
@@ -312,7 +310,7 @@ std::vector<NodePreset> make_nodes() {
        NodeFabric::full_mesh,
        "§1.7 [S1] 8 GPUs directly connected, 7 GPU-facing links each",
        "xgmi_mi300x",
-       {1.0, "not modelled: not calibrated (see calibration below)"},
+       {1.0, "not calibrated: see the calibration target's reason"},
        "pcie_gen5_x16",
        "assumed: Gen5 x16; REFERENCES gives no MI300X host link",
        {0, "not modelled: no published figure"},

@@ -23,6 +23,9 @@ class Communicator {
   virtual int size() const = 0;
   // Starts sending chunk to peer; the collective does not end before the send has completed.
   virtual void send(int peer, const Array& chunk) = 0;
+  // Sends chunk to peer and returns once it has arrived: MPI's blocking send of a large message, which
+  // tree algorithms use so that a rank's sends to its children follow one another instead of sharing its link.
+  virtual void send_and_wait(int peer, const Array& chunk) = 0;
   virtual Array recv(int peer) = 0;
   // Sends to `to` and receives from `from` at the same time (both transfers posted before waiting).
   virtual Array sendrecv(int to, const Array& chunk, int from) = 0;

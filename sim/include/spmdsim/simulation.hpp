@@ -30,7 +30,8 @@ struct SimulationOptions {
 };
 
 // The settings under which SimGrid's network follows the textbook alpha-beta model exactly: no TCP
-// factors (CM02), no reverse cross-traffic, no TCP window cap.
+// factors (CM02), no reverse cross-traffic, no TCP window cap, and the full max-min solve (SimGrid 3.32's
+// lazy update drops a flow's other link bounds when its window cap is 0; docs/platforms.md).
 std::vector<std::string> alpha_beta_config();
 
 class Simulation {

@@ -24,7 +24,7 @@ Array binomial_broadcast(Communicator& comm, const Array& flat, int root) {
     mask <<= 1;
   }
   for (mask >>= 1; mask > 0; mask >>= 1)
-    if (relative + mask < p) comm.send(wrap(relative + mask + root, p), data);
+    if (relative + mask < p) comm.send_and_wait(wrap(relative + mask + root, p), data);
   return data;
 }
 
