@@ -8,10 +8,9 @@
 #include <sstream>
 #include <string>
 
-#include <sys/wait.h>
-#include <unistd.h>
 #include <simgrid/s4u/Host.hpp>
 
+#include "child_process.hpp"
 #include "smpi/scratch_dir.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
@@ -74,34 +73,6 @@ std::string load_error(const std::string& xml, XmlPlatformOptions options = {}) 
     return error.what();
   }
   return "";
-}
-
-// Runs `fn` in a child process and returns its double: one SimGrid engine per process, and a comparison
-// of two simulations needs two.
-template <class Fn>
-double in_child_process(Fn fn) {
-  int pipe_ends[2];
-  if (pipe(pipe_ends) != 0) throw std::runtime_error("pipe failed");
-  const pid_t child = fork();
-  if (child == 0) {
-    close(pipe_ends[0]);
-    double value = std::nan("");
-    try {
-      value = fn();
-    } catch (...) {
-    }
-    const bool written = write(pipe_ends[1], &value, sizeof value) == static_cast<ssize_t>(sizeof value);
-    _exit(written ? 0 : 1);
-  }
-  close(pipe_ends[1]);
-  double value = std::nan("");
-  const bool read_all = read(pipe_ends[0], &value, sizeof value) == static_cast<ssize_t>(sizeof value);
-  close(pipe_ends[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  if (!read_all || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("the child process failed");
-  return value;
 }
 
 TEST(XmlPlatform, DevicesFollowTheirIndexNotTheirNames) {
@@ -304,8 +275,9 @@ TEST(SwitchClusterXml, APsumTakesExactlyAsLongAsOnTheSwitchCluster) {
   const int p = 4;
   const std::int64_t floats = 3 * 5 * 7 * 8 * 1024;
   const auto spec = testing::free_compute_cluster(p);
-  const double on_switch_cluster =
-      in_child_process([&] { return psum_time(topologies::switch_cluster(spec), p, floats); });
+  const double on_switch_cluster = testing::in_child_process([&] {
+                                     return std::vector{psum_time(topologies::switch_cluster(spec), p, floats)};
+                                   }).at(0);
 
   testing::ScratchDir dir;
   std::ostringstream xml;

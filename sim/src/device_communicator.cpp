@@ -18,7 +18,8 @@ DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, std::vector<int> grou
       collective_(std::move(collective)),
       pipeline_chunks_(pipeline_chunks),
       dimensions_(std::move(dimensions)),
-      pending_sends_(std::make_shared<std::vector<simgrid::s4u::CommPtr>>()) {
+      pending_sends_(std::make_shared<std::vector<PendingSend>>()),
+      phase_(std::make_shared<Phase>()) {
   rank_ = static_cast<int>(std::find(group_.begin(), group_.end(), ctx_.rank()) - group_.begin());
   if (rank_ == static_cast<int>(group_.size())) throw std::logic_error("a communicator without this device");
 }
@@ -29,6 +30,7 @@ std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> memb
   auto sub = std::make_unique<DeviceCommunicator>(ctx_, std::move(call_ranks), collective_, pipeline_chunks_,
                                                   std::vector<int>{static_cast<int>(members.size())});
   sub->pending_sends_ = pending_sends_;
+  sub->phase_ = phase_;
   return sub;
 }
 
@@ -37,8 +39,9 @@ int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_
 simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
   auto* channel = ctx_.runtime().channel(ctx_.device(), device_of(peer));
   ctx_.times().bytes_sent += static_cast<Bytes>(chunk.nbytes());
-  // The receiver takes ownership of the heap copy of the handle (the storage itself is shared).
-  return channel->put_async(new Array(chunk), chunk.nbytes());
+  // The receiver takes ownership of the heap copy of the handle: the storage is shared, the sender's device
+  // buffer is not, so this device's memory depends on its own references alone.
+  return channel->put_async(new Array(chunk.on_device(nullptr)), chunk.nbytes());
 }
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_recv(int peer, Array** slot) {
@@ -50,23 +53,45 @@ Array DeviceCommunicator::take(Array* received) {
   return ctx_.place(*owned, MemoryTag::collective_scratch, collective_);
 }
 
-void DeviceCommunicator::send(int peer, const Array& chunk) { pending_sends_->push_back(post_send(peer, chunk)); }
+void DeviceCommunicator::send(int peer, const Array& chunk) {
+  flush_phase();
+  pending_sends_->push_back({post_send(peer, chunk), chunk});
+}
 
-void DeviceCommunicator::send_and_wait(int peer, const Array& chunk) { post_send(peer, chunk)->wait(); }
+void DeviceCommunicator::send_and_wait(int peer, const Array& chunk) {
+  flush_phase();
+  post_send(peer, chunk)->wait();
+}
 
 Array DeviceCommunicator::recv(int peer) {
+  flush_phase();
   Array* received = nullptr;
   post_recv(peer, &received)->wait();
   return take(received);
 }
 
 Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
+  flush_phase();
   Array* received = nullptr;
   auto incoming = post_recv(from, &received);
   auto outgoing = post_send(to, chunk);
   incoming->wait();
   outgoing->wait();
   return take(received);
+}
+
+Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) {
+  if (!ctx_.runtime().aggregate_abstract_phases() || !chunk.is_abstract() || !expected.is_abstract())
+    return sendrecv(to, chunk, from);
+  const int to_device = device_of(to);
+  const int from_device = device_of(from);
+  if (phase_->to != to_device || phase_->from != from_device) flush_phase();
+  phase_->to = to_device;
+  phase_->from = from_device;
+  phase_->bytes_out += static_cast<Bytes>(chunk.nbytes());
+  ++phase_->messages;
+  ctx_.times().bytes_sent += static_cast<Bytes>(chunk.nbytes());
+  return ctx_.place(expected, MemoryTag::collective_scratch, collective_);  // a buffer of its own, shaped alike
 }
 
 Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
@@ -76,12 +101,33 @@ Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
   Array placed = ctx_.place(result.value, MemoryTag::collective_scratch, collective_);
   // Inside one collective kernel: the roofline without a launch of its own.
   const DeviceSpec& spec = ctx_.spec();
-  ctx_.execute(spec.op_time(result.cost.flops, result.cost.bytes, result.value.dtype()) - spec.launch_overhead);
+  const Seconds time = spec.op_time(result.cost.flops, result.cost.bytes, result.value.dtype()) - spec.launch_overhead;
+  if (phase_->messages > 0) phase_->reducing += std::max(time, 0.0);
+  else ctx_.execute(time);
   return placed;
 }
 
+void DeviceCommunicator::flush_phase() {
+  if (phase_->messages == 0) return;
+  const Phase phase = std::exchange(*phase_, Phase{});
+  auto& runtime = ctx_.runtime();
+  // The payload is never read: the pieces' shapes were booked on both sides.
+  static int token;
+  int* received = nullptr;
+  auto incoming = runtime.channel(phase.from, ctx_.device())->get_async<int>(&received);
+  auto outgoing = runtime.channel(ctx_.device(), phase.to)->put_async(&token, phase.bytes_out);
+  incoming->wait();
+  outgoing->wait();
+  // Each further message of the run would have paid its route's latency once more.
+  const Seconds latency = std::max(runtime.message_latency(ctx_.device(), phase.to),
+                                   runtime.message_latency(phase.from, ctx_.device()));
+  simgrid::s4u::this_actor::sleep_for((phase.messages - 1) * latency);
+  ctx_.execute(phase.reducing);
+}
+
 void DeviceCommunicator::finish() {
-  if (!pending_sends_->empty()) simgrid::s4u::Comm::wait_all(*pending_sends_);
+  flush_phase();
+  for (auto& send : *pending_sends_) send.transfer->wait();
   pending_sends_->clear();
 }
 

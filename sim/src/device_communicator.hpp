@@ -1,5 +1,9 @@
 // Communicator over SimGrid: each chunk is one message on the channel between two devices, whose
 // simulated size is the chunk's byte size; received chunks are collective scratch in device memory.
+// With SimulationOptions::aggregate_abstract_phases, a run of sendrecv_shaped on abstract data with the
+// same peers is booked instead and simulated at its end as one phase: one transfer each way of the run's
+// bytes, the latencies of its other messages, then the reductions done meanwhile. Memory is placed and
+// released step by step as in the per-message run, so peaks are the same.
 #pragma once
 
 #include <string>
@@ -24,15 +28,32 @@ class DeviceCommunicator final : public Communicator {
   void send_and_wait(int peer, const Array& chunk) override;
   Array recv(int peer) override;
   Array sendrecv(int to, const Array& chunk, int from) override;
+  Array sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) override;
   Array combine(const Array& a, const Array& b, ReduceOp op) override;
   int pipeline_chunks() const override { return pipeline_chunks_; }
   std::vector<int> dimensions() const override { return dimensions_; }
   std::unique_ptr<Communicator> subgroup(std::vector<int> members) override;
 
-  // Waits for the sends still in flight: a collective ends when its last byte has left.
+  // Simulates the booked phase, then waits for the sends still in flight: a collective ends when its last
+  // byte has left.
   void finish();
 
  private:
+  // A send not waited for yet, and the buffer it reads, which stays allocated until then.
+  struct PendingSend {
+    simgrid::s4u::CommPtr transfer;
+    Array chunk;
+  };
+  // A run of booked exchanges between this device and two others (device ids).
+  struct Phase {
+    int to = -1;
+    int from = -1;
+    Bytes bytes_out = 0;
+    int messages = 0;
+    Seconds reducing = 0;
+  };
+  // Simulates the booked phase, if any; every verb but sendrecv_shaped and combine calls it first.
+  void flush_phase();
   simgrid::s4u::CommPtr post_send(int peer, const Array& chunk);
   simgrid::s4u::CommPtr post_recv(int peer, Array** slot);
   Array take(Array* received);
@@ -44,8 +65,10 @@ class DeviceCommunicator final : public Communicator {
   std::string collective_;
   int pipeline_chunks_;
   std::vector<int> dimensions_;
-  // Shared with subgroups, so that finish() on the outermost communicator waits for every send.
-  std::shared_ptr<std::vector<simgrid::s4u::CommPtr>> pending_sends_;
+  // Shared with subgroups, so that finish() on the outermost communicator waits for every send and a
+  // subgroup's phase is simulated before any other traffic of this device.
+  std::shared_ptr<std::vector<PendingSend>> pending_sends_;
+  std::shared_ptr<Phase> phase_;
 };
 
 }  // namespace spmdsim::detail

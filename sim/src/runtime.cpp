@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <xbt/config.hpp>
 #include <xbt/log.h>
 
 #include "spmdsim/errors.hpp"
@@ -19,6 +21,9 @@ bool engine_taken = false;
 std::string endpoint_name(int endpoint) {
   return endpoint == kHostEndpoint ? std::string("host") : fmt::format("d{}", endpoint);
 }
+
+// The network model's latency factor (1 under CM02, 13.01 under LV08).
+double latency_factor() { return simgrid::config::get_value<double>("network/latency-factor"); }
 
 }  // namespace
 
@@ -49,6 +54,7 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
   if (options.pipeline_chunks < 1)
     throw ValueError(fmt::format("pipeline_chunks must be at least 1 (got {})", options.pipeline_chunks));
   pipeline_chunks_ = options.pipeline_chunks;
+  aggregate_abstract_phases_ = options.aggregate_abstract_phases;
   XBT_DEBUG("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
 }
 
@@ -59,6 +65,19 @@ simgrid::s4u::Mailbox* Runtime::channel(int from, int to) {
   auto it = channels_.find(key);
   if (it == channels_.end())
     it = channels_.emplace(key, simgrid::s4u::Mailbox::by_name(endpoint_name(from) + ">" + endpoint_name(to))).first;
+  return it->second;
+}
+
+Seconds Runtime::message_latency(int from, int to) {
+  const auto key = std::make_pair(from, to);
+  auto it = message_latencies_.find(key);
+  if (it == message_latencies_.end()) {
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0;
+    platform_.devices.at(static_cast<std::size_t>(from)).host->route_to(
+        platform_.devices.at(static_cast<std::size_t>(to)).host, links, &latency);
+    it = message_latencies_.emplace(key, latency * latency_factor()).first;
+  }
   return it->second;
 }
 

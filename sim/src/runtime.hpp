@@ -36,10 +36,14 @@ class Runtime {
   const std::map<CollectiveKind, std::string>& algorithms() const { return algorithms_; }
   const std::vector<std::string>& config() const { return config_; }
   int pipeline_chunks() const { return pipeline_chunks_; }
+  bool aggregate_abstract_phases() const { return aggregate_abstract_phases_; }
 
   // The channel from one endpoint to another. Messages between one ordered pair are matched in the order
   // both sides post them, which is SPMD program order, so a fast sender can never be received early.
   simgrid::s4u::Mailbox* channel(int from, int to);
+  // The latency one message from device `from` to device `to` pays: its route's, times the network
+  // model's latency factor.
+  Seconds message_latency(int from, int to);
 
   // Runs the actors created since the last run to completion. If one failed, the first failure is
   // rethrown here (the failing actor kills the others so that none waits forever).
@@ -57,7 +61,9 @@ class Runtime {
   std::vector<std::shared_ptr<MemoryLedger>> ledgers_;
   std::map<CollectiveKind, std::string> algorithms_;
   int pipeline_chunks_ = 1;
+  bool aggregate_abstract_phases_ = false;
   std::map<std::pair<int, int>, simgrid::s4u::Mailbox*> channels_;
+  std::map<std::pair<int, int>, Seconds> message_latencies_;
   std::exception_ptr failure_;
   std::vector<CallReport> calls_;
 };

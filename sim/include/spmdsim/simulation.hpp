@@ -27,6 +27,12 @@ struct SimulationOptions {
   std::map<CollectiveKind, std::string> algorithms;
   // Pieces a pipelining algorithm cuts each message into.
   int pipeline_chunks = 1;
+  // On abstract data, a ring phase (p-1 exchanges with the same two neighbours) moves as one transfer each
+  // way plus the other messages' latencies, instead of p-1 messages: p = 512 in a fraction of a second
+  // instead of minutes. Exact under alpha_beta_config() when every piece has the same size and no other
+  // traffic shares the ring's links (docs/performance.md#aggregated-phases); real data always moves per
+  // message.
+  bool aggregate_abstract_phases = false;
 };
 
 // The settings under which SimGrid's network follows the textbook alpha-beta model exactly: no TCP

@@ -9,6 +9,8 @@ namespace spmdsim::collectives {
 Array ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 double ring_all_reduce_cost(const CostInputs& c);
 std::vector<Array> ring_all_gather(Communicator& comm, const Array& mine);
+// The same for pieces of different sizes: like[i] is shaped as rank i's piece (the chunks split_flat cut).
+std::vector<Array> ring_all_gather(Communicator& comm, const Array& mine, const std::vector<Array>& like);
 double ring_all_gather_cost(const CostInputs& c);
 Array ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);
 double ring_reduce_scatter_cost(const CostInputs& c);

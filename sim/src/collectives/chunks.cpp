@@ -26,6 +26,10 @@ std::vector<Array> split_flat(const Array& flat, int n) {
   return parts;
 }
 
+std::vector<Array> split_flat_shapes(const Array& flat, int n) {
+  return split_flat(Array::abstract(flat.shape(), flat.dtype()), n);
+}
+
 Array join_flat(const std::vector<Array>& chunks) {
   std::int64_t total = 0;
   bool abstract = false;

@@ -10,6 +10,8 @@ namespace spmdsim::collectives {
 
 // numpy.array_split of a 1-d array into n parts: the first size % n parts get one element more.
 std::vector<Array> split_flat(const Array& flat, int n);
+// Abstract arrays shaped as split_flat's parts, without copying any data.
+std::vector<Array> split_flat_shapes(const Array& flat, int n);
 // The 1-d concatenation of 1-d chunks (all of one dtype; abstract if any is).
 Array join_flat(const std::vector<Array>& chunks);
 

@@ -26,7 +26,7 @@ Array hierarchical_all_reduce(Communicator& comm, const Array& flat, ReduceOp op
   auto across = comm.subgroup(dimension_group(levels, comm.rank(), 1));
   Array shard = ring_reduce_scatter(*inside, split_flat(flat, inside->size()), op);
   shard = ring_all_reduce(*across, shard, op);
-  return join_flat(ring_all_gather(*inside, shard));
+  return join_flat(ring_all_gather(*inside, shard, split_flat_shapes(flat, inside->size())));
 }
 
 double hierarchical_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions) {

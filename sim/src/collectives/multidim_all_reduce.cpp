@@ -35,8 +35,12 @@ Array multidim_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
   for (std::size_t d = 0; d < dimensions.size(); ++d)
     groups.push_back(comm.subgroup(dimension_group(dimensions, comm.rank(), static_cast<int>(d))));
   Array piece = flat;
-  for (auto& group : groups) piece = ring_reduce_scatter(*group, split_flat(piece, group->size()), op);
-  for (auto it = groups.rbegin(); it != groups.rend(); ++it) piece = join_flat(ring_all_gather(**it, piece));
+  std::vector<std::vector<Array>> shapes;  // per dimension, the shapes of the chunks its reduce-scatter cut
+  for (auto& group : groups) {
+    shapes.push_back(split_flat_shapes(piece, group->size()));
+    piece = ring_reduce_scatter(*group, split_flat(piece, group->size()), op);
+  }
+  for (std::size_t d = groups.size(); d-- > 0;) piece = join_flat(ring_all_gather(*groups[d], piece, shapes[d]));
   return piece;
 }
 

@@ -10,6 +10,10 @@
 namespace spmdsim::collectives {
 
 std::vector<Array> ring_all_gather(Communicator& comm, const Array& mine) {
+  return ring_all_gather(comm, mine, std::vector<Array>(static_cast<std::size_t>(comm.size()), mine));
+}
+
+std::vector<Array> ring_all_gather(Communicator& comm, const Array& mine, const std::vector<Array>& like) {
   const int p = comm.size();
   const int r = comm.rank();
   std::vector<Array> pieces(static_cast<std::size_t>(p));
@@ -17,7 +21,7 @@ std::vector<Array> ring_all_gather(Communicator& comm, const Array& mine) {
   const int next = wrap(r + 1, p);
   const int prev = wrap(r - 1, p);
   for (int s = 0; s < p - 1; ++s)
-    pieces[wrap(r - s - 1, p)] = comm.sendrecv(next, pieces[wrap(r - s, p)], prev);
+    pieces[wrap(r - s - 1, p)] = comm.sendrecv_shaped(next, pieces[wrap(r - s, p)], prev, like[wrap(r - s - 1, p)]);
   return pieces;
 }
 

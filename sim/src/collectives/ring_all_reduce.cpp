@@ -10,7 +10,7 @@ namespace spmdsim::collectives {
 Array ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
   if (comm.size() == 1) return flat;
   Array mine = ring_reduce_scatter(comm, split_flat(flat, comm.size()), op);
-  return join_flat(ring_all_gather(comm, mine));
+  return join_flat(ring_all_gather(comm, mine, split_flat_shapes(flat, comm.size())));
 }
 
 double ring_all_reduce_cost(const CostInputs& c) {

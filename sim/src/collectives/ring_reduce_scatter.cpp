@@ -19,7 +19,8 @@ Array ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, 
   for (int s = 0; s < p - 1; ++s) {
     const int outgoing = wrap(r - s - 1, p);
     const int incoming = wrap(r - s - 2, p);
-    Array received = comm.sendrecv(next, partial[outgoing], prev);
+    // Every rank split alike: what arrives is shaped like my own partial of that block.
+    Array received = comm.sendrecv_shaped(next, partial[outgoing], prev, partial[incoming]);
     partial[incoming] = comm.combine(partial[incoming], received, op);
   }
   return partial[r];
