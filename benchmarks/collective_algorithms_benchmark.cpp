@@ -161,8 +161,11 @@ Call call_of(const Config& config) {
   throw std::logic_error("unreachable collective kind");
 }
 
-int child_main(const std::string& argument, const std::vector<char*>& /*argv*/) {
+// argv: {program, arguments after the configuration..., nullptr}; this benchmark takes none.
+int child_main(const std::string& argument, const std::vector<char*>& argv) {
   try {
+    if (argv.size() > 2)
+      throw std::invalid_argument(fmt::format("unexpected argument '{}' after --one", argv[1]));
     const Config config = parse_config(argument);
     const Call call = call_of(config);
     const spmdsim::Array input = spmdsim::Array::abstract(call.input_shape);
