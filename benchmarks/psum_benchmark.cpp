@@ -9,9 +9,8 @@
 // with the simulated time of the psum and the ratio real / bare. Figures and their reading:
 // docs/performance.md.
 //
-// SimGrid allows one engine per process and peak RSS is per process, so every measurement runs in a child:
-// this program re-executes itself (fork, then exec of /proc/self/exe: a fresh image whose VmHWM counts only
-// its own pages, and no state shared with SimGrid's contexts) with --one p,n,mode and reads back one result
+// SimGrid allows one engine per process and peak RSS is per process, so every measurement runs in a child
+// (support/child_runs.hpp): this program re-executes itself with --one p,n,mode and reads back one result
 // line. Each configuration runs --repeats times (default 3) and the table shows the median. A real or bare
 // configuration whose estimated memory exceeds 75% of MemAvailable is skipped and says how much it would
 // need.
@@ -19,19 +18,13 @@
 //   psum_benchmark [--quick] [--repeats N] [--cfg=name:value ...]
 //     --quick      p = 8 and 64 only
 //     --cfg=...    SimGrid settings, handed to every simulation (e.g. --cfg=network/model:CM02)
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <ctime>
 #include <exception>
-#include <fstream>
-#include <map>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -47,9 +40,18 @@
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
+#include "support/child_runs.hpp"
+#include "support/process_measurements.hpp"
 
 namespace {
 
+namespace benchmarks = spmdsim::benchmarks;
+using benchmarks::cpu_model;
+using benchmarks::load_average;
+using benchmarks::median;
+using benchmarks::mem_available_bytes;
+using benchmarks::peak_rss_bytes;
+using benchmarks::process_cpu_seconds;
 using spmdsim::Array;
 using Clock = std::chrono::steady_clock;
 
@@ -125,28 +127,6 @@ struct Measurement {
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-double process_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-// A /proc/self/status or /proc/meminfo field in bytes ("VmHWM:  1234 kB").
-double proc_kib_field(const char* file, std::string_view field) {
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);)
-    if (line.starts_with(field) && line.size() > field.size() && line[field.size()] == ':')
-      return std::stod(line.substr(field.size() + 1)) * 1024.0;
-  throw std::runtime_error(fmt::format("no {} in {}", field, file));
-}
-
-double peak_rss_bytes() {
-  return proc_kib_field("/proc/self/status", "VmHWM");
-}
-double mem_available_bytes() {
-  return proc_kib_field("/proc/meminfo", "MemAvailable");
 }
 
 // Uniform floats in [-1, 1) from splitmix64 (fast enough for 10^9 values; the same in every mode).
@@ -277,87 +257,25 @@ int child_main(const std::string& argument, std::vector<char*> simgrid_argv) {
 // ---------------------------------------------------------------------------------------------------------
 // The parent: runs the children, prints the table.
 
-struct ChildRun {
-  bool ok = false;
-  std::string failure;  // why not, with the child's output
-  Measurement m;
-};
-
-Measurement parse_result_line(const std::string& line) {
-  std::map<std::string, double> fields;
-  std::stringstream in(line.substr(kResultTag.size()));
-  for (std::string token; in >> token;) {
-    const auto eq = token.find('=');
-    if (eq == std::string::npos) throw std::runtime_error("malformed result line: " + line);
-    fields[token.substr(0, eq)] = std::stod(token.substr(eq + 1));
-  }
-  auto get = [&](const char* key) {
-    auto it = fields.find(key);
-    if (it == fields.end()) throw std::runtime_error(fmt::format("result line without {}: {}", key, line));
-    return it->second;
-  };
-  return {
-      get("wall_s"),  get("cpu_s"),  get("peak_rss_bytes"), get("psum_simulated_s"), get("total_simulated_s"),
-      get("setup_s"), get("pmap_s"), get("get_s")};
+Measurement measurement_of(const benchmarks::ResultFields& fields) {
+  return {fields.at("wall_s"),
+          fields.at("cpu_s"),
+          fields.at("peak_rss_bytes"),
+          fields.at("psum_simulated_s"),
+          fields.at("total_simulated_s"),
+          fields.at("setup_s"),
+          fields.at("pmap_s"),
+          fields.at("get_s")};
 }
 
-// Runs this program again as `--one <config> <extra...>`, its stdout and stderr into one pipe.
-ChildRun run_child(const Config& config, const std::vector<std::string>& extra) {
-  std::vector<std::string> args{"psum_benchmark", "--one", config.argument()};
-  args.insert(args.end(), extra.begin(), extra.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  int fds[2];
-  if (pipe(fds) != 0) return {false, fmt::format("pipe: {}", std::strerror(errno)), {}};
-  const pid_t pid = fork();
-  if (pid < 0) return {false, fmt::format("fork: {}", std::strerror(errno)), {}};
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    dup2(fds[1], STDERR_FILENO);
-    close(fds[0]);
-    close(fds[1]);
-    execv("/proc/self/exe", argv.data());
-    _exit(127);
-  }
-  close(fds[1]);
-  std::string output;
-  char buffer[4096];
-  for (ssize_t got; (got = read(fds[0], buffer, sizeof buffer)) != 0;) {
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    output.append(buffer, static_cast<std::size_t>(got));
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status))
-    return {false,
-            fmt::format("killed by signal {} ({}){}", WTERMSIG(status), strsignal(WTERMSIG(status)),
-                        output.empty() ? "" : ":\n" + output),
-            {}};
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return {false, fmt::format("exit status {}:\n{}", WEXITSTATUS(status), output), {}};
-  std::stringstream lines(output);
-  for (std::string line; std::getline(lines, line);)
-    if (line.starts_with(kResultTag)) {
-      try {
-        return {true, "", parse_result_line(line)};
-      } catch (const std::exception& e) {
-        return {false, e.what(), {}};
-      }
-    }
-  return {false, "no result line:\n" + output, {}};
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+// Runs this program again as `--one <config> <extra...>`.
+benchmarks::ChildRun run_child(const Config& config, const std::vector<std::string>& extra) {
+  return benchmarks::run_child({.program = "psum_benchmark",
+                                .configuration = config.argument(),
+                                .extra = extra,
+                                .result_tag = std::string(kResultTag),
+                                .keys = {"wall_s", "cpu_s", "peak_rss_bytes", "psum_simulated_s",
+                                         "total_simulated_s", "setup_s", "pmap_s", "get_s"}});
 }
 
 // The bytes a configuration needs, or nullopt when it needs no planning (abstract arrays hold no values).
@@ -395,13 +313,13 @@ Row measure(const Config& config, int repeats, const std::vector<std::string>& e
   }
   std::vector<Measurement> runs;
   for (int r = 0; r < repeats; ++r) {
-    ChildRun run = run_child(config, extra);
-    if (!run.ok) {
+    benchmarks::ChildRun run = run_child(config, extra);
+    if (run.outcome != benchmarks::ChildRun::Outcome::finished) {
       row.state = Row::State::failed;
       row.note = "failed: " + run.failure;
       return row;
     }
-    runs.push_back(run.m);
+    runs.push_back(measurement_of(run.fields));
   }
   auto med = [&](double Measurement::*field) {
     std::vector<double> values;
@@ -424,20 +342,6 @@ Row measure(const Config& config, int repeats, const std::vector<std::string>& e
 
 std::string size_label(std::int64_t bytes) {
   return bytes % kMiB == 0 ? fmt::format("{} MiB", bytes / kMiB) : fmt::format("{} B", bytes);
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return fmt::format("{} {} {}", one, five, fifteen);
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.starts_with("model name")) return line.substr(line.find(':') + 2);
-  return "unknown";
 }
 
 void print_usage() {
@@ -549,17 +453,6 @@ int parent_main(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    // A child: --one p,n,mode [SimGrid --cfg / --log arguments].
-    if (argc >= 3 && std::string_view(argv[1]) == "--one") {
-      std::vector<char*> simgrid_argv{argv[0]};
-      for (int i = 3; i < argc; ++i) simgrid_argv.push_back(argv[i]);
-      simgrid_argv.push_back(nullptr);
-      return child_main(argv[2], simgrid_argv);
-    }
-    return parent_main(std::vector<std::string>(argv + 1, argv + argc));
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "psum_benchmark: {}\n", e.what());
-    return 2;
-  }
+  // A child: --one p,n,mode [SimGrid --cfg / --log arguments].
+  return spmdsim::benchmarks::benchmark_main(argc, argv, "psum_benchmark", child_main, parent_main);
 }
