@@ -4,6 +4,7 @@
 // 262144 and 16777216 floats per device), it prints the wall time, CPU time and peak RSS of
 //   real      pmap(psum) over random floats: every chunk really moves and is really added,
 //   abstract  the same call on Array::abstract inputs: shapes and costs only,
+//   aggregated  abstract with SimulationOptions::aggregate_abstract_phases: each ring phase one transfer,
 //   bare      the arithmetic alone: Eigen sums the p arrays of n bytes into one, the (p - 1) * n / 4
 //             additions the reduction needs, over the same row-major (p, n / 4) layout,
 // with the simulated time of the psum and the ratio real / bare. Figures and their reading:
@@ -68,7 +69,9 @@ constexpr double kBaseBytes = 256.0 * kMiB;
 // Share of MemAvailable a configuration may plan to use.
 constexpr double kMemoryBudget = 0.75;
 
-enum class Mode { bare, real, abstract };
+enum class Mode { bare, real, abstract, aggregated };
+
+constexpr Mode kModes[] = {Mode::bare, Mode::real, Mode::abstract, Mode::aggregated};
 
 std::string_view mode_name(Mode mode) {
   switch (mode) {
@@ -78,14 +81,16 @@ std::string_view mode_name(Mode mode) {
       return "real";
     case Mode::abstract:
       return "abstract";
+    case Mode::aggregated:
+      return "aggregated";
   }
   return "?";
 }
 
 Mode parse_mode(std::string_view text) {
-  for (Mode m : {Mode::bare, Mode::real, Mode::abstract})
+  for (Mode m : kModes)
     if (text == mode_name(m)) return m;
-  throw std::invalid_argument(fmt::format("unknown mode '{}' (bare-eigen, real, abstract)", text));
+  throw std::invalid_argument(fmt::format("unknown mode '{}' (bare-eigen, real, abstract, aggregated)", text));
 }
 
 struct Config {
@@ -212,9 +217,9 @@ Measurement run_simulation(const Config& config, std::vector<char*>& simgrid_arg
   const double cpu_start = process_cpu_seconds();
   const auto start = Clock::now();
   int argc = static_cast<int>(simgrid_argv.size()) - 1;
-  spmdsim::Simulation sim(
-      &argc, simgrid_argv.data(),
-      spmdsim::topologies::switch_cluster(spmdsim::topologies::default_switch_cluster(p)));
+  spmdsim::Simulation sim(&argc, simgrid_argv.data(),
+                          spmdsim::topologies::switch_cluster(spmdsim::topologies::default_switch_cluster(p)),
+                          {.aggregate_abstract_phases = config.mode == Mode::aggregated});
   m.setup_s = seconds_since(start);
   const auto call_start = Clock::now();
   spmdsim::Tree out = psum_over_i(sim, {input});
@@ -287,6 +292,7 @@ std::optional<double> estimated_bytes(const Config& config) {
     case Mode::real:
       return kRealBytesPerInputByte * input + kBaseBytes;
     case Mode::abstract:
+    case Mode::aggregated:
       return std::nullopt;
   }
   return std::nullopt;
@@ -384,7 +390,7 @@ int parent_main(const std::vector<std::string>& args) {
   for (int p : device_counts)
     for (std::int64_t n : sizes) {
       std::optional<Measurement> bare;
-      for (Mode mode : {Mode::bare, Mode::real, Mode::abstract}) {
+      for (Mode mode : kModes) {
         Row row = measure({p, n, mode}, repeats, simgrid_args);
         std::string line = fmt::format("{:>4}  {:>7}  {:<10}  ", p, size_label(n), mode_name(mode));
         if (row.state != Row::State::measured) {
@@ -434,8 +440,9 @@ int parent_main(const std::vector<std::string>& args) {
                ratio, row.m.cpu_s / bare->m.cpu_s);
   }
   for (const auto& row : rows)
-    if (row.config.mode == Mode::abstract && row.config.devices == 512 && row.state == Row::State::measured)
-      fmt::print("  abstract p = 512 under 1 s, n = {}: {} ({:.3f} s wall, {:.3f} s cpu)\n",
+    if ((row.config.mode == Mode::abstract || row.config.mode == Mode::aggregated) && row.config.devices == 512 &&
+        row.state == Row::State::measured)
+      fmt::print("  {} p = 512 under 1 s, n = {}: {} ({:.3f} s wall, {:.3f} s cpu)\n", mode_name(row.config.mode),
                  size_label(row.config.bytes_per_device), row.m.wall_s < 1.0 ? "met" : "NOT met",
                  row.m.wall_s, row.m.cpu_s);
 
