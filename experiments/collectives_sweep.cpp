@@ -797,9 +797,10 @@ int run_collectives_sweep(const std::string& program, const std::vector<std::str
   Argv simgrid_argv(split.simgrid);
   Simulation sim(simgrid_argv.argc(), simgrid_argv.argv(), options.platform.builder,
                  {.simgrid_config = settings_not_overridden(options.platform.simgrid_config, simgrid_args)});
+  // choose_platform checked the other platforms; a file's devices are known once SimGrid has loaded it.
   if (sim.num_devices() < max_devices)
-    throw UsageError(fmt::format("--devices {} is more than the {} devices of {}", max_devices, sim.num_devices(),
-                                 options.platform.summary));
+    throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", max_devices,
+                                 sim.num_devices(), options.platform.platform_file));
   check_reduction_dtype(sim, options, max_devices);
 
   SweepInfo info{.platform = sim.platform().description,
