@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "command_line.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/simulation.hpp"
@@ -21,10 +22,6 @@ using topologies::NodePreset;
 // nccl-tests' all-reduce busbw factor, REFERENCES §2.1.
 double bus_factor(int n) {
   return 2.0 * (n - 1) / n;
-}
-
-std::string_view setting_key(std::string_view setting) {
-  return setting.substr(0, setting.find(':'));
 }
 
 std::string gib_text(double bytes) {
@@ -60,14 +57,8 @@ double mean_correction(const CalibrationResult& r) {
 
 std::vector<std::string> calibration_settings(const NodePreset& preset,
                                               const std::vector<std::string>& simgrid_args) {
-  std::vector<std::string> given;
-  for (const auto& arg : simgrid_args)
-    if (arg.starts_with("--cfg=")) given.push_back(arg.substr(6));
-  std::vector<std::string> settings;
-  for (const auto& s : preset.network_model->simgrid_config)
-    if (std::none_of(given.begin(), given.end(),
-                     [&](const auto& g) { return setting_key(g) == setting_key(s); }))
-      settings.push_back(s);
+  auto settings = settings_not_overridden(preset.network_model->simgrid_config, simgrid_args);
+  const auto given = cfg_settings(simgrid_args);
   settings.insert(settings.end(), given.begin(), given.end());
   return settings;
 }
@@ -82,12 +73,8 @@ std::vector<CalibrationPoint> simulate_calibration(const NodePreset& preset, dou
 
   // The preset's settings go through SimulationOptions, which the engine applies after argv: leave out those
   // the command line sets, so that the command line wins.
-  SimulationOptions options;
-  for (const auto& s : preset.network_model->simgrid_config)
-    if (std::none_of(simgrid_args.begin(), simgrid_args.end(), [&](const std::string& arg) {
-          return arg.starts_with("--cfg=") && setting_key(std::string_view(arg).substr(6)) == setting_key(s);
-        }))
-      options.simgrid_config.push_back(s);
+  SimulationOptions options{.simgrid_config = settings_not_overridden(preset.network_model->simgrid_config,
+                                                                     simgrid_args)};
   // SimGrid reports every configuration change at INFO; the table says which settings were used instead.
   std::vector<std::string> args = {"spmdsim", "--log=xbt_cfg.thres:warning"};
   args.insert(args.end(), simgrid_args.begin(), simgrid_args.end());

@@ -19,6 +19,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string_view>
 #include <type_traits>
 #include <variant>
@@ -30,13 +31,13 @@
 #include <xbt/config.hpp>
 
 #include "command_line.hpp"
+#include "config_file.hpp"
+#include "platform_options.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/simulation.hpp"
-#include "spmdsim/topologies/switch_cluster.hpp"
-#include "spmdsim/topologies/xml_platform.hpp"
 
 extern char** environ;
 
@@ -46,7 +47,8 @@ namespace {
 namespace po = boost::program_options;
 
 // ---------------------------------------------------------------------------------------------------------
-// What can be swept: collectives, topologies, device presets, dtypes. Adding one is a row in its table.
+// What can be swept: collectives and dtypes (platform_options.cpp has the platforms). Adding one is a row
+// in its table.
 
 // A collective as nccl-tests measures it. S (the "size" column) is nccl-tests' S: the all-reduce vector,
 // the gathered or scattered total, what one rank sends in all for all-to-all.
@@ -78,49 +80,6 @@ const Collective& find_collective(std::string_view name) {
   throw UsageError(fmt::format("unknown collective '{}' in --collectives; valid: {}", name, fmt::join(valid, ", ")));
 }
 
-// The platforms --topology builds, each from a device count and a device. Adding one is a row here.
-struct Topology {
-  std::string_view name;
-  std::string_view description;
-  PlatformBuilder (*build)(int num_devices, const DeviceSpec& device);
-};
-
-PlatformBuilder build_switch(int num_devices, const DeviceSpec& device) {
-  auto spec = topologies::default_switch_cluster(num_devices);
-  spec.device = device;
-  return topologies::switch_cluster(spec);
-}
-
-constexpr Topology kTopologies[] = {
-    {"switch", "every device on one non-blocking switch (topologies/switch_cluster.hpp)", &build_switch},
-};
-
-const Topology& find_topology(std::string_view name) {
-  for (const auto& t : kTopologies)
-    if (t.name == name) return t;
-  std::vector<std::string_view> valid;
-  for (const auto& t : kTopologies) valid.push_back(t.name);
-  throw UsageError(fmt::format("unknown --topology '{}'; valid: {}", name, fmt::join(valid, ", ")));
-}
-
-// The devices --preset names. Adding one is a row here.
-struct Preset {
-  std::string_view name;
-  DeviceSpec (*device)();
-};
-
-constexpr Preset kPresets[] = {
-    {"a100", &topologies::a100_like_device},
-};
-
-const Preset& find_preset(std::string_view name) {
-  for (const auto& p : kPresets)
-    if (p.name == name) return p;
-  std::vector<std::string_view> valid;
-  for (const auto& p : kPresets) valid.push_back(p.name);
-  throw UsageError(fmt::format("unknown --preset '{}'; valid: {}", name, fmt::join(valid, ", ")));
-}
-
 constexpr DType kDTypes[] = {DType::f32, DType::bf16, DType::f16, DType::f64, DType::i32};
 
 DType find_dtype(std::string_view name) {
@@ -144,9 +103,7 @@ struct SweepOptions {
   std::vector<std::string> algorithm_words;  // as given: names, "all", "auto", "default"
   std::vector<int> devices;
   DType dtype = DType::f32;
-  const Topology* topology = nullptr;
-  std::string platform_file;  // a SimGrid XML platform instead of a --topology
-  const Preset* preset = nullptr;
+  ChosenPlatform platform;  // for the largest device count
   std::string csv_path;
   std::string json_path;
   std::string plot_prefix;
@@ -247,11 +204,9 @@ void check_algorithm_words(const SweepOptions& options) {
                                    valid_algorithms_text({c})));
 }
 
-constexpr int kMaxDevices = 1024;
-
 std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
-  std::string min_bytes, max_bytes, step_factor, collectives, algorithms, devices, dtype, topology, preset,
-      abstract_above;
+  std::string min_bytes, max_bytes, step_factor, collectives, algorithms, devices, dtype, abstract_above;
+  PlatformRequest platform;
   SweepOptions options;
   po::options_description described("spmdsim collectives options");
   described.add_options()("help,h", "show this help")(
@@ -263,13 +218,11 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "algorithms", po::value(&algorithms)->default_value("default"),
       "algorithms per collective, from those registered for it, plus auto (the lowest predicted time per call); "
       "'all' = every registered one plus auto, 'default' = the collective's default")(
-      "devices", po::value(&devices)->default_value("8,64"), "device counts p to run each collective on (2 to 1024)")(
-      "dtype", po::value(&dtype)->default_value("float32"), "element type: float32, bfloat16, float16, float64, int32")(
-      "topology", po::value(&topology)->default_value("switch"), "platform: switch")(
-      "platform", po::value(&options.platform_file),
-      "a SimGrid XML platform file instead of --topology (devices marked as docs/platforms.md says)")(
-      "preset", po::value(&preset)->default_value("a100"), "device model: a100")(
-      "csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
+      "devices", po::value(&devices)->default_value("8,64"),
+      "device counts p to run each collective on (2 to 1024), each on the first p devices of the platform")(
+      "dtype", po::value(&dtype)->default_value("float32"), "element type: float32, bfloat16, float16, float64, int32");
+  add_platform_options(described, platform);
+  described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
       "json", po::value(&options.json_path), "also write the sweep as JSON to this file")(
       "plot", po::value(&options.plot_prefix),
       "also plot time and busbw against size to PREFIX.png and PREFIX.svg (python3 with matplotlib)")(
@@ -277,54 +230,84 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "run sizes above this many bytes on shapes only (default: what real data would fit in MemAvailable)")(
       "check", po::bool_switch(&options.check),
       "compare each real-data result with a float64 reduction in fixed order and report the largest error");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(described).run(), vm);
-  if (vm.count("help")) {
-    std::cout << "usage: spmdsim collectives [options] [--cfg=simgrid/setting:value ...]\n\n"
+  add_config_option(described);
+  const OptionValues values(args, described);
+  if (values.map().count("help")) {
+    std::cout << "usage: spmdsim collectives [options] [--config FILE] [--cfg=simgrid/setting:value ...]\n\n"
               << "An nccl-tests-style sweep: every collective, algorithm and device count over message sizes\n"
               << "minbytes, minbytes x stepfactor, ... up to maxbytes, on one simulated platform.\n\n"
               << described << "\n";
     return std::nullopt;
   }
-  po::notify(vm);
 
-  options.min_bytes = parse_size(min_bytes, "--minbytes");
-  options.max_bytes = parse_size(max_bytes, "--maxbytes");
-  if (options.min_bytes < 1) throw UsageError("--minbytes must be at least 1");
-  if (options.min_bytes > options.max_bytes)
-    throw UsageError(fmt::format("--minbytes {} is larger than --maxbytes {}", min_bytes, max_bytes));
-  if (step_factor.empty() || step_factor.size() > 9 ||
-      step_factor.find_first_not_of("0123456789") != std::string::npos || std::stoull(step_factor) < 2)
-    throw UsageError(fmt::format("--stepfactor must be a whole number of at least 2 (got '{}')", step_factor));
-  options.step_factor = std::stoull(step_factor);
+  options.min_bytes = values.attributed({"minbytes"}, [&] { return parse_size(min_bytes, "--minbytes"); });
+  options.max_bytes = values.attributed({"maxbytes"}, [&] { return parse_size(max_bytes, "--maxbytes"); });
+  values.attributed({"minbytes", "maxbytes"}, [&] {
+    if (options.min_bytes < 1) throw UsageError("--minbytes must be at least 1");
+    if (options.min_bytes > options.max_bytes)
+      throw UsageError(fmt::format("--minbytes {} is larger than --maxbytes {}", min_bytes, max_bytes));
+  });
+  values.attributed({"stepfactor"}, [&] {
+    if (step_factor.empty() || step_factor.size() > 9 ||
+        step_factor.find_first_not_of("0123456789") != std::string::npos || std::stoull(step_factor) < 2)
+      throw UsageError(fmt::format("--stepfactor must be a whole number of at least 2 (got '{}')", step_factor));
+    options.step_factor = std::stoull(step_factor);
+  });
 
-  for (const auto& name : split_list(collectives)) {
-    const auto* c = &find_collective(name);
-    if (std::find(options.collectives.begin(), options.collectives.end(), c) == options.collectives.end())
-      options.collectives.push_back(c);
-  }
-  if (options.collectives.empty()) throw UsageError("--collectives names no collective");
-  options.algorithm_words = split_list(algorithms);
-  if (options.algorithm_words.empty()) throw UsageError("--algorithms names no algorithm");
-  check_algorithm_words(options);
+  values.attributed({"collectives"}, [&] {
+    for (const auto& name : split_list(collectives)) {
+      const auto* c = &find_collective(name);
+      if (std::find(options.collectives.begin(), options.collectives.end(), c) == options.collectives.end())
+        options.collectives.push_back(c);
+    }
+    if (options.collectives.empty()) throw UsageError("--collectives names no collective");
+  });
+  values.attributed({"algorithms", "collectives"}, [&] {
+    options.algorithm_words = split_list(algorithms);
+    if (options.algorithm_words.empty()) throw UsageError("--algorithms names no algorithm");
+    check_algorithm_words(options);
+  });
 
-  for (const auto& item : split_list(devices)) {
-    int p = 0;
-    if (item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos ||
-        (p = std::stoi(item)) < 2 || p > kMaxDevices)
-      throw UsageError(fmt::format("--devices: '{}' is not a device count from 2 to {}", item, kMaxDevices));
-    if (std::find(options.devices.begin(), options.devices.end(), p) == options.devices.end())
-      options.devices.push_back(p);
-  }
-  if (options.devices.empty()) throw UsageError("--devices names no device count");
+  values.attributed({"devices"}, [&] {
+    for (const auto& item : split_list(devices)) {
+      int p = 0;
+      if (item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos ||
+          (p = std::stoi(item)) < 2 || p > kMaxDevices)
+        throw UsageError(fmt::format("--devices: '{}' is not a device count from 2 to {}", item, kMaxDevices));
+      if (std::find(options.devices.begin(), options.devices.end(), p) == options.devices.end())
+        options.devices.push_back(p);
+    }
+    if (options.devices.empty()) throw UsageError("--devices names no device count");
+  });
 
-  options.dtype = find_dtype(dtype);
-  options.topology = &find_topology(topology);
-  if (!options.platform_file.empty() && !vm["topology"].defaulted())
-    throw UsageError("--platform and --topology exclude each other: the file is the topology");
-  options.preset = &find_preset(preset);
-  if (vm.count("abstract-above")) options.abstract_above = parse_size(abstract_above, "--abstract-above");
+  options.dtype = values.attributed({"dtype"}, [&] { return find_dtype(dtype); });
+  const int largest = *std::max_element(options.devices.begin(), options.devices.end());
+  options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
+                                       [&] { return choose_platform(platform, largest); });
+  values.attributed({"abstract-above"}, [&] {
+    if (values.map().count("abstract-above")) options.abstract_above = parse_size(abstract_above, "--abstract-above");
+  });
   return options;
+}
+
+// The reductions compute in --dtype on the devices: each must have a peak for it (or the float32 one it
+// falls back to), or the sweep would stop at its first reduction. Throws UsageError listing those it has.
+void check_reduction_dtype(const Simulation& sim, const SweepOptions& options, int devices) {
+  const auto reduction = std::find_if(options.collectives.begin(), options.collectives.end(),
+                                      [](const Collective* c) { return c->redop != "none"; });
+  if (reduction == options.collectives.end()) return;
+  for (int d = 0; d < devices; ++d) {
+    const DeviceSpec& spec = sim.platform().devices[static_cast<std::size_t>(d)].spec;
+    try {
+      spec.peak_flops_for(options.dtype);
+    } catch (const std::invalid_argument&) {
+      std::vector<std::string_view> valid;
+      for (const auto& [dtype, peak] : spec.peak_flops) valid.push_back(dtype_name(dtype));
+      throw UsageError(fmt::format("--dtype {}: {} reduces in it, but the {} devices have no peak FLOP/s for it; "
+                                   "valid: {}",
+                                   dtype_name(options.dtype), (*reduction)->name, spec.model, fmt::join(valid, ", ")));
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -555,11 +538,10 @@ RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bo
 // Reporters: the table (streamed as rows finish), CSV, JSON, plots.
 
 struct SweepInfo {
-  std::string platform;
-  std::string topology;       // empty with a platform file
-  std::string platform_file;  // empty with a topology
-  std::string preset;
+  std::string platform;  // its description
+  const ChosenPlatform* chosen;
   std::vector<std::pair<std::string, std::string>> simgrid;  // settings in force
+  std::string simgrid_source;                                 // where they come from
   std::vector<std::string> simgrid_args;                      // --cfg / --log as given
   DType dtype;
   ByteCount abstract_above;
@@ -581,7 +563,17 @@ std::vector<std::pair<std::string, std::string>> simgrid_settings() {
   read("network/model", std::string());
   read("network/crosstraffic", bool());
   read("network/TCP-gamma", double());
+  read("network/optim", std::string());
   return settings;
+}
+
+// "dgx_h100's network model; --cfg for network/model", "SimGrid's defaults".
+std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::string>& simgrid_args) {
+  std::vector<std::string> given;
+  for (const auto& setting : cfg_settings(simgrid_args)) given.push_back(setting.substr(0, setting.find(':')));
+  const std::string source =
+      chosen.network_model_source.empty() ? std::string("SimGrid's defaults") : chosen.network_model_source;
+  return given.empty() ? source : fmt::format("{}; --cfg for {}", source, fmt::join(given, ", "));
 }
 
 std::string maxerr_text(const RowResult& r) {
@@ -601,10 +593,8 @@ class TableWriter {
     std::vector<std::string> settings;
     for (const auto& [key, value] : info.simgrid) settings.push_back(key + ":" + value);
     out_ << "# spmdsim collectives: an nccl-tests-style sweep on simulated devices\n"
-         << fmt::format("# platform: {} ({}, --preset {})\n", info.platform,
-                        info.platform_file.empty() ? "--topology " + info.topology : "--platform " + info.platform_file,
-                        info.preset)
-         << fmt::format("# simgrid:  {}\n", fmt::join(settings, ", "))
+         << fmt::format("# platform: {} ({})\n", info.platform, info.chosen->summary)
+         << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), info.simgrid_source)
          << fmt::format("# sweep:    {}; devices {}; {}; random data (seed {}); rows above {} run abstract ({})\n",
                         info.sizes, info.devices, dtype_name(info.dtype), kSeed, size_text(info.abstract_above),
                         info.abstract_source)
@@ -689,12 +679,16 @@ void write_json(std::ostream& out, const SweepInfo& info, const std::vector<RowR
   j["schema_version"] = 1;
   j["command"] = "spmdsim collectives";
   j["platform"] = info.platform;
-  j["topology"] = info.topology.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.topology);
-  j["platform_file"] =
-      info.platform_file.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.platform_file);
-  j["preset"] = info.preset;
+  const auto text_or_null = [](const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+  };
+  j["topology"] = text_or_null(info.chosen->topology);
+  j["platform_file"] = text_or_null(info.chosen->platform_file);
+  j["preset"] = info.chosen->preset;
+  j["nodes"] = info.chosen->nodes == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.chosen->nodes);
   j["simgrid_config"] = nlohmann::ordered_json::object();
   for (const auto& [key, value] : info.simgrid) j["simgrid_config"][key] = value;
+  j["simgrid_source"] = info.simgrid_source;
   j["simgrid_args"] = info.simgrid_args;
   j["dtype"] = dtype_name(info.dtype);
   j["seed"] = kSeed;
@@ -797,20 +791,22 @@ int run_collectives_sweep(const std::string& program, const std::vector<std::str
   const Plan plan = make_plan(options, threshold.bytes);
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
+  // SimGrid reports every configuration change at INFO; the header says which settings ran instead. A --log
+  // of the user's comes later and wins.
+  split.simgrid.insert(split.simgrid.begin() + 1, "--log=xbt_cfg.thres:warning");
   Argv simgrid_argv(split.simgrid);
-  const DeviceSpec device = options.preset->device();
-  Simulation sim(simgrid_argv.argc(), simgrid_argv.argv(),
-                 options.platform_file.empty() ? options.topology->build(max_devices, device)
-                                               : topologies::xml_platform(options.platform_file, {.device = device}));
+  Simulation sim(simgrid_argv.argc(), simgrid_argv.argv(), options.platform.builder,
+                 {.simgrid_config = settings_not_overridden(options.platform.simgrid_config, simgrid_args)});
+  // choose_platform checked the other platforms; a file's devices are known once SimGrid has loaded it.
   if (sim.num_devices() < max_devices)
-    throw UsageError(fmt::format("--devices {} needs more devices than the {} of {}", max_devices, sim.num_devices(),
-                                 options.platform_file));
+    throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", max_devices,
+                                 sim.num_devices(), options.platform.platform_file));
+  check_reduction_dtype(sim, options, max_devices);
 
   SweepInfo info{.platform = sim.platform().description,
-                 .topology = options.platform_file.empty() ? std::string(options.topology->name) : std::string(),
-                 .platform_file = options.platform_file,
-                 .preset = std::string(options.preset->name),
+                 .chosen = &options.platform,
                  .simgrid = simgrid_settings(),
+                 .simgrid_source = simgrid_source(options.platform, simgrid_args),
                  .simgrid_args = simgrid_args,
                  .dtype = options.dtype,
                  .abstract_above = threshold.bytes,

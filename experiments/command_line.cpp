@@ -1,6 +1,8 @@
 #include "command_line.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,24 @@ SplitArguments split_simgrid_arguments(const std::string& program, const std::ve
     else split.ours.push_back(arg);
   }
   return split;
+}
+
+std::vector<std::string> cfg_settings(const std::vector<std::string>& simgrid_args) {
+  std::vector<std::string> settings;
+  for (const auto& arg : simgrid_args)
+    if (arg.starts_with("--cfg=")) settings.push_back(arg.substr(6));
+  return settings;
+}
+
+std::vector<std::string> settings_not_overridden(const std::vector<std::string>& settings,
+                                                 const std::vector<std::string>& simgrid_args) {
+  const auto key = [](std::string_view setting) { return setting.substr(0, setting.find(':')); };
+  const auto given = cfg_settings(simgrid_args);
+  std::vector<std::string> kept;
+  for (const auto& s : settings)
+    if (std::none_of(given.begin(), given.end(), [&](const std::string& g) { return key(g) == key(s); }))
+      kept.push_back(s);
+  return kept;
 }
 
 Argv::Argv(std::vector<std::string>& args) : argc_(static_cast<int>(args.size())) {

@@ -25,6 +25,14 @@ struct SplitArguments {
 };
 SplitArguments split_simgrid_arguments(const std::string& program, const std::vector<std::string>& args);
 
+// The settings ("key:value") that a --cfg=key:value among `simgrid_args` sets.
+std::vector<std::string> cfg_settings(const std::vector<std::string>& simgrid_args);
+
+// `settings` ("key:value") but those whose key a --cfg among `simgrid_args` sets. SimulationOptions applies its
+// settings after the command line's: leaving these out lets the command line win over a preset.
+std::vector<std::string> settings_not_overridden(const std::vector<std::string>& settings,
+                                                 const std::vector<std::string>& simgrid_args);
+
 // argc/argv views of a string vector, alive as long as the vector.
 class Argv {
  public:

@@ -14,6 +14,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "spmdsim/collective_algorithms.hpp"
+#include "spmdsim/topologies/presets.hpp"
 
 namespace spmdsim {
 namespace {
@@ -120,6 +122,105 @@ TEST(CollectivesSweep, TableMatchesGoldenFile) {
   expect_matches_golden(normalised(run.out), "collectives_ring_4_devices.txt");
 }
 
+// A node preset is a whole platform, run under its own network model; --devices 4 runs on its first 4 GPUs.
+TEST(CollectivesSweep, NodePresetMatchesGoldenFile) {
+  const auto run = run_collectives(
+      "--preset dgx_h100 --devices 4,8 -b 1K -e 64K -f 4 --collectives all_reduce --abstract-above 16K --check",
+      scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_matches_golden(normalised(run.out), "collectives_dgx_h100.txt");
+}
+
+// The rows of a sweep written with --json.
+nlohmann::json sweep_json(const std::string& args) {
+  const auto dir = scratch_dir();
+  const auto json_path = dir / "sweep.json";
+  const auto run = run_collectives(fmt::format("{} --json '{}'", args, json_path.string()), dir);
+  EXPECT_EQ(run.status, 0) << run.err;
+  return run.status == 0 ? nlohmann::json::parse(read_file(json_path)) : nlohmann::json();
+}
+
+// The time of the row of `p` devices, in seconds.
+double time_at(const nlohmann::json& sweep, int p) {
+  for (const auto& row : sweep.at("rows"))
+    if (row.at("devices") == p) return row.at("time_us").get<double>() * 1e-6;
+  ADD_FAILURE() << "no row for p = " << p;
+  return 0;
+}
+
+// H100s on a topology, with dgx_h100's NVLink port as every cable: a ring all-gather of S bytes takes p-1
+// steps of one route's latency plus S/p bytes over one link, no two messages of a step sharing a link.
+constexpr double kAllGatherBytes = 8192;
+constexpr const char* kAllGatherSweep = "--preset h100 -b 8K -e 8K --collectives all_gather --algorithms ring";
+
+double ring_all_gather_time(int p, int hops) {
+  const auto link = topologies::node_preset("dgx_h100").effective_device_link();
+  return (p - 1) * (hops * link.latency + kAllGatherBytes / p / link.bandwidth);
+}
+
+// The shape for 8 devices is 4x2. At p = 8 the ring's steps 3 -> 4 and 7 -> 0 take two hops (x wraparound,
+// then y); p = 4 runs on the first row, a ring of 4 through the x wraparound: one hop.
+TEST(CollectivesSweep, TorusRingAllGatherMatchesClosedForm) {
+  const auto sweep = sweep_json(fmt::format("{} --topology torus --devices 4,8", kAllGatherSweep));
+  ASSERT_FALSE(sweep.empty());
+  EXPECT_EQ(sweep.at("topology"), "torus:4x2");
+  EXPECT_EQ(sweep.at("simgrid_config").at("network/model"), "CM02");  // dgx_h100's network model
+  EXPECT_NEAR(time_at(sweep, 8), ring_all_gather_time(8, 2), 1e-12);
+  EXPECT_NEAR(time_at(sweep, 4), ring_all_gather_time(4, 1), 1e-12);
+}
+
+// The fat tree for 8 devices has k = 3: leaves of devices 0-2, 3-5, 6-7. The steps 2 -> 3, 5 -> 6 and 7 -> 0
+// climb to a spine and back down: four hops, each to a different spine port.
+TEST(CollectivesSweep, FatTreeRingAllGatherMatchesClosedForm) {
+  const auto sweep = sweep_json(fmt::format("{} --topology fat_tree --devices 8", kAllGatherSweep));
+  ASSERT_FALSE(sweep.empty());
+  EXPECT_EQ(sweep.at("topology"), "fat_tree:3");
+  EXPECT_NEAR(time_at(sweep, 8), ring_all_gather_time(8, 4), 1e-12);
+}
+
+// Two dgx_h100 nodes: 16 devices, p = 16 crossing the InfiniBand rails takes longer than one node's p = 8.
+TEST(CollectivesSweep, NodesJoinNodePresets) {
+  const auto sweep = sweep_json("--preset dgx_h100 --nodes 2 --devices 8,16 -b 1M -e 1M --collectives all_reduce "
+                                "--abstract-above 1K");
+  ASSERT_FALSE(sweep.empty());
+  EXPECT_EQ(sweep.at("preset"), "dgx_h100");
+  EXPECT_EQ(sweep.at("nodes"), 2);
+  EXPECT_TRUE(sweep.at("topology").is_null());
+  EXPECT_GT(time_at(sweep, 16), time_at(sweep, 8));
+}
+
+// A --cfg wins over the preset's own setting of the same key; the others stay the preset's.
+TEST(CollectivesSweep, CfgOverridesPresetNetworkModel) {
+  const auto sweep = sweep_json("--preset dgx_h100 --devices 8 -b 1K -e 1K --collectives all_reduce "
+                                "--cfg=network/model:LV08");
+  ASSERT_FALSE(sweep.empty());
+  EXPECT_EQ(sweep.at("simgrid_config").at("network/model"), "LV08");
+  EXPECT_EQ(sweep.at("simgrid_config").at("network/crosstraffic"), "false");
+  EXPECT_EQ(sweep.at("simgrid_source"), "dgx_h100's network model; --cfg for network/model");
+}
+
+// The golden sweep's options from a config file (with a maxbytes the command line overrides) give the golden
+// sweep's output.
+TEST(CollectivesSweep, ConfigFileGivesTheCommandLinesOutput) {
+  const auto dir = scratch_dir();
+  const auto config = dir / "sweep.ini";
+  std::ofstream(config) << "# the golden sweep\n"
+                           "minbytes = 1K\n"
+                           "maxbytes = 1M\n"
+                           "stepfactor = 4\n"
+                           "devices = 4\n"
+                           "collectives = all_reduce,all_gather\n"
+                           "algorithms = ring\n"
+                           "abstract-above = 16K\n"
+                           "check = true\n";
+  const auto from_file = run_collectives(
+      fmt::format("--config '{}' -e 64K --cfg=network/model:CM02 --cfg=network/crosstraffic:0", config.string()), dir);
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  const auto from_command_line = run_collectives(kGoldenSweep, dir);
+  ASSERT_EQ(from_command_line.status, 0) << from_command_line.err;
+  EXPECT_EQ(normalised(from_file.out), normalised(from_command_line.out));
+}
+
 TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
   const auto dir = scratch_dir();
   const auto csv_path = dir / "sweep.csv";
@@ -198,11 +299,13 @@ TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
   EXPECT_GT(abstract_rows, 0);
 }
 
-// One bad command line: its arguments and the message after "spmdsim collectives: ".
+// One bad command line: its arguments and the message after "spmdsim collectives: ". With `config`, the
+// arguments also name a file of that text, and "{config}" in the message stands for its path.
 struct BadInput {
   const char* name;
   std::string args;
   std::string message;
+  std::string config;
 };
 
 std::string algorithm_list(CollectiveKind kind) {
@@ -225,7 +328,41 @@ std::vector<BadInput> bad_inputs() {
        "of 1024), e.g. 64K"},
       {"MinbytesAboveMaxbytes", "-b 1M -e 64K", "--minbytes 1M is larger than --maxbytes 64K"},
       {"StepfactorBelowTwo", "-f 1", "--stepfactor must be a whole number of at least 2 (got '1')"},
-      {"UnknownTopology", "--topology torus", "unknown --topology 'torus'; valid: switch"},
+      {"UnknownTopology", "--topology tours",
+       "unknown --topology 'tours'; valid: switch, ring, full_mesh, torus[:XxY|XxYxZ], mesh[:XxY|XxYxZ], "
+       "fat_tree[:K], dragonfly[:GxAxD]"},
+      {"TorusShapeSmallerThanDevices", "--topology torus:4x4 --devices 8,32",
+       "--devices 32 is more than the 16 devices of --topology torus:4x4"},
+      {"TorusShapeOfFourDimensions", "--topology torus:4x4x4x4",
+       "--topology torus:4x4x4x4: torus: shape must have 2 or 3 dimensions (got 4: 4x4x4x4)"},
+      {"TorusShapeNotNumbers", "--topology torus:4xfour", "--topology torus:4xfour: expected XxY or XxYxZ, e.g. 4x4"},
+      {"ParametersOfRing", "--topology ring:8", "--topology ring:8: ring takes no parameters"},
+      {"UnknownPreset", "--preset h1000",
+       fmt::format("unknown --preset 'h1000'; valid: devices {}; nodes {}; TPU slices {}",
+                   fmt::join(topologies::preset_names(topologies::PresetKind::device), ", "),
+                   fmt::join(topologies::preset_names(topologies::PresetKind::node), ", "),
+                   fmt::join(topologies::preset_names(topologies::PresetKind::slice), ", "))},
+      {"NodePresetWithTopology", "--preset dgx_h100 --topology ring",
+       "--topology cannot be given with --preset dgx_h100: a node preset is a whole platform (--preset h100 puts "
+       "its devices on a --topology)"},
+      {"MoreDevicesThanNodePreset", "--preset dgx_h100 --devices 8,16",
+       "--devices 16 is more than the 8 devices of --preset dgx_h100 (--nodes N joins N of them)"},
+      {"NodesOfDevicePreset", "--preset h100 --nodes 2",
+       fmt::format("--nodes joins nodes of a node preset ({}); --preset h100 is a device",
+                   fmt::join(topologies::preset_names(topologies::PresetKind::node), ", "))},
+      {"DtypeWithoutPeak", "--preset tpu_v4_4x4x4 --devices 8 --collectives all_reduce",
+       "--dtype float32: all_reduce reduces in it, but the Google TPU v4 devices have no peak FLOP/s for it; valid: "
+       "bfloat16"},
+      {"UnknownConfigKey", "",
+       "{config}: unknown key 'bytes'; valid: minbytes, maxbytes, stepfactor, collectives, algorithms, devices, "
+       "dtype, topology, preset, nodes, platform, csv, json, plot, abstract-above, check",
+       "devices = 4\nbytes = 1K\n"},
+      {"BadConfigValue", "",
+       "{config}, key maxbytes: bad size '64KB' for --maxbytes: expected a whole number of bytes with an optional K, "
+       "M or G suffix (powers of 1024), e.g. 64K",
+       "maxbytes = 64KB\n"},
+      {"MissingConfigFile", "--config /nonexistent/sweep.ini",
+       "--config: cannot read '/nonexistent/sweep.ini' (No such file or directory)"},
       {"UnknownDtype", "--dtype bool", "unknown --dtype 'bool'; valid: float32, bfloat16, float16, float64, int32"},
       {"BadDeviceCount", "--devices 8,1", "--devices: '1' is not a device count from 2 to 1024"},
       {"UnknownOption", "--bogus", "unrecognised option '--bogus'"},
@@ -236,10 +373,19 @@ class BadInputTest : public ::testing::TestWithParam<BadInput> {};
 
 TEST_P(BadInputTest, ExitsTwoWithMessage) {
   const auto& bad = GetParam();
-  const auto run = run_collectives(bad.args, scratch_dir());
+  const auto dir = scratch_dir();
+  auto args = bad.args;
+  auto message = bad.message;
+  if (!bad.config.empty()) {
+    const auto config = dir / "sweep.ini";
+    std::ofstream(config) << bad.config;
+    args += fmt::format(" --config '{}'", config.string());
+    message.replace(message.find("{config}"), std::string_view("{config}").size(), config.string());
+  }
+  const auto run = run_collectives(args, dir);
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.out, "");
-  EXPECT_EQ(run.err, fmt::format("spmdsim collectives: {}\n(see spmdsim collectives --help)\n", bad.message));
+  EXPECT_EQ(run.err, fmt::format("spmdsim collectives: {}\n(see spmdsim collectives --help)\n", message));
 }
 
 INSTANTIATE_TEST_SUITE_P(CollectivesSweep, BadInputTest, ::testing::ValuesIn(bad_inputs()),
@@ -249,8 +395,8 @@ TEST(CollectivesSweep, HelpListsOptionsAndExitsZero) {
   const auto run = run_collectives("--help", scratch_dir());
   EXPECT_EQ(run.status, 0);
   for (const char* option : {"--minbytes", "--maxbytes", "--stepfactor", "--collectives", "--algorithms",
-                             "--devices", "--dtype", "--topology", "--csv", "--json", "--plot", "--abstract-above",
-                             "--check"})
+                             "--devices", "--dtype", "--topology", "--preset", "--nodes", "--platform", "--csv",
+                             "--json", "--plot", "--abstract-above", "--check", "--config"})
     EXPECT_NE(run.out.find(option), std::string::npos) << option;
 }
 

@@ -1,0 +1,51 @@
+// Which platform a command runs on, from its options: --topology (a builder of topologies/, sized for the
+// device count), --preset (a device to put on that topology, or a whole node or TPU slice), --nodes (a
+// cluster of a node preset) or --platform (a SimGrid XML file). The figures come from the preset tables and
+// the validation from the builders themselves; docs/collectives.md describes the options.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <boost/program_options/options_description.hpp>
+
+#include "spmdsim/platform.hpp"
+
+namespace spmdsim::cli {
+
+// The largest device count a command runs on.
+inline constexpr int kMaxDevices = 1024;
+
+// The options as given; empty when not given.
+struct PlatformRequest {
+  std::string topology;
+  std::string preset;
+  std::string platform_file;
+  std::string nodes;
+};
+
+// Adds --topology, --preset, --nodes and --platform to `options`, read into `request`.
+void add_platform_options(boost::program_options::options_description& options, PlatformRequest& request);
+
+// A platform ready for a Simulation, and how it was chosen, for reports.
+struct ChosenPlatform {
+  PlatformBuilder builder;
+  int num_devices = 0;  // 0 for --platform: known once SimGrid has loaded the file
+  std::string topology;  // as built, parameters included ("torus:4x2"); empty for a preset's or a file's platform
+  std::string preset;
+  int nodes = 0;  // a cluster of a node preset; 0 otherwise
+  std::string platform_file;
+  std::string summary;  // "--topology torus:4x2, --preset h100 with dgx_h100's links"
+  // The preset's network model (NetworkModel::simgrid_config; none for --platform) and whose it is.
+  std::vector<std::string> simgrid_config;
+  std::string network_model_source;  // "dgx_h100's network model", or empty
+};
+
+// Checks `request` and returns the platform for `devices` devices (the largest count the command runs;
+// smaller counts run on the first devices of the same platform). Builds nothing yet. Throws UsageError
+// naming the option for an unknown topology or preset (listing the valid ones), a topology parameter the
+// builder refuses (with the builder's message), options that exclude each other, and a platform of fewer
+// than `devices` devices.
+ChosenPlatform choose_platform(const PlatformRequest& request, int devices);
+
+}  // namespace spmdsim::cli
