@@ -236,7 +236,7 @@ double closed_form(const Registered& algorithm, int p) {
   if (algorithm.kind == CollectiveKind::all_reduce && algorithm.name == "hierarchical")
     return spmdsim::collectives::hierarchical_all_reduce_cost(c, cluster_dimensions(p));
   if (algorithm.kind == CollectiveKind::all_reduce && algorithm.name == "multidim")
-    return spmdsim::collectives::multidim_all_reduce_cost(c, cluster_dimensions(p));
+    return spmdsim::collectives::multidim_all_reduce_cost(c, cluster_dimensions(p), {});
   return algorithm.cost(c);
 }
 

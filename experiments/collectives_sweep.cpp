@@ -109,6 +109,8 @@ struct SweepOptions {
   std::string plot_prefix;
   std::optional<ByteCount> abstract_above;
   bool check = false;
+  bool aggregate = false;                         // SimulationOptions::aggregate_abstract_phases
+  std::vector<std::string> dimension_algorithms;  // SimulationOptions::dimension_algorithms
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -205,7 +207,8 @@ void check_algorithm_words(const SweepOptions& options) {
 }
 
 std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
-  std::string min_bytes, max_bytes, step_factor, collectives, algorithms, devices, dtype, abstract_above;
+  std::string min_bytes, max_bytes, step_factor, collectives, algorithms, devices, dtype, abstract_above,
+      dimension_algorithms;
   PlatformRequest platform;
   SweepOptions options;
   po::options_description described("spmdsim collectives options");
@@ -229,7 +232,13 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "abstract-above", po::value(&abstract_above),
       "run sizes above this many bytes on shapes only (default: what real data would fit in MemAvailable)")(
       "check", po::bool_switch(&options.check),
-      "compare each real-data result with a float64 reduction in fixed order and report the largest error");
+      "compare each real-data result with a float64 reduction in fixed order and report the largest error")(
+      "aggregate", po::bool_switch(&options.aggregate),
+      "simulate each ring phase of an abstract row as one transfer each way (exact under the alpha-beta model "
+      "when p divides the count; docs/performance.md)")(
+      "dimension-algorithms", po::value(&dimension_algorithms),
+      "what multidim runs along each dimension of the platform, comma-separated: ring, direct, "
+      "halving_doubling (default: ring along every one)");
   add_config_option(described);
   const OptionValues values(args, described);
   if (values.map().count("help")) {
@@ -284,6 +293,13 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
   const int largest = *std::max_element(options.devices.begin(), options.devices.end());
   options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
                                        [&] { return choose_platform(platform, largest); });
+  values.attributed({"dimension-algorithms", "devices", "topology", "preset", "nodes", "platform"}, [&] {
+    if (!values.map().count("dimension-algorithms")) return;
+    options.dimension_algorithms = split_list(dimension_algorithms);
+    if (options.devices.size() != 1 || options.devices[0] != largest)
+      throw UsageError("--dimension-algorithms follow the platform's shape, so --devices must be one count, the "
+                       "whole platform");
+  });
   values.attributed({"abstract-above"}, [&] {
     if (values.map().count("abstract-above")) options.abstract_above = parse_size(abstract_above, "--abstract-above");
   });
@@ -549,6 +565,8 @@ struct SweepInfo {
   bool check;
   std::string sizes;
   std::string devices;
+  bool aggregate;
+  std::vector<std::string> dimension_algorithms;
 };
 
 // The network settings in force in SimGrid, read back after the command line was applied.
@@ -597,8 +615,16 @@ class TableWriter {
          << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), info.simgrid_source)
          << fmt::format("# sweep:    {}; devices {}; {}; random data (seed {}); rows above {} run abstract ({})\n",
                         info.sizes, info.devices, dtype_name(info.dtype), kSeed, size_text(info.abstract_above),
-                        info.abstract_source)
-         << "# legend:   size = S in bytes (nccl-tests' S), count = elements per rank in the call, time = the "
+                        info.abstract_source);
+    if (info.aggregate || !info.dimension_algorithms.empty())
+      out_ << fmt::format("# options:  {}{}{}\n",
+                          info.aggregate ? "abstract rows aggregate their ring phases (--aggregate)" : "",
+                          info.aggregate && !info.dimension_algorithms.empty() ? "; " : "",
+                          info.dimension_algorithms.empty()
+                              ? ""
+                              : fmt::format("multidim runs {} along the dimensions (--dimension-algorithms)",
+                                            fmt::join(info.dimension_algorithms, ", ")));
+    out_ << "# legend:   size = S in bytes (nccl-tests' S), count = elements per rank in the call, time = the "
             "collective on its slowest device, algbw = S/time, busbw = algbw x factor, maxerr = largest |result - "
             "float64 reference| (--check; - unchecked, n/a abstract), mode = real data or abstract (shapes only)\n";
   }
@@ -695,6 +721,8 @@ void write_json(std::ostream& out, const SweepInfo& info, const std::vector<RowR
   j["abstract_above_bytes"] = info.abstract_above;
   j["abstract_above_source"] = info.abstract_source;
   j["check"] = info.check;
+  j["aggregate_abstract_phases"] = info.aggregate;
+  j["dimension_algorithms"] = info.dimension_algorithms;
   j["wall_time_s"] = wall_seconds;
   j["simulated_time_s"] = simulated;
   j["notes"] = notes;
@@ -796,7 +824,9 @@ int run_collectives_sweep(const std::string& program, const std::vector<std::str
   split.simgrid.insert(split.simgrid.begin() + 1, "--log=xbt_cfg.thres:warning");
   Argv simgrid_argv(split.simgrid);
   Simulation sim(simgrid_argv.argc(), simgrid_argv.argv(), options.platform.builder,
-                 {.simgrid_config = settings_not_overridden(options.platform.simgrid_config, simgrid_args)});
+                 {.simgrid_config = settings_not_overridden(options.platform.simgrid_config, simgrid_args),
+                  .dimension_algorithms = options.dimension_algorithms,
+                  .aggregate_abstract_phases = options.aggregate});
   // choose_platform checked the other platforms; a file's devices are known once SimGrid has loaded it.
   if (sim.num_devices() < max_devices)
     throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", max_devices,
@@ -814,7 +844,9 @@ int run_collectives_sweep(const std::string& program, const std::vector<std::str
                  .check = options.check,
                  .sizes = fmt::format("{} to {}, x{}", size_text(options.min_bytes), size_text(options.max_bytes),
                                       options.step_factor),
-                 .devices = fmt::format("{}", fmt::join(options.devices, ", "))};
+                 .devices = fmt::format("{}", fmt::join(options.devices, ", ")),
+                 .aggregate = options.aggregate,
+                 .dimension_algorithms = options.dimension_algorithms};
 
   std::size_t algorithm_width = std::string_view("algorithm").size();
   for (const auto& row : plan.rows) algorithm_width = std::max(algorithm_width, row.algorithm.size());

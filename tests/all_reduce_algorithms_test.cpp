@@ -330,7 +330,7 @@ TEST_P(ShapedAllReduce, TimeEqualsTheFormulaOfTheShapeAndTheSumIsRight) {
     expect_seconds(simulated, collectives::hierarchical_all_reduce_cost(switch_cost(p, n), dimensions));
   } else {
     for (int d : dimensions) written_out += 2 * (d - 1) * kAlpha;
-    expect_seconds(simulated, collectives::multidim_all_reduce_cost(switch_cost(p, n), dimensions));
+    expect_seconds(simulated, collectives::multidim_all_reduce_cost(switch_cost(p, n), dimensions, {}));
   }
   expect_seconds(simulated, written_out);
 
@@ -369,6 +369,88 @@ TEST(ShapedAllReduce, OneDimensionIsTheRing) {
   const double ring = psum_time(sim, p, kTimingFloats, {.algorithm = "ring"});
   expect_seconds(psum_time(sim, p, kTimingFloats, {.algorithm = "hierarchical"}), ring);
   expect_seconds(psum_time(sim, p, kTimingFloats, {.algorithm = "multidim"}), ring);
+}
+
+// One algorithm per dimension, as ASTRA-sim configures it. Shape {2, 4}: the ring along dimension 0 on the
+// whole vector n, 2 (alpha + n/2 beta); halving-doubling along dimension 1 on the half left, recursive
+// halving then recursive doubling, 2 (lg 4 alpha + 3/4 n/2 beta). The ring along both would take
+// 8 alpha + 1.75 n beta; this takes 6 alpha + 1.75 n beta.
+TEST(PerDimensionAlgorithms, ComposeTheirCostsAlongTheShape) {
+  const std::vector<int> dimensions{2, 4};
+  const std::vector<std::string> names{"ring", "halving_doubling"};
+  auto sim = alpha_beta_simulation(switch_platform_with_dimensions(8, dimensions));
+  const double n = kTimingFloats * 4.0;
+  const double simulated =
+      psum_time(sim, 8, kTimingFloats, {.algorithm = "multidim", .dimension_algorithms = names});
+  expect_seconds(simulated, 6 * kAlpha + 1.75 * n * kBeta);
+  expect_seconds(simulated, collectives::multidim_all_reduce_cost(switch_cost(8, n), dimensions, names));
+  constexpr std::int64_t kWidth = 24;  // divisible by 2 x 4: halving-doubling needs equal pieces
+  const Array x = random_rows(8, kWidth, 3);
+  const Tree sums = sim.device_get(run_on_rows(sim, x, [&](const Array& row) {
+    return psum(row, "i", {}, {.algorithm = "multidim", .dimension_algorithms = names});
+  }));
+  const auto values = x.to_doubles();
+  for (std::int64_t j = 0; j < kWidth; ++j) {
+    double exact = 0;
+    for (int i = 0; i < 8; ++i) exact += values[static_cast<std::size_t>(i * kWidth + j)];
+    for (int d = 0; d < 8; ++d) EXPECT_NEAR(sums.leaf().item(d * kWidth + j), exact, 1e-5) << "device " << d;
+  }
+}
+
+// Set for the whole simulation: direct along dimension 0 of {4, 2}, the ring along dimension 1.
+TEST(PerDimensionAlgorithms, SetPerSimulation) {
+  const std::vector<int> dimensions{4, 2};
+  const std::vector<std::string> names{"direct", "ring"};
+  Simulation sim(switch_platform_with_dimensions(8, dimensions),
+                 {.simgrid_config = alpha_beta_config(),
+                  .algorithms = {{CollectiveKind::all_reduce, "multidim"}},
+                  .dimension_algorithms = names});
+  const double n = kTimingFloats * 4.0;
+  // direct on 4 ranks: 2 (3 alpha + 3/4 n beta); ring on 2 ranks on n/4: 2 (alpha + n/8 beta).
+  expect_seconds(psum_time(sim, 8, kTimingFloats, {}), 8 * kAlpha + 1.75 * n * kBeta);
+}
+
+std::string per_dimension_error(const std::vector<int>& dimensions, const std::vector<std::string>& names) {
+  try {
+    Simulation sim(switch_platform_with_dimensions(8, dimensions), {.dimension_algorithms = names});
+  } catch (const ValueError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// One Simulation per process, so one bad choice per test.
+TEST(PerDimensionAlgorithms, AnUnknownNameListsTheValidOnes) {
+  EXPECT_EQ(per_dimension_error({4, 2}, {"ring", "tree"}),
+            "unknown dimension algorithm 'tree'; valid: ring, direct, halving_doubling");
+}
+
+TEST(PerDimensionAlgorithms, OneNamePerDimension) {
+  EXPECT_EQ(per_dimension_error({4, 2}, {"ring"}),
+            "multidim over dimensions {4, 2} needs 2 dimension algorithms, got 1 (ring)");
+}
+
+TEST(PerDimensionAlgorithms, PiecesMustDivideForAllGathersOtherThanTheRing) {
+  auto sim = alpha_beta_simulation(switch_platform_with_dimensions(8, {2, 4}));
+  try {
+    psum_time(sim, 8, 10, {.algorithm = "multidim", .dimension_algorithms = {"ring", "direct"}});
+    FAIL() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "multidim: 'direct' along dimension 1 needs its piece of 5 elements divisible by 4 (only the ring "
+              "all-gather takes pieces of different sizes)");
+  }
+}
+
+TEST(PerDimensionAlgorithms, AnAlgorithmRefusingAnExtentSaysWhich) {
+  auto sim = alpha_beta_simulation(switch_platform_with_dimensions(6, {3, 2}));
+  try {
+    psum_time(sim, 6, 6, {.algorithm = "multidim", .dimension_algorithms = {"halving_doubling", "ring"}});
+    FAIL() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "dimension algorithm 'halving_doubling' runs on powers of two, not on dimension 0 of extent 3");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------

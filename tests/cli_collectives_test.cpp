@@ -327,6 +327,8 @@ std::vector<BadInput> bad_inputs() {
        "bad size '1X' for --minbytes: expected a whole number of bytes with an optional K, M or G suffix (powers "
        "of 1024), e.g. 64K"},
       {"MinbytesAboveMaxbytes", "-b 1M -e 64K", "--minbytes 1M is larger than --maxbytes 64K"},
+      {"DimensionAlgorithmsOnASubset", "--topology torus:2x4 --devices 4,8 --dimension-algorithms ring,direct",
+       "--dimension-algorithms follow the platform's shape, so --devices must be one count, the whole platform"},
       {"StepfactorBelowTwo", "-f 1", "--stepfactor must be a whole number of at least 2 (got '1')"},
       {"UnknownTopology", "--topology tours",
        "unknown --topology 'tours'; valid: switch, ring, full_mesh, torus[:XxY|XxYxZ], mesh[:XxY|XxYxZ], "
@@ -355,7 +357,8 @@ std::vector<BadInput> bad_inputs() {
        "bfloat16"},
       {"UnknownConfigKey", "",
        "{config}: unknown key 'bytes'; valid: minbytes, maxbytes, stepfactor, collectives, algorithms, devices, "
-       "dtype, topology, preset, nodes, platform, csv, json, plot, abstract-above, check",
+       "dtype, topology, preset, nodes, platform, csv, json, plot, abstract-above, check, aggregate, "
+       "dimension-algorithms",
        "devices = 4\nbytes = 1K\n"},
       {"BadConfigValue", "",
        "{config}, key maxbytes: bad size '64KB' for --maxbytes: expected a whole number of bytes with an optional K, "

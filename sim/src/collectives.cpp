@@ -117,9 +117,16 @@ class CollectiveCall {
     if (algorithm_ == "auto")
       algorithm_ = collectives::choose_algorithm(kind, cost_inputs(ctx, group, bytes, dtype));
     check_device_count(kind, algorithm_, static_cast<int>(group.size()));
+    if (options.pipeline_chunks < 0)
+      throw ValueError(fmt::format("pipeline_chunks must be at least 1, or 0 for the simulation's (got {})",
+                                   options.pipeline_chunks));
     const int chunks = options.pipeline_chunks > 0 ? options.pipeline_chunks : runtime.pipeline_chunks();
     auto dimensions = group_dimensions(ctx, group);
-    comm_.emplace(ctx, std::move(group), name, chunks, std::move(dimensions));
+    auto per_dimension =
+        options.dimension_algorithms.empty() ? runtime.dimension_algorithms() : options.dimension_algorithms;
+    if (algorithm_ == "multidim" && !per_dimension.empty()) check_dimension_algorithms(per_dimension, dimensions);
+    else per_dimension.clear();  // the ring along every dimension
+    comm_.emplace(ctx, std::move(group), name, chunks, std::move(dimensions), std::move(per_dimension));
   }
 
   Communicator& comm() { return *comm_; }

@@ -12,12 +12,14 @@
 namespace spmdsim::detail {
 
 DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective,
-                                       int pipeline_chunks, std::vector<int> dimensions)
+                                       int pipeline_chunks, std::vector<int> dimensions,
+                                       std::vector<std::string> dimension_algorithms)
     : ctx_(ctx),
       group_(std::move(group)),
       collective_(std::move(collective)),
       pipeline_chunks_(pipeline_chunks),
       dimensions_(std::move(dimensions)),
+      dimension_algorithms_(std::move(dimension_algorithms)),
       pending_sends_(std::make_shared<std::vector<PendingSend>>()),
       phase_(std::make_shared<Phase>()) {
   rank_ = static_cast<int>(std::find(group_.begin(), group_.end(), ctx_.rank()) - group_.begin());
@@ -32,6 +34,11 @@ std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> memb
   sub->pending_sends_ = pending_sends_;
   sub->phase_ = phase_;
   return sub;
+}
+
+std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
+  if (!dimension_algorithms_.empty()) return dimension_algorithms_;
+  return std::vector<std::string>(dimensions_.size(), "ring");
 }
 
 int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.at(static_cast<std::size_t>(peer))); }

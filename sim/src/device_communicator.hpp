@@ -19,8 +19,9 @@ namespace spmdsim::detail {
 class DeviceCommunicator final : public Communicator {
  public:
   // group: the call ranks (axis indices) taking part, in group order; ctx's rank must be among them.
+  // dimension_algorithms: one per dimension, or empty for ring along every one.
   DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective, int pipeline_chunks,
-                     std::vector<int> dimensions);
+                     std::vector<int> dimensions, std::vector<std::string> dimension_algorithms = {});
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(group_.size()); }
@@ -32,6 +33,7 @@ class DeviceCommunicator final : public Communicator {
   Array combine(const Array& a, const Array& b, ReduceOp op) override;
   int pipeline_chunks() const override { return pipeline_chunks_; }
   std::vector<int> dimensions() const override { return dimensions_; }
+  std::vector<std::string> dimension_algorithms() const override;
   std::unique_ptr<Communicator> subgroup(std::vector<int> members) override;
 
   // Simulates the booked phase, then waits for the sends still in flight: a collective ends when its last
@@ -65,6 +67,7 @@ class DeviceCommunicator final : public Communicator {
   std::string collective_;
   int pipeline_chunks_;
   std::vector<int> dimensions_;
+  std::vector<std::string> dimension_algorithms_;
   // Shared with subgroups, so that finish() on the outermost communicator waits for every send and a
   // subgroup's phase is simulated before any other traffic of this device.
   std::shared_ptr<std::vector<PendingSend>> pending_sends_;

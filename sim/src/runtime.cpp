@@ -54,6 +54,12 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
   if (options.pipeline_chunks < 1)
     throw ValueError(fmt::format("pipeline_chunks must be at least 1 (got {})", options.pipeline_chunks));
   pipeline_chunks_ = options.pipeline_chunks;
+  if (!options.dimension_algorithms.empty()) {
+    const std::vector<int> dimensions =
+        platform_.dimensions.empty() ? std::vector<int>{num_devices()} : platform_.dimensions;
+    check_dimension_algorithms(options.dimension_algorithms, dimensions);
+  }
+  dimension_algorithms_ = std::move(options.dimension_algorithms);
   aggregate_abstract_phases_ = options.aggregate_abstract_phases;
   XBT_DEBUG("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
 }

@@ -36,6 +36,7 @@ class Runtime {
   const std::map<CollectiveKind, std::string>& algorithms() const { return algorithms_; }
   const std::vector<std::string>& config() const { return config_; }
   int pipeline_chunks() const { return pipeline_chunks_; }
+  const std::vector<std::string>& dimension_algorithms() const { return dimension_algorithms_; }
   bool aggregate_abstract_phases() const { return aggregate_abstract_phases_; }
 
   // The channel from one endpoint to another. Messages between one ordered pair are matched in the order
@@ -61,6 +62,7 @@ class Runtime {
   std::vector<std::shared_ptr<MemoryLedger>> ledgers_;
   std::map<CollectiveKind, std::string> algorithms_;
   int pipeline_chunks_ = 1;
+  std::vector<std::string> dimension_algorithms_;
   bool aggregate_abstract_phases_ = false;
   std::map<std::pair<int, int>, simgrid::s4u::Mailbox*> channels_;
   std::map<std::pair<int, int>, Seconds> message_latencies_;

@@ -42,6 +42,8 @@ class Communicator {
   // The logical shape of the group (mixed radix, dimension 0 varying fastest; product == size()), for
   // hierarchical and multi-dimensional algorithms: {devices per node, nodes} or a torus's {X, Y, Z}.
   virtual std::vector<int> dimensions() const = 0;
+  // What multidim runs along each of dimensions(): one name of dimension_algorithm_names() per dimension.
+  virtual std::vector<std::string> dimension_algorithms() const = 0;
   // The communicator of `members` (ranks of this one, in their new order); this rank must be a member.
   virtual std::unique_ptr<Communicator> subgroup(std::vector<int> members) = 0;
 };
@@ -122,5 +124,18 @@ std::span<const Algorithm<ReduceFn>> reduce_algorithms();
 // Throws ValueError "<kind> algorithm '<name>' runs on <accepted counts>, not on <p> devices" when the
 // algorithm refuses p.
 void check_device_count(CollectiveKind kind, std::string_view name, int p);
+
+// What the multidim all-reduce can run along one dimension, as ASTRA-sim names them: a reduce-scatter on
+// the way out and the matching all-gather on the way back.
+struct DimensionAlgorithm {
+  std::string_view name;
+  std::string_view reduce_scatter;  // a registered reduce_scatter algorithm
+  std::string_view all_gather;      // a registered all_gather algorithm
+};
+std::span<const DimensionAlgorithm> dimension_algorithms();
+std::vector<std::string_view> dimension_algorithm_names();
+// Throws ValueError for a name not in dimension_algorithms() (listing them), a count other than the
+// number of dimensions, or an algorithm refusing its dimension's extent.
+void check_dimension_algorithms(const std::vector<std::string>& names, const std::vector<int>& dimensions);
 
 }  // namespace spmdsim

@@ -20,6 +20,8 @@ using AxisIndexGroups = std::vector<std::vector<int>>;
 struct CollectiveOptions {
   std::string algorithm;    // a registered name, or "auto" for the lowest predicted time
   int pipeline_chunks = 0;  // pieces a pipelining algorithm cuts its message into; 0: the simulation's
+  // What multidim runs along each dimension (dimension_algorithm_names()); empty: the simulation's.
+  std::vector<std::string> dimension_algorithms;
 };
 
 Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {},

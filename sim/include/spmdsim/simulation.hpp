@@ -27,6 +27,9 @@ struct SimulationOptions {
   std::map<CollectiveKind, std::string> algorithms;
   // Pieces a pipelining algorithm cuts each message into.
   int pipeline_chunks = 1;
+  // What the multidim all-reduce runs along each dimension of the platform (dimension_algorithm_names());
+  // empty: ring along every one.
+  std::vector<std::string> dimension_algorithms;
   // On abstract data, a ring phase (p-1 exchanges with the same two neighbours) moves as one transfer each
   // way plus the other messages' latencies, instead of p-1 messages: p = 512 in a fraction of a second
   // instead of minutes. Exact under alpha_beta_config() when every piece has the same size and no other

@@ -57,7 +57,9 @@ Array hierarchical_all_reduce(Communicator& comm, const Array& flat, ReduceOp op
 double hierarchical_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions);
 double hierarchical_all_reduce_flat_cost(const CostInputs& c);
 Array multidim_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
-double multidim_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions);
+// names: the dimension algorithms, one per dimension; empty for ring along every one.
+double multidim_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions,
+                                const std::vector<std::string>& names);
 double multidim_all_reduce_flat_cost(const CostInputs& c);
 Array chain_broadcast(Communicator& comm, const Array& flat, int root);
 // k = pipeline pieces; the registry rows price k = 1.

@@ -1,21 +1,28 @@
 // Multi-dimensional all-reduce, one algorithm per dimension as ASTRA-sim runs a hierarchical collective:
 // reduce-scatter along dimension 0, then along dimension 1 on the piece that is left, ..., then all-gather
 // back in reverse order. Each step runs inside the group of ranks that differ only in that dimension
-// (dimension_group), so on a torus every step uses the links of one dimension. The algorithm of every
-// dimension is ring for now: CostInputs and the registry have no per-dimension choice yet.
+// (dimension_group), so on a torus every step uses the links of one dimension. Each dimension runs the
+// reduce-scatter and all-gather of its dimension algorithm (Communicator::dimension_algorithms(): ring,
+// direct or halving_doubling; ring by default).
 //
 //   dimensions {2, 2} (ranks 0 1 / 2 3, dimension 0 across):
 //     reduce-scatter along 0 (0-1, 2-3: halves)  ->  reduce-scatter along 1 (0-2, 1-3: quarters)
 //     all-gather along 1 (0-2, 1-3)              ->  all-gather along 0 (0-1, 2-3)
 //
-// Cost (derived, the ring cost per dimension on the shrinking piece; the beta and gamma sums telescope):
-//   2 sum_i (d_i - 1) alpha + 2 ((p-1)/p) n beta + ((p-1)/p) n gamma.
-// The registry row has no dimensions, so it prices the flat shape {p}, where this equals ring.
+// Cost (derived): the sum over dimensions of the reduce-scatter's and the all-gather's costs on d_i ranks for
+// the piece entering dimension i (n_0 = n, n_{i+1} = n_i / d_i). With the ring everywhere the beta and gamma
+// sums telescope: 2 sum_i (d_i - 1) alpha + 2 ((p-1)/p) n beta + ((p-1)/p) n gamma.
+// The registry row has no dimensions, so it prices the flat shape {p}, where the ring makes this ring.
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "collectives/algorithms.hpp"
 #include "collectives/chunks.hpp"
+#include "spmdsim/errors.hpp"
 
 namespace spmdsim::collectives {
 
@@ -29,30 +36,58 @@ std::vector<int> dimension_group(const std::vector<int>& dimensions, int rank, i
   return group;
 }
 
+namespace {
+
+const DimensionAlgorithm& dimension_algorithm(std::string_view name) {
+  for (const auto& a : dimension_algorithms())
+    if (a.name == name) return a;
+  throw std::logic_error("an unchecked dimension algorithm");
+}
+
+}  // namespace
+
 Array multidim_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
   const std::vector<int> dimensions = comm.dimensions();
+  const std::vector<std::string> names = comm.dimension_algorithms();
   std::vector<std::unique_ptr<Communicator>> groups;
   for (std::size_t d = 0; d < dimensions.size(); ++d)
     groups.push_back(comm.subgroup(dimension_group(dimensions, comm.rank(), static_cast<int>(d))));
   Array piece = flat;
   std::vector<std::vector<Array>> shapes;  // per dimension, the shapes of the chunks its reduce-scatter cut
-  for (auto& group : groups) {
-    shapes.push_back(split_flat_shapes(piece, group->size()));
-    piece = ring_reduce_scatter(*group, split_flat(piece, group->size()), op);
+  for (std::size_t d = 0; d < groups.size(); ++d) {
+    const std::string_view all_gather = dimension_algorithm(names[d]).all_gather;
+    if (all_gather != "ring" && piece.size() % groups[d]->size() != 0)
+      throw ValueError(fmt::format("multidim: '{}' along dimension {} needs its piece of {} elements divisible by "
+                                   "{} (only the ring all-gather takes pieces of different sizes)",
+                                   names[d], d, piece.size(), groups[d]->size()));
+    shapes.push_back(split_flat_shapes(piece, groups[d]->size()));
+    piece = find_reduce_scatter(dimension_algorithm(names[d]).reduce_scatter)
+                .run(*groups[d], split_flat(piece, groups[d]->size()), op);
   }
-  for (std::size_t d = groups.size(); d-- > 0;) piece = join_flat(ring_all_gather(*groups[d], piece, shapes[d]));
+  for (std::size_t d = groups.size(); d-- > 0;) {
+    const std::string_view all_gather = dimension_algorithm(names[d]).all_gather;
+    // The ring is told the chunks' shapes, which may differ by one element (aggregated phases need them).
+    piece = join_flat(all_gather == "ring" ? ring_all_gather(*groups[d], piece, shapes[d])
+                                           : find_all_gather(all_gather).run(*groups[d], piece));
+  }
   return piece;
 }
 
-double multidim_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions) {
-  int steps = 0;
-  for (int d : dimensions) steps += d - 1;
-  const double share = (c.p - 1.0) / c.p;
-  return 2 * steps * c.alpha + 2 * share * c.n * c.beta + share * c.n * c.gamma;
+double multidim_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions,
+                                const std::vector<std::string>& names) {
+  double total = 0;
+  CostInputs step = c;
+  for (std::size_t d = 0; d < dimensions.size(); ++d) {
+    const DimensionAlgorithm& algorithm = dimension_algorithm(names.empty() ? "ring" : names[d]);
+    step.p = dimensions[d];
+    total += find_reduce_scatter(algorithm.reduce_scatter).cost(step) + find_all_gather(algorithm.all_gather).cost(step);
+    step.n /= dimensions[d];
+  }
+  return total;
 }
 
 double multidim_all_reduce_flat_cost(const CostInputs& c) {
-  return multidim_all_reduce_cost(c, {c.p});
+  return multidim_all_reduce_cost(c, {c.p}, {});
 }
 
 }  // namespace spmdsim::collectives

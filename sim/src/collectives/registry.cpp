@@ -34,7 +34,7 @@ constexpr std::array kAllReduce{
     Algorithm<AllReduceFn>{"hierarchical", "reduce-scatter in dimension 0, all-reduce across, all-gather",
                            &hierarchical_all_reduce, &hierarchical_all_reduce_flat_cost, &any_count,
                            kAnyCount},
-    Algorithm<AllReduceFn>{"multidim", "ring reduce-scatter along each dimension, then all-gather back",
+    Algorithm<AllReduceFn>{"multidim", "along each dimension its reduce-scatter, then all-gathers back",
                            &multidim_all_reduce, &multidim_all_reduce_flat_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllGather{
