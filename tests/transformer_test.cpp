@@ -118,8 +118,13 @@ TEST(TransformerParameters, SevenBHasLlama7BsShapeAndSize) {
 }
 
 TEST(TransformerParameters, FfnSizeAndUntiedHeadAreCounted) {
-  const TransformerConfig config{.layers = 3, .hidden = 40, .heads = 5, .seq_len = 16, .vocab = 101,
-                                 .ffn_hidden = 96, .tied_embeddings = false};
+  const TransformerConfig config{.layers = 3,
+                                 .hidden = 40,
+                                 .heads = 5,
+                                 .seq_len = 16,
+                                 .vocab = 101,
+                                 .ffn_hidden = 96,
+                                 .tied_embeddings = false};
   const Transformer model(config);
   EXPECT_EQ(static_cast<double>(model.num_parameters()), hand_parameters(3, 40, 16, 101, 96, false));
   EXPECT_EQ(leaf_elements(model.init_abstract()), model.num_parameters());
@@ -150,7 +155,8 @@ TEST(TransformerFlops, Gpt3AndAnFfnOtherThan4hFollowMegatronsCount) {
   const double L = 96, h = 12288, s = 2048, V = 50257;
   EXPECT_DOUBLE_EQ(Transformer(gpt3_175b()).training_flops_per_token(),
                    72 * L * h * h * (1 + s / (6 * h) + V / (12 * L * h)));
-  const Transformer odd({.layers = 3, .hidden = 40, .heads = 5, .seq_len = 16, .vocab = 101, .ffn_hidden = 96});
+  const Transformer odd(
+      {.layers = 3, .hidden = 40, .heads = 5, .seq_len = 16, .vocab = 101, .ffn_hidden = 96});
   EXPECT_DOUBLE_EQ(odd.training_flops_per_token(), megatron_training_flops_per_token(3, 40, 16, 101, 96));
 }
 
@@ -195,7 +201,8 @@ TEST_P(TransformerBlock, KeepsKorthikantisBytesAndChargesThreeForwards) {
   BlockMeasure seen;
   auto forward_only = pmap(
       [&](const Args& args) -> Tree {
-        BlockForward fwd = model.block_forward(args[0].tree(), astype(args[1].array(), DType::bf16), recompute);
+        BlockForward fwd =
+            model.block_forward(args[0].tree(), astype(args[1].array(), DType::bf16), recompute);
         seen.after_forward = live_memory();
         return Tree(fwd.out);
       },
@@ -203,7 +210,8 @@ TEST_P(TransformerBlock, KeepsKorthikantisBytesAndChargesThreeForwards) {
   forward_only(sim, {block, x});
   auto both = pmap(
       [&](const Args& args) -> Tree {
-        BlockForward fwd = model.block_forward(args[0].tree(), astype(args[1].array(), DType::bf16), recompute);
+        BlockForward fwd =
+            model.block_forward(args[0].tree(), astype(args[1].array(), DType::bf16), recompute);
         BlockBackward bwd = model.block_backward(args[0].tree(), std::move(fwd.saved), fwd.out);
         fwd.out = Array();
         seen.after_backward = live_memory();
@@ -319,8 +327,9 @@ TEST(TransformerErrors, BadConfigsAndRealArraysAreValueErrors) {
     model.value_and_grad(model.init_abstract(), Array::zeros({2, 32}, DType::i32), tokens);
     FAIL() << "expected a ValueError";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "transformer tokens: the transformer is a cost model and runs on abstract arrays only, "
-                           "got tokens with values");
+    EXPECT_STREQ(e.what(),
+                 "transformer tokens: the transformer is a cost model and runs on abstract arrays only, "
+                 "got tokens with values");
   }
   try {
     model.value_and_grad(model.init_abstract(), Array::abstract({2, 31}, DType::i32), tokens);
@@ -332,16 +341,19 @@ TEST(TransformerErrors, BadConfigsAndRealArraysAreValueErrors) {
     model.value_and_grad(Tree::list({}), tokens, tokens);
     FAIL() << "expected a ValueError";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "transformer params: expected a list of 4 units (embedding, 2 blocks, head), got "
-                           "PyTreeDef([])");
+    EXPECT_STREQ(e.what(),
+                 "transformer params: expected a list of 4 units (embedding, 2 blocks, head), got "
+                 "PyTreeDef([])");
   }
-  const Tree real_block = model.init_abstract()[1].map([](const Array& leaf) { return Array::zeros(leaf.shape()); });
+  const Tree real_block =
+      model.init_abstract()[1].map([](const Array& leaf) { return Array::zeros(leaf.shape()); });
   try {
     model.block_forward(real_block, Array::abstract({32, 64}));
     FAIL() << "expected a ValueError";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "transformer block: the transformer is a cost model and runs on abstract arrays only "
-                           "(init_abstract()), got parameters with values");
+    EXPECT_STREQ(e.what(),
+                 "transformer block: the transformer is a cost model and runs on abstract arrays only "
+                 "(init_abstract()), got parameters with values");
   }
 }
 

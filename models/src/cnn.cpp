@@ -19,15 +19,16 @@ struct PerExample {
 
 void require_image(const Shape& input, std::string_view kind, std::size_t index) {
   if (input.size() != 3)
-    throw ValueError(fmt::format("CNN layer {} ({}): expects an image (height, width, channels), got {}", index,
-                                 kind, shape_str(input)));
+    throw ValueError(fmt::format("CNN layer {} ({}): expects an image (height, width, channels), got {}",
+                                 index, kind, shape_str(input)));
 }
 
 PerExample layer_cost(const Conv2d& conv, const Shape& input, std::size_t index) {
   require_image(input, "conv2d", index);
   if (conv.in_channels < 1 || conv.out_channels < 1 || conv.kernel < 1 || input[2] != conv.in_channels)
-    throw ValueError(fmt::format("CNN layer {} (conv2d {}->{} {}x{}): does not fit an input of shape {}", index,
-                                 conv.in_channels, conv.out_channels, conv.kernel, conv.kernel, shape_str(input)));
+    throw ValueError(fmt::format("CNN layer {} (conv2d {}->{} {}x{}): does not fit an input of shape {}",
+                                 index, conv.in_channels, conv.out_channels, conv.kernel, conv.kernel,
+                                 shape_str(input)));
   const Shape output{input[0], input[1], conv.out_channels};
   const auto window = conv.kernel * conv.kernel * conv.in_channels;
   return {"conv2d", output, window * conv.out_channels + conv.out_channels,
@@ -56,18 +57,22 @@ PerExample layer_cost(const Dense& dense, const Shape& input, std::size_t index)
   if (dense.in_features < 1 || dense.out_features < 1 || input != Shape{dense.in_features})
     throw ValueError(fmt::format("CNN layer {} (dense {}->{}): does not fit an input of shape {}", index,
                                  dense.in_features, dense.out_features, shape_str(input)));
-  return {"dense", {dense.out_features}, dense.in_features * dense.out_features + dense.out_features,
+  return {"dense",
+          {dense.out_features},
+          dense.in_features * dense.out_features + dense.out_features,
           static_cast<double>(dense.out_features) * static_cast<double>(2 * dense.in_features + 1)};
 }
 
 }  // namespace
 
 std::vector<CnnLayer> seeds_cnn(std::int64_t num_classes) {
-  return {Conv2d{3, 32, 3}, Relu{}, MaxPool{2}, Conv2d{32, 64, 3}, Relu{}, MaxPool{2}, Flatten{},
-          Dense{64 * 8 * 8, num_classes}};
+  return {Conv2d{3, 32, 3}, Relu{},     MaxPool{2}, Conv2d{32, 64, 3},
+          Relu{},           MaxPool{2}, Flatten{},  Dense{64 * 8 * 8, num_classes}};
 }
 
-Shape seeds_cnn_input() { return {32, 32, 3}; }
+Shape seeds_cnn_input() {
+  return {32, 32, 3};
+}
 
 CnnCost cnn_cost(const std::vector<CnnLayer>& layers, const Shape& input, std::int64_t batch, DType dtype) {
   if (batch < 1) throw ValueError(fmt::format("CNN cost: the batch must be positive, got {}", batch));
@@ -79,7 +84,8 @@ CnnCost cnn_cost(const std::vector<CnnLayer>& layers, const Shape& input, std::i
     PerExample layer = std::visit([&](const auto& l) { return layer_cost(l, shape, i); }, layers[i]);
     const Bytes output_bytes =
         layer.new_buffer ? examples * static_cast<double>(num_elements(layer.output)) * element_bytes : 0;
-    total.layers.push_back({layer.kind, layer.output, layer.parameters, examples * layer.flops, output_bytes});
+    total.layers.push_back(
+        {layer.kind, layer.output, layer.parameters, examples * layer.flops, output_bytes});
     total.parameters += layer.parameters;
     total.forward_flops += examples * layer.flops;
     total.activation_bytes += output_bytes;

@@ -25,7 +25,9 @@ Normalized normalize(const Array& x) {
   return {centered * rstd, rstd};
 }
 
-Array gelu_tanh(const Array& z) { return tanh((z + square(z) * z * kGeluCubic) * kSqrt2OverPi); }
+Array gelu_tanh(const Array& z) {
+  return tanh((z + square(z) * z * kGeluCubic) * kSqrt2OverPi);
+}
 
 }  // namespace
 
@@ -33,7 +35,8 @@ Array dense(const Array& x, const Tree& params) {
   return matmul(x, params["kernel"].leaf()) + params["bias"].leaf();
 }
 
-// y = x W + b: dW = x^T dy, db = sum(dy, 0), dx = dy W^T (the transposes are charged as copies, as in the MLP).
+// y = x W + b: dW = x^T dy, db = sum(dy, 0), dx = dy W^T (the transposes are charged as copies, as in the
+// MLP).
 InputAndGrads dense_backward(const Array& x, const Tree& params, const Array& dy) {
   Tree grads = Tree::dict({{"bias", sum(dy, 0)}, {"kernel", matmul(transpose(x), dy)}});
   return {matmul(dy, transpose(params["kernel"].leaf())), tag_as(grads, MemoryTag::gradients)};
@@ -53,13 +56,15 @@ InputAndGrads layer_norm_backward(const Array& x, const Tree& params, const Arra
   return {dx, tag_as(grads, MemoryTag::gradients)};
 }
 
-Array gelu(const Array& z) { return z * 0.5 * (gelu_tanh(z) + 1.0); }
+Array gelu(const Array& z) {
+  return z * 0.5 * (gelu_tanh(z) + 1.0);
+}
 
 // d/dz [z/2 (1 + t)] = (1 + t)/2 + z/2 (1 - t^2) sqrt(2/pi) (1 + 3c z^2), with t = gelu_tanh(z).
 Array gelu_backward(const Array& z, const Array& dy) {
   const Array t = gelu_tanh(z);
-  Array slope = (t + 1.0) * 0.5 +
-                z * 0.5 * (1.0 - square(t)) * kSqrt2OverPi * (square(z) * (3 * kGeluCubic) + 1.0);
+  Array slope =
+      (t + 1.0) * 0.5 + z * 0.5 * (1.0 - square(t)) * kSqrt2OverPi * (square(z) * (3 * kGeluCubic) + 1.0);
   return dy * slope;
 }
 
@@ -68,13 +73,19 @@ Array softmax(const Array& x) {
   return e / sum(e, -1, /*keepdims=*/true);
 }
 
-Array softmax_backward(const Array& p, const Array& dp) { return p * (dp - sum(dp * p, -1, true)); }
+Array softmax_backward(const Array& p, const Array& dp) {
+  return p * (dp - sum(dp * p, -1, true));
+}
 
 // jax.random.bernoulli draws the keep mask from a key; spmdsim has no random op, so a cast to bool writes the
 // mask's bytes in its place (abstract arrays only: on real ones the mask would not be random).
-Array dropout_keep(const Array& x) { return astype(x, DType::boolean); }
+Array dropout_keep(const Array& x) {
+  return astype(x, DType::boolean);
+}
 
 // x where kept, 0 elsewhere. The 1/(1 - p) rescale is fused into XLA's select and is not charged.
-Array dropout(const Array& x, const Array& keep) { return x * keep; }
+Array dropout(const Array& x, const Array& keep) {
+  return x * keep;
+}
 
 }  // namespace spmdsim::models

@@ -21,17 +21,21 @@ Array one_hot(const Array& labels, std::int64_t classes, DType dtype) {
 
 }  // namespace
 
-std::string_view loss_name(Loss loss) { return loss == Loss::mse ? "mse" : "softmax_cross_entropy"; }
+std::string_view loss_name(Loss loss) {
+  return loss == Loss::mse ? "mse" : "softmax_cross_entropy";
+}
 
-DType loss_dtype(DType logits) { return logits == DType::f64 ? DType::f64 : DType::f32; }
+DType loss_dtype(DType logits) {
+  return logits == DType::f64 ? DType::f64 : DType::f32;
+}
 
 LossAndSeed loss_and_seed(Loss kind, const Array& out, const Array& y) {
   const auto batch = out.shape()[0];
   const auto classes = out.shape()[1];
   if (kind == Loss::mse) {
     if (y.shape() != out.shape())
-      throw ValueError(fmt::format("mse loss: targets of shape {} for logits of shape {}", shape_str(y.shape()),
-                                   shape_str(out.shape())));
+      throw ValueError(fmt::format("mse loss: targets of shape {} for logits of shape {}",
+                                   shape_str(y.shape()), shape_str(out.shape())));
     Array diff = out - (y.dtype() == out.dtype() ? y : astype(y, out.dtype()));
     Array loss = mean(square(diff));
     return {loss, diff * (2.0 / static_cast<double>(out.size()))};

@@ -10,17 +10,19 @@
 
 #include <fmt/format.h>
 
+#include "layers.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/losses.hpp"
 #include "spmdsim/ops.hpp"
-#include "layers.hpp"
 
 namespace spmdsim::models {
 namespace {
 
 // Forward matmul FLOPs per token of one block: qkv 6h^2, proj 2h^2, MLP 4hf, q k^T and probs v 2sh each.
-double block_forward_flops_per_token(double h, double f, double s) { return 8 * h * h + 4 * h * f + 4 * s * h; }
+double block_forward_flops_per_token(double h, double f, double s) {
+  return 8 * h * h + 4 * h * f + 4 * s * h;
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // Parameter shapes
@@ -30,7 +32,8 @@ Tree dense_params(std::int64_t in, std::int64_t out, DType dtype) {
 }
 
 Tree norm_params(std::int64_t hidden, DType dtype) {
-  return Tree::dict({{"bias", Array::abstract({hidden}, dtype)}, {"scale", Array::abstract({hidden}, dtype)}});
+  return Tree::dict(
+      {{"bias", Array::abstract({hidden}, dtype)}, {"scale", Array::abstract({hidden}, dtype)}});
 }
 
 Tree embedding_unit(const TransformerConfig& c, DType dtype) {
@@ -40,11 +43,12 @@ Tree embedding_unit(const TransformerConfig& c, DType dtype) {
 
 Tree block_unit(const TransformerConfig& c, std::int64_t ffn, DType dtype) {
   const auto h = c.hidden;
-  return Tree::dict({{"attention", Tree::dict({{"proj", dense_params(h, h, dtype)},
-                                               {"qkv", dense_params(h, 3 * h, dtype)}})},
-                     {"ln_1", norm_params(h, dtype)},
-                     {"ln_2", norm_params(h, dtype)},
-                     {"mlp", Tree::dict({{"fc", dense_params(h, ffn, dtype)}, {"proj", dense_params(ffn, h, dtype)}})}});
+  return Tree::dict(
+      {{"attention",
+        Tree::dict({{"proj", dense_params(h, h, dtype)}, {"qkv", dense_params(h, 3 * h, dtype)}})},
+       {"ln_1", norm_params(h, dtype)},
+       {"ln_2", norm_params(h, dtype)},
+       {"mlp", Tree::dict({{"fc", dense_params(h, ffn, dtype)}, {"proj", dense_params(ffn, h, dtype)}})}});
 }
 
 Tree head_unit(const TransformerConfig& c, DType dtype) {
@@ -58,7 +62,8 @@ Tree head_unit(const TransformerConfig& c, DType dtype) {
 // one floating dtype will do); returns the unit's dtype, the dtype it computes in.
 DType check_unit(const Tree& got, const Tree& expected, std::string_view what) {
   if (!got.same_structure(expected))
-    throw ValueError(fmt::format("transformer {}: expected {}, got {}", what, expected.treedef(), got.treedef()));
+    throw ValueError(
+        fmt::format("transformer {}: expected {}, got {}", what, expected.treedef(), got.treedef()));
   const auto got_leaves = got.leaves();
   const auto expected_leaves = expected.leaves();
   const DType dtype = got_leaves.front().dtype();
@@ -68,12 +73,14 @@ DType check_unit(const Tree& got, const Tree& expected, std::string_view what) {
       throw ValueError(fmt::format("transformer {}: leaf {} has shape {}, expected {}", what, i,
                                    shape_str(leaf.shape()), shape_str(expected_leaves[i].shape())));
     if (!is_floating(leaf.dtype()) || leaf.dtype() != dtype)
-      throw TypeError(fmt::format("transformer {}: every parameter must share one floating dtype, got {} and {}",
-                                  what, dtype_name(dtype), dtype_name(leaf.dtype())));
+      throw TypeError(
+          fmt::format("transformer {}: every parameter must share one floating dtype, got {} and {}", what,
+                      dtype_name(dtype), dtype_name(leaf.dtype())));
     if (!leaf.is_abstract())
-      throw ValueError(fmt::format("transformer {}: the transformer is a cost model and runs on abstract arrays "
-                                   "only (init_abstract()), got parameters with values",
-                                   what));
+      throw ValueError(
+          fmt::format("transformer {}: the transformer is a cost model and runs on abstract arrays "
+                      "only (init_abstract()), got parameters with values",
+                      what));
   }
   return dtype;
 }
@@ -102,7 +109,9 @@ Array merge_heads(const Array& x, std::int64_t heads) {
   return reshape(transpose(reshape(x, {batch, heads, seq, dim}), {0, 2, 1, 3}), {batch * seq, heads * dim});
 }
 
-Array swap_last_axes(const Array& x) { return transpose(x, {0, 2, 1}); }
+Array swap_last_axes(const Array& x) {
+  return transpose(x, {0, 2, 1});
+}
 
 struct AttentionProbs {
   Array probs;    // softmax(q k^T / sqrt(d) + causal mask)
@@ -132,12 +141,13 @@ BlockActivations tagged(BlockActivations kept) {
 
 void check_int_batch(const Array& a, std::string_view what, std::int64_t seq_len) {
   if (a.dtype() != DType::i32 || a.ndim() != 2 || a.shape()[1] != seq_len || a.shape()[0] < 1)
-    throw ValueError(fmt::format("transformer {}: expected int32 of shape (batch, {}), got {}{}", what, seq_len,
-                                 dtype_name(a.dtype()), shape_str(a.shape())));
+    throw ValueError(fmt::format("transformer {}: expected int32 of shape (batch, {}), got {}{}", what,
+                                 seq_len, dtype_name(a.dtype()), shape_str(a.shape())));
   if (!a.is_abstract())
-    throw ValueError(fmt::format("transformer {}: the transformer is a cost model and runs on abstract arrays "
-                                 "only, got {} with values",
-                                 what, what));
+    throw ValueError(
+        fmt::format("transformer {}: the transformer is a cost model and runs on abstract arrays "
+                    "only, got {} with values",
+                    what, what));
 }
 
 }  // namespace
@@ -154,14 +164,18 @@ TransformerConfig gpt3_175b() {
 }
 
 TransformerConfig gpt_7b() {
-  return {.layers = 32, .hidden = 4096, .heads = 32, .seq_len = 2048, .vocab = 32000, .tied_embeddings = false};
+  return {
+      .layers = 32, .hidden = 4096, .heads = 32, .seq_len = 2048, .vocab = 32000, .tied_embeddings = false};
 }
 
 std::string_view recompute_name(Recompute recompute) {
   switch (recompute) {
-    case Recompute::none: return "none";
-    case Recompute::selective: return "selective";
-    default: return "full";
+    case Recompute::none:
+      return "none";
+    case Recompute::selective:
+      return "selective";
+    default:
+      return "full";
   }
 }
 
@@ -169,14 +183,18 @@ Transformer::Transformer(TransformerConfig config) : config_(std::move(config)) 
   const auto& c = config_;
   if (c.layers < 1 || c.hidden < 1 || c.heads < 1 || c.seq_len < 1 || c.vocab < 1 ||
       (c.ffn_hidden && *c.ffn_hidden < 1))
-    throw ValueError(fmt::format("transformer sizes must be positive, got layers {}, hidden {}, heads {}, "
-                                 "seq_len {}, vocab {}, ffn_hidden {}",
-                                 c.layers, c.hidden, c.heads, c.seq_len, c.vocab, ffn_hidden()));
+    throw ValueError(
+        fmt::format("transformer sizes must be positive, got layers {}, hidden {}, heads {}, "
+                    "seq_len {}, vocab {}, ffn_hidden {}",
+                    c.layers, c.hidden, c.heads, c.seq_len, c.vocab, ffn_hidden()));
   if (c.hidden % c.heads != 0)
-    throw ValueError(fmt::format("transformer: {} heads do not divide the hidden size {}", c.heads, c.hidden));
+    throw ValueError(
+        fmt::format("transformer: {} heads do not divide the hidden size {}", c.heads, c.hidden));
 }
 
-std::int64_t Transformer::ffn_hidden() const { return config_.ffn_hidden.value_or(4 * config_.hidden); }
+std::int64_t Transformer::ffn_hidden() const {
+  return config_.ffn_hidden.value_or(4 * config_.hidden);
+}
 
 std::int64_t Transformer::parameters_per_block() const {
   const auto h = config_.hidden;
@@ -197,8 +215,8 @@ std::int64_t Transformer::num_parameters() const {
 double Transformer::forward_flops_per_token() const {
   const auto& c = config_;
   const double h = static_cast<double>(c.hidden);
-  return static_cast<double>(c.layers) *
-             block_forward_flops_per_token(h, static_cast<double>(ffn_hidden()), static_cast<double>(c.seq_len)) +
+  return static_cast<double>(c.layers) * block_forward_flops_per_token(h, static_cast<double>(ffn_hidden()),
+                                                                       static_cast<double>(c.seq_len)) +
          2 * h * static_cast<double>(c.vocab);
 }
 
@@ -206,8 +224,8 @@ double Transformer::training_flops_per_token(Recompute recompute) const {
   const auto& c = config_;
   const double h = static_cast<double>(c.hidden);
   const double layers = static_cast<double>(c.layers);
-  const double blocks =
-      layers * block_forward_flops_per_token(h, static_cast<double>(ffn_hidden()), static_cast<double>(c.seq_len));
+  const double blocks = layers * block_forward_flops_per_token(h, static_cast<double>(ffn_hidden()),
+                                                               static_cast<double>(c.seq_len));
   const double logits = 2 * h * static_cast<double>(c.vocab);
   double recomputed = 0;
   if (recompute == Recompute::full) recomputed = blocks;
@@ -215,7 +233,8 @@ double Transformer::training_flops_per_token(Recompute recompute) const {
   return 3 * (blocks + logits) + recomputed;
 }
 
-double Transformer::activation_bytes_per_block(std::int64_t micro_batch, Recompute recompute, DType dtype) const {
+double Transformer::activation_bytes_per_block(std::int64_t micro_batch, Recompute recompute,
+                                               DType dtype) const {
   const auto& c = config_;
   const double e = static_cast<double>(itemsize(dtype));
   const double b = static_cast<double>(micro_batch);
@@ -225,9 +244,12 @@ double Transformer::activation_bytes_per_block(std::int64_t micro_batch, Recompu
   const double as2b = static_cast<double>(c.heads) * s * s * b;
   const double mask = 1;  // bytes per dropout-mask element
   switch (recompute) {
-    case Recompute::none: return e * (8 * sbh + 2 * sbf + 2 * as2b) + mask * (2 * sbh + as2b);
-    case Recompute::selective: return e * (8 * sbh + 2 * sbf) + mask * 2 * sbh;
-    default: return e * sbh;
+    case Recompute::none:
+      return e * (8 * sbh + 2 * sbf + 2 * as2b) + mask * (2 * sbh + as2b);
+    case Recompute::selective:
+      return e * (8 * sbh + 2 * sbf) + mask * 2 * sbh;
+    default:
+      return e * sbh;
   }
 }
 
@@ -246,12 +268,13 @@ BlockForward Transformer::block_forward(const Tree& block, const Array& x, Recom
   const auto s = config_.seq_len;
   const auto h = config_.hidden;
   const auto a = config_.heads;
-  if (x.ndim() != 2 || x.shape()[1] != h || x.shape()[0] % s != 0 || x.shape()[0] == 0 || x.dtype() != dtype ||
-      !x.is_abstract())
-    throw ValueError(fmt::format("transformer block input: expected an abstract {} array of shape (batch * {}, {}), "
-                                 "got {}{}{}",
-                                 dtype_name(dtype), s, h, x.is_abstract() ? "abstract " : "", dtype_name(x.dtype()),
-                                 shape_str(x.shape())));
+  if (x.ndim() != 2 || x.shape()[1] != h || x.shape()[0] % s != 0 || x.shape()[0] == 0 ||
+      x.dtype() != dtype || !x.is_abstract())
+    throw ValueError(
+        fmt::format("transformer block input: expected an abstract {} array of shape (batch * {}, {}), "
+                    "got {}{}{}",
+                    dtype_name(dtype), s, h, x.is_abstract() ? "abstract " : "", dtype_name(x.dtype()),
+                    shape_str(x.shape())));
   const Tree& attention = block["attention"];
   const Tree& mlp = block["mlp"];
 
@@ -292,7 +315,8 @@ BlockForward Transformer::block_forward(const Tree& block, const Array& x, Recom
   return {out, tagged(std::move(kept))};
 }
 
-BlockBackward Transformer::block_backward(const Tree& block, BlockActivations saved, const Array& dout) const {
+BlockBackward Transformer::block_backward(const Tree& block, BlockActivations saved,
+                                          const Array& dout) const {
   check_unit(block, block_unit(config_, ffn_hidden(), DType::f32), "block");
   const auto s = config_.seq_len;
   const auto a = config_.heads;
@@ -312,8 +336,10 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
   const Tree& mlp = block["mlp"];
 
   // MLP branch: out = mid + dropout(proj(gelu(fc(ln_2(mid))))).
-  InputAndGrads mlp_proj = dense_backward(release(saved.gelu), mlp["proj"], dropout(dout, release(saved.mlp_keep)));
-  InputAndGrads mlp_fc = dense_backward(release(saved.ln_2), mlp["fc"], gelu_backward(release(saved.fc), mlp_proj.dx));
+  InputAndGrads mlp_proj =
+      dense_backward(release(saved.gelu), mlp["proj"], dropout(dout, release(saved.mlp_keep)));
+  InputAndGrads mlp_fc =
+      dense_backward(release(saved.ln_2), mlp["fc"], gelu_backward(release(saved.fc), mlp_proj.dx));
   mlp_proj.dx = Array();
   InputAndGrads ln_2 = layer_norm_backward(release(saved.mid), block["ln_2"], mlp_fc.dx);
   mlp_fc.dx = Array();
@@ -321,20 +347,21 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
   ln_2.dx = Array();
 
   // Attention branch: mid = input + dropout(proj(attention(ln_1(input)))).
-  InputAndGrads proj = dense_backward(release(saved.context), attention["proj"],
-                                      dropout(d_mid, release(saved.proj_keep)));
+  InputAndGrads proj =
+      dense_backward(release(saved.context), attention["proj"], dropout(d_mid, release(saved.proj_keep)));
   const Array d_context = split_heads(proj.dx, s, a);
   proj.dx = Array();
   const Array v = release(saved.v);
   const Array d_dropped = matmul(d_context, swap_last_axes(v));
   const Array d_v = matmul(swap_last_axes(release(saved.probs_dropped)), d_context);
-  const Array d_scores = softmax_backward(release(saved.probs), dropout(d_dropped, release(saved.probs_keep))) *
-                         (1.0 / std::sqrt(static_cast<double>(head_dim())));
+  const Array d_scores =
+      softmax_backward(release(saved.probs), dropout(d_dropped, release(saved.probs_keep))) *
+      (1.0 / std::sqrt(static_cast<double>(head_dim())));
   const Array k = release(saved.k);
   const Array q = release(saved.q);
-  const Array d_qkv = concatenate(
-      {merge_heads(matmul(d_scores, k), a), merge_heads(matmul(swap_last_axes(d_scores), q), a), merge_heads(d_v, a)},
-      1);
+  const Array d_qkv = concatenate({merge_heads(matmul(d_scores, k), a),
+                                   merge_heads(matmul(swap_last_axes(d_scores), q), a), merge_heads(d_v, a)},
+                                  1);
   InputAndGrads qkv = dense_backward(release(saved.ln_1), attention["qkv"], d_qkv);
   InputAndGrads ln_1 = layer_norm_backward(release(saved.input), block["ln_1"], qkv.dx);
   qkv.dx = Array();
@@ -352,8 +379,8 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
   check_int_batch(tokens, "tokens", c.seq_len);
   check_int_batch(labels, "labels", c.seq_len);
   if (labels.shape() != tokens.shape())
-    throw ValueError(fmt::format("transformer labels: shape {} differs from the tokens' {}", shape_str(labels.shape()),
-                                 shape_str(tokens.shape())));
+    throw ValueError(fmt::format("transformer labels: shape {} differs from the tokens' {}",
+                                 shape_str(labels.shape()), shape_str(tokens.shape())));
   const auto batch = tokens.shape()[0];
   const auto rows = batch * c.seq_len;
   const int head = static_cast<int>(c.layers) + 1;
@@ -365,12 +392,13 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
   };
   // The logits' weight, [V, h] (tied) or [h, V].
   const auto output_table = [&](const Tree& head_params) {
-    return c.tied_embeddings ? fetch_checked(0)["token_embedding"].leaf() : head_params["lm_head"]["kernel"].leaf();
+    return c.tied_embeddings ? fetch_checked(0)["token_embedding"].leaf()
+                             : head_params["lm_head"]["kernel"].leaf();
   };
 
-  // Embedding: x0 = token_embedding[tokens] + position_embedding. spmdsim has no gather op, so the token rows'
-  // lookup and add are not charged; x0 is the position embedding broadcast over the batch, which has x0's
-  // shape, dtype and bytes.
+  // Embedding: x0 = token_embedding[tokens] + position_embedding. spmdsim has no gather op, so the token
+  // rows' lookup and add are not charged; x0 is the position embedding broadcast over the batch, which has
+  // x0's shape, dtype and bytes.
   Array x;
   {
     const Tree embedding = fetch_checked(0);
@@ -414,7 +442,8 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
       d_token_embedding = tag_as(matmul(transpose(d_logits), final_output), MemoryTag::gradients);
       dx = matmul(d_logits, table);
     } else {
-      head_grads = Tree::dict({{"kernel", tag_as(matmul(transpose(final_output), d_logits), MemoryTag::gradients)}});
+      head_grads =
+          Tree::dict({{"kernel", tag_as(matmul(transpose(final_output), d_logits), MemoryTag::gradients)}});
       dx = matmul(d_logits, transpose(table));
     }
     d_logits = Array();
@@ -425,7 +454,8 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
                                      : Tree::dict({{"ln_f", ln_f.grads}, {"lm_head", head_grads}});
   }
   for (int unit = head - 1; unit >= 1; --unit) {
-    BlockBackward b = block_backward(fetch_checked(unit), std::move(saved[static_cast<std::size_t>(unit - 1)]), dx);
+    BlockBackward b =
+        block_backward(fetch_checked(unit), std::move(saved[static_cast<std::size_t>(unit - 1)]), dx);
     grads[static_cast<std::size_t>(unit)] = std::move(b.grads);
     dx = std::move(b.dx);
   }
@@ -437,8 +467,9 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     // zero-filled [V, h] buffer, written here as a broadcast.
     if (!c.tied_embeddings)
       d_token_embedding = broadcast_to(Array::abstract({}, position.dtype()), {c.vocab, c.hidden});
-    grads.front() = tag_as(Tree::dict({{"position_embedding", d_position}, {"token_embedding", d_token_embedding}}),
-                           MemoryTag::gradients);
+    grads.front() =
+        tag_as(Tree::dict({{"position_embedding", d_position}, {"token_embedding", d_token_embedding}}),
+               MemoryTag::gradients);
   }
   return {loss, Tree::list(std::move(grads))};
 }
@@ -447,11 +478,12 @@ LossAndGrads Transformer::value_and_grad(const Tree& params, const Array& tokens
                                          Recompute recompute) const {
   if (!std::holds_alternative<Tree::List>(params.node()) ||
       static_cast<std::int64_t>(params.size()) != config_.layers + 2)
-    throw ValueError(fmt::format("transformer params: expected a list of {} units (embedding, {} blocks, head), "
-                                 "got {}",
-                                 config_.layers + 2, config_.layers, params.treedef()));
-  return value_and_grad([&params](int unit) { return params[static_cast<std::size_t>(unit)]; }, tokens, labels,
-                        recompute);
+    throw ValueError(
+        fmt::format("transformer params: expected a list of {} units (embedding, {} blocks, head), "
+                    "got {}",
+                    config_.layers + 2, config_.layers, params.treedef()));
+  return value_and_grad([&params](int unit) { return params[static_cast<std::size_t>(unit)]; }, tokens,
+                        labels, recompute);
 }
 
 }  // namespace spmdsim::models

@@ -46,11 +46,11 @@ std::vector<CnnLayer> seeds_cnn(std::int64_t num_classes = 10);
 Shape seeds_cnn_input();
 
 struct CnnLayerCost {
-  std::string kind;          // "conv2d", "relu", "max_pool", "flatten", "dense"
-  Shape output;              // per example: (height, width, channels), or (features,) after flatten
+  std::string kind;  // "conv2d", "relu", "max_pool", "flatten", "dense"
+  Shape output;      // per example: (height, width, channels), or (features,) after flatten
   std::int64_t parameters = 0;
-  Flops forward_flops = 0;   // for the whole batch
-  Bytes output_bytes = 0;    // the layer's new output buffer for the batch (0 for flatten, a view)
+  Flops forward_flops = 0;  // for the whole batch
+  Bytes output_bytes = 0;   // the layer's new output buffer for the batch (0 for flatten, a view)
 };
 
 struct CnnCost {
