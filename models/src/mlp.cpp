@@ -1,4 +1,4 @@
-// The MLP's forward pass, losses and hand-written backward pass, in spmdsim ops only.
+// The MLP's forward pass and hand-written backward pass, in spmdsim ops only (the losses are losses.cpp's).
 #include "spmdsim/models/mlp.hpp"
 
 #include <cmath>
@@ -39,50 +39,6 @@ Array activation_backward(Activation activation, const Array& h, const Array& dh
 
 Array activate(Activation activation, const Array& z) { return activation == Activation::tanh ? tanh(z) : relu(z); }
 
-// The dtype the loss is taken in: float32 at least.
-DType loss_dtype(DType logits) { return logits == DType::f64 ? DType::f64 : DType::f32; }
-
-// Integer labels [batch] as one-hot rows [batch, classes] in `dtype`: relu(1 - |label - class|) is 1 where
-// they are equal and 0 elsewhere for integers (jax.nn.one_hot compares against an iota; spmdsim has no
-// comparison op, so this takes four elementwise passes).
-Array one_hot(const Array& labels, std::int64_t classes, DType dtype) {
-  Array column = reshape(astype(labels, dtype), {labels.shape()[0], 1});
-  return relu(1.0 - abs(column - Array::arange(classes, dtype)));
-}
-
-struct LossAndSeed {
-  Array loss;
-  Array seed;  // d loss / d logits, in the logits' loss dtype
-};
-
-LossAndSeed loss_and_seed(Loss kind, const Array& out, const Array& y) {
-  const auto batch = out.shape()[0];
-  const auto classes = out.shape()[1];
-  if (kind == Loss::mse) {
-    if (y.shape() != out.shape())
-      throw ValueError(fmt::format("mse loss: targets of shape {} for logits of shape {}", shape_str(y.shape()),
-                                   shape_str(out.shape())));
-    Array diff = out - (y.dtype() == out.dtype() ? y : astype(y, out.dtype()));
-    Array loss = mean(square(diff));
-    return {loss, diff * (2.0 / static_cast<double>(out.size()))};
-  }
-  Array onehot;
-  if (y.dtype() == DType::i32 && y.ndim() == 1 && y.shape()[0] == batch) {
-    onehot = one_hot(y, classes, out.dtype());
-  } else if (y.shape() == out.shape() && is_floating(y.dtype())) {
-    onehot = y.dtype() == out.dtype() ? y : astype(y, out.dtype());
-  } else {
-    throw ValueError(fmt::format(
-        "softmax cross-entropy: labels must be int32 of shape ({},) or one-hot floats of shape {}, got {}{}",
-        batch, shape_str(out.shape()), dtype_name(y.dtype()), shape_str(y.shape())));
-  }
-  // log_softmax as jax.nn.log_softmax computes it: shift by the row maximum first.
-  Array shifted = out - max(out, -1, /*keepdims=*/true);
-  Array logp = shifted - log(sum(exp(shifted), -1, /*keepdims=*/true));
-  Array loss = -mean(sum(onehot * logp, -1));
-  return {loss, (exp(logp) - onehot) * (1.0 / static_cast<double>(batch))};
-}
-
 void check_layer(const Tree& layer, int l, std::int64_t in, std::int64_t out) {
   const auto* dict = std::get_if<Tree::Dict>(&layer.node());
   if (dict == nullptr || dict->items.size() != 2 || !dict->items.count("w") || !dict->items.count("b") ||
@@ -104,8 +60,6 @@ void check_layer(const Tree& layer, int l, std::int64_t in, std::int64_t out) {
 std::string_view activation_name(Activation activation) {
   return activation == Activation::tanh ? "tanh" : "relu";
 }
-
-std::string_view loss_name(Loss loss) { return loss == Loss::mse ? "mse" : "softmax_cross_entropy"; }
 
 Mlp::Mlp(std::vector<std::int64_t> layer_sizes, Activation activation, Loss loss)
     : layer_sizes_(std::move(layer_sizes)), activation_(activation), loss_(loss) {

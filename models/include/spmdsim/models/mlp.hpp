@@ -12,35 +12,18 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string_view>
 #include <vector>
 
 #include "spmdsim/array.hpp"
+#include "spmdsim/models/losses.hpp"
+#include "spmdsim/models/value_and_grad.hpp"
 #include "spmdsim/pytree.hpp"
 
 namespace spmdsim::models {
 
 enum class Activation { tanh, relu };
-enum class Loss {
-  mse,                    // mean over every element of (logits - y)^2; y has the logits' shape
-  softmax_cross_entropy,  // mean over the batch of -sum(onehot * log_softmax(logits)); y is one-hot
-                          // (float, the logits' shape) or integer labels (int32, [batch])
-};
 std::string_view activation_name(Activation activation);
-std::string_view loss_name(Loss loss);
-
-// A loss and the gradients of that loss with respect to the parameters (same tree structure as them).
-struct LossAndGrads {
-  Array loss;  // 0-d, float32 (float64 for float64 parameters)
-  Tree grads;
-};
-
-// Gives layer l's parameters {'b', 'w'} when the pass needs them. The pass holds what it returns only while
-// it works on that layer, so a fetch that builds them (ZeRO-3's all-gather) has them freed right after use.
-// The forward pass fetches layers 0..L-1, the backward pass L-1..0 (every layer, as a ZeRO-3 / FSDP
-// pre-backward hook does, although layer 0's backward needs no weight).
-using LayerFetch = std::function<Tree(int layer)>;
 
 class Mlp {
  public:
@@ -67,7 +50,7 @@ class Mlp {
   Array loss(const Tree& params, const Array& x, const Array& y) const;
   // jax.value_and_grad of loss(params, x, y) with respect to params, by a hand-written backward pass.
   LossAndGrads value_and_grad(const Tree& params, const Array& x, const Array& y) const;
-  // The same with the parameters fetched layer by layer (see LayerFetch).
+  // The same with the parameters fetched layer by layer (see LayerFetch; a unit is a layer's {'b', 'w'}).
   LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y) const;
 
  private:

@@ -1,0 +1,91 @@
+// The layers' forward and backward passes.
+#include "layers.hpp"
+
+#include <numbers>
+
+#include "spmdsim/memory_tags.hpp"
+#include "spmdsim/ops.hpp"
+
+namespace spmdsim::models {
+namespace {
+
+constexpr double kLayerNormEpsilon = 1e-5;
+// GeLU's tanh form: z/2 (1 + tanh(sqrt(2/pi) (z + c z^3))) with c = 0.044715.
+constexpr double kGeluCubic = 0.044715;
+constexpr double kSqrt2OverPi = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
+
+struct Normalized {
+  Array xhat;  // (x - mean) * rstd, per row
+  Array rstd;  // 1 / sqrt(var + eps), [rows, 1]
+};
+
+Normalized normalize(const Array& x) {
+  Array centered = x - mean(x, -1, /*keepdims=*/true);
+  Array rstd = 1.0 / sqrt(mean(square(centered), -1, /*keepdims=*/true) + kLayerNormEpsilon);
+  return {centered * rstd, rstd};
+}
+
+Array gelu_tanh(const Array& z) {
+  return tanh((z + square(z) * z * kGeluCubic) * kSqrt2OverPi);
+}
+
+}  // namespace
+
+Array dense(const Array& x, const Tree& params) {
+  return matmul(x, params["kernel"].leaf()) + params["bias"].leaf();
+}
+
+// y = x W + b: dW = x^T dy, db = sum(dy, 0), dx = dy W^T (the transposes are charged as copies, as in the
+// MLP).
+InputAndGrads dense_backward(const Array& x, const Tree& params, const Array& dy) {
+  Tree grads = Tree::dict({{"bias", sum(dy, 0)}, {"kernel", matmul(transpose(x), dy)}});
+  return {matmul(dy, transpose(params["kernel"].leaf())), tag_as(grads, MemoryTag::gradients)};
+}
+
+Array layer_norm(const Array& x, const Tree& params) {
+  return normalize(x).xhat * params["scale"].leaf() + params["bias"].leaf();
+}
+
+// LayerNorm's backward from its input alone: the row statistics are recomputed, not kept, as Korthikanti et
+// al.'s count (which has no O(sb) term) assumes.
+InputAndGrads layer_norm_backward(const Array& x, const Tree& params, const Array& dy) {
+  const Normalized n = normalize(x);
+  Tree grads = Tree::dict({{"bias", sum(dy, 0)}, {"scale", sum(dy * n.xhat, 0)}});
+  Array dxhat = dy * params["scale"].leaf();
+  Array dx = n.rstd * (dxhat - mean(dxhat, -1, true) - n.xhat * mean(dxhat * n.xhat, -1, true));
+  return {dx, tag_as(grads, MemoryTag::gradients)};
+}
+
+Array gelu(const Array& z) {
+  return z * 0.5 * (gelu_tanh(z) + 1.0);
+}
+
+// d/dz [z/2 (1 + t)] = (1 + t)/2 + z/2 (1 - t^2) sqrt(2/pi) (1 + 3c z^2), with t = gelu_tanh(z).
+Array gelu_backward(const Array& z, const Array& dy) {
+  const Array t = gelu_tanh(z);
+  Array slope =
+      (t + 1.0) * 0.5 + z * 0.5 * (1.0 - square(t)) * kSqrt2OverPi * (square(z) * (3 * kGeluCubic) + 1.0);
+  return dy * slope;
+}
+
+Array softmax(const Array& x) {
+  Array e = exp(x - max(x, -1, /*keepdims=*/true));
+  return e / sum(e, -1, /*keepdims=*/true);
+}
+
+Array softmax_backward(const Array& p, const Array& dp) {
+  return p * (dp - sum(dp * p, -1, true));
+}
+
+// jax.random.bernoulli draws the keep mask from a key; spmdsim has no random op, so a cast to bool writes the
+// mask's bytes in its place (abstract arrays only: on real ones the mask would not be random).
+Array dropout_keep(const Array& x) {
+  return astype(x, DType::boolean);
+}
+
+// x where kept, 0 elsewhere. The 1/(1 - p) rescale is fused into XLA's select and is not charged.
+Array dropout(const Array& x, const Array& keep) {
+  return x * keep;
+}
+
+}  // namespace spmdsim::models
