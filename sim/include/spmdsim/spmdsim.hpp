@@ -23,6 +23,8 @@
 #include "spmdsim/topologies/path_zone.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
 #include "spmdsim/models/data_parallel.hpp"
+#include "spmdsim/models/cnn.hpp"
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/models/optimizers.hpp"
 #include "spmdsim/models/sharding.hpp"
+#include "spmdsim/models/transformer.hpp"
