@@ -122,28 +122,15 @@ int product_of(const std::vector<int>& dimensions) {
   return product;
 }
 
-BuiltTopology build_switch(int devices, std::string_view, const DeviceOnTopology& on) {
-  return {topologies::switch_cluster({.num_devices = devices,
-                                      .device = on.device,
-                                      .host_link = on.host_link,
-                                      .device_link = on.device_link}),
-          devices, ""};
-}
-
-BuiltTopology build_ring(int devices, std::string_view, const DeviceOnTopology& on) {
-  return {topologies::ring({.num_devices = devices,
-                            .device = on.device,
-                            .device_link = on.device_link,
-                            .host_link = on.host_link}),
-          devices, ""};
-}
-
-BuiltTopology build_full_mesh(int devices, std::string_view, const DeviceOnTopology& on) {
-  return {topologies::full_mesh({.num_devices = devices,
-                                 .device = on.device,
-                                 .device_link = on.device_link,
-                                 .host_link = on.host_link}),
-          devices, ""};
+// The builders that take no parameters: a device count, the device, its device link and host link.
+template <class Spec, PlatformBuilder (*build)(Spec)>
+BuiltTopology build_unparameterised(int devices, std::string_view, const DeviceOnTopology& on) {
+  Spec spec;
+  spec.num_devices = devices;
+  spec.device = on.device;
+  spec.device_link = on.device_link;
+  spec.host_link = on.host_link;
+  return {build(std::move(spec)), devices, ""};
 }
 
 BuiltTopology build_grid(int devices, std::string_view parameters, const DeviceOnTopology& on, bool wraparound) {
@@ -201,10 +188,14 @@ BuiltTopology build_dragonfly(int devices, std::string_view parameters, const De
           product_of(shape), fmt::format("{}", fmt::join(shape, "x"))};
 }
 
+constexpr auto build_switch = &build_unparameterised<topologies::SwitchClusterSpec, &topologies::switch_cluster>;
+constexpr auto build_ring = &build_unparameterised<topologies::RingSpec, &topologies::ring>;
+constexpr auto build_full_mesh = &build_unparameterised<topologies::FullMeshSpec, &topologies::full_mesh>;
+
 constexpr Topology kTopologies[] = {
-    {"switch", "", "every device on one non-blocking switch", &build_switch},
-    {"ring", "", "each device cabled to the next, the last to the first", &build_ring},
-    {"full_mesh", "", "a cable between every pair of devices", &build_full_mesh},
+    {"switch", "", "every device on one non-blocking switch", build_switch},
+    {"ring", "", "each device cabled to the next, the last to the first", build_ring},
+    {"full_mesh", "", "a cable between every pair of devices", build_full_mesh},
     {"torus", "XxY|XxYxZ", "a 2D or 3D torus; default: the squarest 2D shape of the devices", &build_torus},
     {"mesh", "XxY|XxYxZ", "a torus without the wraparound cables; same default", &build_mesh},
     {"fat_tree", "K", "switches of K ports down and up, 2 levels if K^2 ports hold the devices, else 3; "

@@ -430,27 +430,29 @@ TEST(PerDimensionAlgorithms, OneNamePerDimension) {
             "multidim over dimensions {4, 2} needs 2 dimension algorithms, got 1 (ring)");
 }
 
-TEST(PerDimensionAlgorithms, PiecesMustDivideForAllGathersOtherThanTheRing) {
-  auto sim = alpha_beta_simulation(switch_platform_with_dimensions(8, {2, 4}));
+// The ValueError of a multidim psum of `floats` per device with these dimension algorithms, or "".
+std::string multidim_call_error(const std::vector<int>& dimensions, std::int64_t floats,
+                                const std::vector<std::string>& names) {
+  int p = 1;
+  for (int d : dimensions) p *= d;
+  auto sim = alpha_beta_simulation(switch_platform_with_dimensions(p, dimensions));
   try {
-    psum_time(sim, 8, 10, {.algorithm = "multidim", .dimension_algorithms = {"ring", "direct"}});
-    FAIL() << "expected a ValueError";
+    psum_time(sim, p, floats, {.algorithm = "multidim", .dimension_algorithms = names});
   } catch (const ValueError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "multidim: 'direct' along dimension 1 needs its piece of 5 elements divisible by 4 (only the ring "
-              "all-gather takes pieces of different sizes)");
+    return e.what();
   }
+  return "";
+}
+
+TEST(PerDimensionAlgorithms, PiecesMustDivideForAllGathersOtherThanTheRing) {
+  EXPECT_EQ(multidim_call_error({2, 4}, 10, {"ring", "direct"}),
+            "multidim: 'direct' along dimension 1 needs its piece of 5 elements divisible by 4 (only the ring "
+            "all-gather takes pieces of different sizes)");
 }
 
 TEST(PerDimensionAlgorithms, AnAlgorithmRefusingAnExtentSaysWhich) {
-  auto sim = alpha_beta_simulation(switch_platform_with_dimensions(6, {3, 2}));
-  try {
-    psum_time(sim, 6, 6, {.algorithm = "multidim", .dimension_algorithms = {"halving_doubling", "ring"}});
-    FAIL() << "expected a ValueError";
-  } catch (const ValueError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "dimension algorithm 'halving_doubling' runs on powers of two, not on dimension 0 of extent 3");
-  }
+  EXPECT_EQ(multidim_call_error({3, 2}, 6, {"halving_doubling", "ring"}),
+            "dimension algorithm 'halving_doubling' runs on powers of two, not on dimension 0 of extent 3");
 }
 
 // ---------------------------------------------------------------------------------------------------------
