@@ -9,8 +9,10 @@ only). `spmdsim collectives --plot PREFIX` runs this script on the sweep it has 
 """
 
 import json
+import math
 import os
 import sys
+import textwrap
 
 import matplotlib
 
@@ -53,7 +55,12 @@ def plot(sweep, prefix):
     style = {p: (LINE_STYLES[i % len(LINE_STYLES)], MARKERS[i % len(MARKERS)]) for i, p in enumerate(device_counts)}
 
     columns = len(collectives)
-    figure, axes = plt.subplots(2, columns, figsize=(4.2 * columns, 7.0), squeeze=False, sharex="col")
+    # Wide enough for the title and the legend even with one panel; the legend wraps into rows.
+    width = max(4.2 * columns, 8.0)
+    legend_columns = max(1, int(width // 2))
+    legend_rows = math.ceil((len(algorithms) + len(device_counts) + 2) / legend_columns)
+    legend_height = 0.22 * legend_rows
+    figure, axes = plt.subplots(2, columns, figsize=(width, 7.0 + legend_height), squeeze=False, sharex="col")
     for column, collective in enumerate(collectives):
         time_axis, busbw_axis = axes[0][column], axes[1][column]
         for algorithm in algorithms:
@@ -96,10 +103,13 @@ def plot(sweep, prefix):
                        label="real data"),
                 Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle="none", markersize=4,
                        label="abstract")]
-    figure.legend(handles=handles, loc="lower center", ncol=min(len(handles), 8), fontsize=8, frameon=False)
+    figure.legend(handles=handles, loc="lower center", ncol=legend_columns, fontsize=8, frameon=False)
     settings = ", ".join(f"{k}:{v}" for k, v in sweep.get("simgrid_config", {}).items())
-    figure.suptitle(f"spmdsim collectives, {sweep['dtype']}: {sweep['platform']}\n{settings}", fontsize=10)
-    figure.tight_layout(rect=(0, 0.06, 1, 1))
+    characters = int(width * 11)  # of a 10-point title per inch of figure
+    title = "\n".join([textwrap.fill(f"spmdsim collectives, {sweep['dtype']}: {sweep['platform']}", characters),
+                       textwrap.fill(settings, characters)])
+    figure.suptitle(title, fontsize=10)
+    figure.tight_layout(rect=(0, (legend_height + 0.1) / (7.0 + legend_height), 1, 1))
     for extension in ("png", "svg"):
         # Written whole or not at all, as spmdsim writes its files.
         partial = f"{prefix}.{extension}.partial"
