@@ -23,21 +23,14 @@ std::string fabric_text(const NodeSpec& node) {
 
 PlatformBuilder accelerator_node(NodeSpec node) {
   detail::check_node(fmt::format("accelerator node '{}'", node.name), node);
-  const std::string host_memory =
-      node.host_memory_bandwidth > 0 ? fmt::format("{:g} GB/s", node.host_memory_bandwidth / 1e9) : "not modelled";
   auto description = fmt::format("{}: {} x {}, {}, host link {:g} GB/s, host memory {}", node.name,
                                  node.devices_per_node, node.device.model, fabric_text(node),
-                                 node.host_link.bandwidth / 1e9, host_memory);
+                                 node.host_link.bandwidth / 1e9, detail::host_memory_text(node));
   return detail::build_cluster(lone_node_shape(node), node, {}, std::move(description));
 }
 
 std::vector<std::string> accelerator_node_route(const NodeSpec& node, int from, int to) {
-  const auto shape = lone_node_shape(node);
-  std::vector<detail::ClusterLink> links;
-  detail::cluster_route(shape, from, to, links);
-  std::vector<std::string> names;
-  for (const auto& link : links) names.push_back(detail::cluster_link_name(shape, link));
-  return names;
+  return detail::cluster_route_names(lone_node_shape(node), from, to);
 }
 
 }  // namespace spmdsim::topologies

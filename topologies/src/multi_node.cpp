@@ -52,22 +52,15 @@ PlatformBuilder multi_node_cluster(MultiNodeSpec spec) {
   if (spec.network == ScaleOutNetwork::fat_tree || spec.rail_crossing == RailCrossing::spine)
     detail::check_link(what + " switch_link", spec.switch_link);
   const auto& node = spec.node;
-  const std::string host_memory =
-      node.host_memory_bandwidth > 0 ? fmt::format("{:g} GB/s", node.host_memory_bandwidth / 1e9) : "not modelled";
   auto description = fmt::format(
       "{} x {} ({} x {}, {} {:g} GB/s, host memory {}), NIC {:g} GB/s, {}", spec.num_nodes, node.name,
       node.devices_per_node, node.device.model, node.fabric == NodeFabric::nvswitch ? "nvswitch port" : "mesh pair link",
-      node.device_link.bandwidth / 1e9, host_memory, node.nic.bandwidth / 1e9, network_text(spec));
+      node.device_link.bandwidth / 1e9, detail::host_memory_text(node), node.nic.bandwidth / 1e9, network_text(spec));
   return detail::build_cluster(shape, node, spec.switch_link, std::move(description));
 }
 
 std::vector<std::string> multi_node_route(const MultiNodeSpec& spec, int from, int to) {
-  const auto shape = cluster_shape(spec);
-  std::vector<detail::ClusterLink> links;
-  detail::cluster_route(shape, from, to, links);
-  std::vector<std::string> names;
-  for (const auto& link : links) names.push_back(detail::cluster_link_name(shape, link));
-  return names;
+  return detail::cluster_route_names(cluster_shape(spec), from, to);
 }
 
 }  // namespace spmdsim::topologies

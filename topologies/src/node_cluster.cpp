@@ -161,6 +161,19 @@ std::string cluster_link_name(const ClusterShape& shape, ClusterLink link) {
   return "?";
 }
 
+std::vector<std::string> cluster_route_names(const ClusterShape& shape, int from, int to) {
+  std::vector<ClusterLink> links;
+  cluster_route(shape, from, to, links);
+  std::vector<std::string> names;
+  for (const auto& link : links) names.push_back(cluster_link_name(shape, link));
+  return names;
+}
+
+std::string host_memory_text(const NodeSpec& node) {
+  return node.host_memory_bandwidth > 0 ? fmt::format("{:g} GB/s", node.host_memory_bandwidth / 1e9)
+                                        : "not modelled";
+}
+
 PlatformBuilder build_cluster(ClusterShape shape, NodeSpec node, LinkSpec switch_link, std::string description) {
   return [shape, node, switch_link, description] {
     using Links = std::array<std::vector<simgrid::s4u::Link*>, kClusterLinkKinds>;

@@ -53,6 +53,10 @@ struct ClusterShape {
 // Endpoints: devices 0 .. N-1 (device k of node n is n * devices_per_node + k); node n's CPU is -1 - n.
 void cluster_route(const ClusterShape& shape, int from, int to, std::vector<ClusterLink>& route);
 std::string cluster_link_name(const ClusterShape& shape, ClusterLink link);
+// The names of the links cluster_route takes, in order.
+std::vector<std::string> cluster_route_names(const ClusterShape& shape, int from, int to);
+// "40 GB/s", or "not modelled" for a node without a host memory bandwidth, for platform descriptions.
+std::string host_memory_text(const NodeSpec& node);
 
 // Builds the platform: hosts, links and the PathZone routed by cluster_route. Specs already validated.
 PlatformBuilder build_cluster(ClusterShape shape, NodeSpec node, LinkSpec switch_link, std::string description);
