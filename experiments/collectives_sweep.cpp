@@ -1,8 +1,5 @@
 #include "collectives_sweep.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,18 +25,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
-#include <xbt/config.hpp>
 
 #include "command_line.hpp"
 #include "config_file.hpp"
 #include "platform_options.hpp"
+#include "plotting.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/simulation.hpp"
-
-extern char** environ;
 
 namespace spmdsim::cli {
 namespace {
@@ -112,15 +107,6 @@ struct SweepOptions {
   bool aggregate = false;                         // SimulationOptions::aggregate_abstract_phases
   std::vector<std::string> dimension_algorithms;  // SimulationOptions::dimension_algorithms
 };
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ','))
-    if (!item.empty()) items.push_back(item);
-  return items;
-}
 
 // "64", "64K", "8M", "8G" (powers of 1024, either case), as nccl-tests reads -b and -e.
 ByteCount parse_size(const std::string& text, std::string_view option) {
@@ -569,31 +555,6 @@ struct SweepInfo {
   std::vector<std::string> dimension_algorithms;
 };
 
-// The network settings in force in SimGrid, read back after the command line was applied.
-std::vector<std::pair<std::string, std::string>> simgrid_settings() {
-  std::vector<std::pair<std::string, std::string>> settings;
-  const auto read = [&](const char* name, auto sample) {
-    try {
-      settings.emplace_back(name, fmt::format("{}", simgrid::config::get_value<decltype(sample)>(name)));
-    } catch (const std::exception&) {
-    }
-  };
-  read("network/model", std::string());
-  read("network/crosstraffic", bool());
-  read("network/TCP-gamma", double());
-  read("network/optim", std::string());
-  return settings;
-}
-
-// "dgx_h100's network model; --cfg for network/model", "SimGrid's defaults".
-std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::string>& simgrid_args) {
-  std::vector<std::string> given;
-  for (const auto& setting : cfg_settings(simgrid_args)) given.push_back(setting.substr(0, setting.find(':')));
-  const std::string source =
-      chosen.network_model_source.empty() ? std::string("SimGrid's defaults") : chosen.network_model_source;
-  return given.empty() ? source : fmt::format("{}; --cfg for {}", source, fmt::join(given, ", "));
-}
-
 std::string maxerr_text(const RowResult& r) {
   if (r.row.abstract) return "n/a";
   if (!r.max_error) return "-";
@@ -744,65 +705,6 @@ void write_csv(std::ostream& out, const std::vector<RowResult>& rows, DType dtyp
                        mode_text(r.row));
 }
 
-// Runs a program to the end; its exit status, or nullopt when it could not be started.
-std::optional<int> run_program(const std::vector<std::string>& argv, bool quiet) {
-  std::vector<std::string> args = argv;
-  Argv c_argv(args);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  if (quiet) {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  }
-  pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, args[0].c_str(), &actions, nullptr, c_argv.argv(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) return std::nullopt;
-  int status = 0;
-  if (waitpid(pid, &status, 0) < 0) return std::nullopt;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// The first python3 that imports matplotlib: $SPMDSIM_PYTHON, python3 on PATH, /usr/bin/python3 (Debian's
-// python3-matplotlib installs there, which a python3 earlier on PATH, a pyenv or venv one, may not see).
-std::string find_plotting_python() {
-  std::vector<std::string> candidates;
-  if (const char* chosen = std::getenv("SPMDSIM_PYTHON"); chosen != nullptr && *chosen != '\0')
-    candidates.push_back(chosen);
-  candidates.push_back("python3");
-  candidates.push_back("/usr/bin/python3");
-  std::vector<std::string> tried;
-  for (const auto& python : candidates) {
-    const auto status = run_program({python, "-c", "import matplotlib"}, true);
-    if (status == 0) return python;
-    tried.push_back(fmt::format("{}: {}", python, status ? "no matplotlib" : "not found"));
-  }
-  throw std::runtime_error(fmt::format(
-      "--plot needs python3 with matplotlib ({}); install it (Debian: apt-get install python3-matplotlib; "
-      "pip: pip install matplotlib) or set SPMDSIM_PYTHON to a python3 that has it",
-      fmt::join(tried, "; ")));
-}
-
-// plot_collectives.py: installed beside the program's share directory, else in the source tree.
-std::filesystem::path plot_script() {
-  std::error_code error;
-  const auto program = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    const auto installed = program.parent_path().parent_path() / "share" / "spmdsim" / "plot_collectives.py";
-    if (std::filesystem::exists(installed)) return installed;
-  }
-  const std::filesystem::path source = SPMDSIM_PLOT_SCRIPT;
-  if (std::filesystem::exists(source)) return source;
-  throw std::runtime_error(fmt::format("--plot: cannot find plot_collectives.py (looked in {})", source.string()));
-}
-
-void plot(const std::string& python, const std::filesystem::path& json, const std::string& prefix) {
-  const auto status = run_program({python, plot_script().string(), json.string(), prefix}, false);
-  if (status != 0)
-    throw std::runtime_error(fmt::format("--plot: {} {} failed ({})", python, plot_script().string(),
-                                         status ? fmt::format("exit status {}", *status) : "could not start"));
-}
-
 }  // namespace
 
 int run_collectives_sweep(const std::string& program, const std::vector<std::string>& args) {
@@ -907,19 +809,7 @@ int run_collectives_sweep(const std::string& program, const std::vector<std::str
   const auto json = [&](std::ostream& out) { write_json(out, info, results, all_notes, wall, sim.now()); };
   if (!options.json_path.empty()) write_file_atomically(options.json_path, json);
   if (!options.plot_prefix.empty()) {
-    std::filesystem::path data = options.json_path;
-    const bool temporary = data.empty();
-    if (temporary) {
-      data = options.plot_prefix + ".plot-data.json";
-      write_file_atomically(data, json);
-    }
-    try {
-      plot(python, data, options.plot_prefix);
-    } catch (...) {
-      if (temporary) std::filesystem::remove(data);
-      throw;
-    }
-    if (temporary) std::filesystem::remove(data);
+    write_plots(python, "plot_collectives.py", options.json_path, options.plot_prefix, json);
     std::cout << fmt::format("# plots: {}.png, {}.svg\n", options.plot_prefix, options.plot_prefix);
   }
   return 0;

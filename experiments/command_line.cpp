@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -34,6 +35,15 @@ std::vector<std::string> settings_not_overridden(const std::vector<std::string>&
     if (std::none_of(given.begin(), given.end(), [&](const std::string& g) { return key(g) == key(s); }))
       kept.push_back(s);
   return kept;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ','))
+    if (!item.empty()) items.push_back(item);
+  return items;
 }
 
 Argv::Argv(std::vector<std::string>& args) : argc_(static_cast<int>(args.size())) {

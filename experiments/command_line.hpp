@@ -33,6 +33,9 @@ std::vector<std::string> cfg_settings(const std::vector<std::string>& simgrid_ar
 std::vector<std::string> settings_not_overridden(const std::vector<std::string>& settings,
                                                  const std::vector<std::string>& simgrid_args);
 
+// The non-empty items of a comma-separated list: "1,2,,4" -> {"1", "2", "4"}.
+std::vector<std::string> split_list(const std::string& text);
+
 // argc/argv views of a string vector, alive as long as the vector.
 class Argv {
  public:

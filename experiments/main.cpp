@@ -12,6 +12,7 @@
 #include "demo.hpp"
 #include "presets_command.hpp"
 #include "spmdsim/errors.hpp"
+#include "train_command.hpp"
 
 namespace {
 
@@ -25,6 +26,8 @@ constexpr const char* kUsage =
     "  presets  the devices, links, nodes and TPU slices spmdsim knows, with every figure and its source\n"
     "  calibrate  the node presets' simulated all-reduce busbw against published nccl-tests figures;\n"
     "             --write-docs regenerates docs/calibration.md\n"
+    "  train   strong and weak scaling of data-parallel training of the MLP over device counts: throughput,\n"
+    "          step-time breakdown, scaling efficiency, peak memory\n"
     "\n"
     "`spmdsim <command> --help` lists a command's options; SimGrid's own --cfg=... and --log=... are\n"
     "accepted by every command.\n";
@@ -44,8 +47,9 @@ int main(int argc, char** argv) {
     if (command == "collectives") return spmdsim::cli::run_collectives_sweep(argv[0], rest);
     if (command == "presets") return spmdsim::cli::run_presets(argv[0], rest);
     if (command == "calibrate") return spmdsim::cli::run_calibrate(argv[0], rest);
+    if (command == "train") return spmdsim::cli::run_train(argv[0], rest);
     std::cerr << "spmdsim: unknown command '" << command
-              << "'; valid commands: demo, collectives, presets, calibrate\n";
+              << "'; valid commands: demo, collectives, presets, calibrate, train\n";
     return 2;
   } catch (const spmdsim::cli::UsageError& e) {
     std::cerr << "spmdsim " << command << ": " << e.what() << "\n(see spmdsim " << command << " --help)\n";

@@ -9,6 +9,7 @@
 #include <boost/program_options/value_semantic.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <xbt/config.hpp>
 
 #include "command_line.hpp"
 #include "spmdsim/errors.hpp"
@@ -376,6 +377,29 @@ ChosenPlatform choose_platform(const PlatformRequest& request, int devices) {
   throw UsageError(fmt::format("unknown --preset '{}'; valid: devices {}; nodes {}; TPU slices {}", name,
                                names_text(topologies::PresetKind::device), names_text(topologies::PresetKind::node),
                                names_text(topologies::PresetKind::slice)));
+}
+
+std::vector<std::pair<std::string, std::string>> simgrid_settings() {
+  std::vector<std::pair<std::string, std::string>> settings;
+  const auto read = [&](const char* name, auto sample) {
+    try {
+      settings.emplace_back(name, fmt::format("{}", simgrid::config::get_value<decltype(sample)>(name)));
+    } catch (const std::exception&) {
+    }
+  };
+  read("network/model", std::string());
+  read("network/crosstraffic", bool());
+  read("network/TCP-gamma", double());
+  read("network/optim", std::string());
+  return settings;
+}
+
+std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::string>& simgrid_args) {
+  std::vector<std::string> given;
+  for (const auto& setting : cfg_settings(simgrid_args)) given.push_back(setting.substr(0, setting.find(':')));
+  const std::string source =
+      chosen.network_model_source.empty() ? std::string("SimGrid's defaults") : chosen.network_model_source;
+  return given.empty() ? source : fmt::format("{}; --cfg for {}", source, fmt::join(given, ", "));
 }
 
 }  // namespace spmdsim::cli

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/program_options/options_description.hpp>
@@ -47,5 +48,12 @@ struct ChosenPlatform {
 // builder refuses (with the builder's message), options that exclude each other, and a platform of fewer
 // than `devices` devices.
 ChosenPlatform choose_platform(const PlatformRequest& request, int devices);
+
+// The network settings in force in SimGrid (model, cross-traffic, TCP-gamma, optim), read back once a
+// Simulation has applied the preset's settings and the command line's --cfg.
+std::vector<std::pair<std::string, std::string>> simgrid_settings();
+
+// Where those settings come from: "dgx_h100's network model; --cfg for network/model", "SimGrid's defaults".
+std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::string>& simgrid_args);
 
 }  // namespace spmdsim::cli

@@ -3,16 +3,10 @@
 // the plots when a python3 with matplotlib is there.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +15,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_run.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/topologies/presets.hpp"
 
@@ -29,85 +24,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using testing::expect_matches_golden;
+using testing::fields_of;
+using testing::lines_of;
+using testing::normalised;
+using testing::read_file;
+using testing::scratch_dir;
+using testing::table_rows;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// A fresh directory for one test's files.
-fs::path scratch_dir() {
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = fs::temp_directory_path() / fmt::format("spmdsim_cli_{}_{}", test->name(), ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-// `spmdsim collectives <args>` with stdout and stderr captured (stderr is no terminal: no progress bar).
-Run run_collectives(const std::string& args, const fs::path& dir) {
-  const auto out = dir / "stdout.txt";
-  const auto err = dir / "stderr.txt";
-  const std::string command =
-      fmt::format("'{}' collectives {} > '{}' 2> '{}' < /dev/null", SPMDSIM_CLI, args, out.string(), err.string());
-  const int status = std::system(command.c_str());
-  Run run;
-  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = read_file(out);
-  run.err = read_file(err);
-  return run;
-}
-
-// What changes from run to run of the same sweep: the wall time.
-std::string normalised(const std::string& table) {
-  return std::regex_replace(table, std::regex(R"(in [0-9]+\.[0-9]+ s wall time)"), "in <wall> s wall time");
-}
-
-// Compares `actual` with tests/golden/<name>. On a mismatch it writes <name>.unapproved beside the golden
-// file, to diff and, if the change is intended, rename over it.
-void expect_matches_golden(const std::string& actual, const std::string& name) {
-  const fs::path golden = fs::path(SPMDSIM_GOLDEN_DIR) / name;
-  const fs::path unapproved = golden.string() + ".unapproved";
-  const bool exists = fs::exists(golden);
-  if (exists && read_file(golden) == actual) {
-    fs::remove(unapproved);
-    return;
-  }
-  const bool written = static_cast<bool>(std::ofstream(unapproved) << actual);
-  ADD_FAILURE() << (exists ? "output differs from " : "no golden file ") << golden
-                << (written ? "; wrote " : "; could not write ") << unapproved
-                << ": review it (diff it against the golden file) and rename it over the golden file to approve";
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::vector<std::string> fields_of(const std::string& line, char separator = ' ') {
-  std::vector<std::string> fields;
-  std::string field;
-  std::istringstream in(line);
-  while (std::getline(in, field, separator))
-    if (separator != ' ' || !field.empty()) fields.push_back(field);
-  return fields;
-}
-
-// The table's data rows (neither comments nor blank), split into cells.
-std::vector<std::vector<std::string>> table_rows(const std::string& table) {
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& line : lines_of(table))
-    if (!line.empty() && !line.starts_with("#")) rows.push_back(fields_of(line));
-  return rows;
+// `spmdsim collectives <args>`.
+testing::CliRun run_collectives(const std::string& args, const fs::path& dir) {
+  return testing::run_cli(SPMDSIM_CLI, "collectives", args, dir);
 }
 
 // The small sweep of the golden file: two collectives, one algorithm, four devices under the textbook

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Plots an `spmdsim train --json` run: throughput and scaling efficiency against devices, and the step
+time broken into compute, communication, host transfer and idle, stacked per device count.
+
+    python3 plot_train.py RUN.json PREFIX     writes PREFIX.png and PREFIX.svg
+
+`spmdsim train --plot PREFIX` runs this script on the run it has just written.
+"""
+
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+SUPPORTED_SCHEMA = 1
+# The parts of a step, bottom to top, as the JSON rows name them.
+PARTS = [("compute_us", "compute"), ("communication_us", "communication"), ("transfer_us", "host transfer"),
+         ("idle_us", "idle")]
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        run = json.load(f)
+    version = run.get("schema_version")
+    if version != SUPPORTED_SCHEMA:
+        sys.exit(f"plot_train.py: {path} has schema_version {version}; this script reads {SUPPORTED_SCHEMA}")
+    if not run["rows"]:
+        sys.exit("plot_train.py: the run has no rows to plot")
+    return run
+
+
+def plot(run, prefix):
+    rows = sorted(run["rows"], key=lambda r: r["devices"])
+    devices = [r["devices"] for r in rows]
+    labels = [str(p) for p in devices]
+    figure, (throughput_axis, efficiency_axis, breakdown_axis) = plt.subplots(1, 3, figsize=(13.0, 4.2))
+
+    throughput_axis.plot(devices, [r["samples_per_s"] for r in rows], "o-", linewidth=1.3, markersize=4)
+    throughput_axis.set_xscale("log", base=2)
+    throughput_axis.set_xticks(devices, labels)
+    throughput_axis.set_ylabel("throughput (samples/s)")
+    throughput_axis.set_title("throughput")
+
+    efficiency_axis.plot(devices, [r["efficiency"] for r in rows], "o-", linewidth=1.3, markersize=4)
+    efficiency_axis.axhline(1.0, color="grey", linewidth=0.6, linestyle="--")
+    efficiency_axis.set_xscale("log", base=2)
+    efficiency_axis.set_xticks(devices, labels)
+    efficiency_axis.set_ylim(bottom=0)
+    efficiency_axis.set_ylabel(f"{run['scaling']} scaling efficiency")
+    efficiency_axis.set_title(f"efficiency against p = {devices[0]}")
+
+    bottom = [0.0] * len(rows)
+    for key, label in PARTS:
+        values = [r[key] for r in rows]
+        breakdown_axis.bar(labels, values, bottom=bottom, label=label)
+        bottom = [b + v for b, v in zip(bottom, values)]
+    breakdown_axis.set_ylabel("time per step (us, mean over devices)")
+    breakdown_axis.set_title("step time")
+    breakdown_axis.legend(fontsize=8, frameon=False)
+
+    for axis in (throughput_axis, efficiency_axis, breakdown_axis):
+        axis.set_xlabel("devices")
+        axis.tick_params(labelsize=8)
+        axis.grid(True, which="major", linewidth=0.4, alpha=0.6)
+    settings = ", ".join(f"{k}:{v}" for k, v in run.get("simgrid_config", {}).items())
+    figure.suptitle(f"spmdsim train, {run['strategy']}, {run['optimizer']}, {run['precision']}: {run['platform']}\n"
+                    f"{settings}", fontsize=10)
+    figure.tight_layout()
+    for extension in ("png", "svg"):
+        # Written whole or not at all, as spmdsim writes its files.
+        partial = f"{prefix}.{extension}.partial"
+        figure.savefig(partial, format=extension, dpi=90)
+        os.replace(partial, f"{prefix}.{extension}")
+    plt.close(figure)
+
+
+def main(argv):
+    if len(argv) != 3:
+        sys.exit("usage: plot_train.py RUN.json PREFIX   (writes PREFIX.png and PREFIX.svg)")
+    plot(load(argv[1]), argv[2])
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,328 @@
+#include "train_command.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <optional>
+#include <string_view>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "command_line.hpp"
+#include "config_file.hpp"
+#include "forked_run.hpp"
+#include "platform_options.hpp"
+#include "plotting.hpp"
+#include "spmdsim/errors.hpp"
+#include "training_run.hpp"
+
+namespace spmdsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+// The seeds' MLP: MNIST-sized inputs, two tanh hidden layers, ten classes.
+const std::vector<std::int64_t> kSeedsMlp = {784, 256, 128, 10};
+
+enum class Scaling { strong, weak };
+
+struct TrainCommandOptions {
+  TrainingSetup setup;
+  std::string optimizer_name;
+  Scaling scaling = Scaling::strong;
+  std::int64_t batch = 0;  // strong: the global batch; weak: the global batch at the smallest device count
+  std::vector<int> devices;
+  ChosenPlatform platform;  // for the largest device count
+  std::string csv_path;
+  std::string json_path;
+  std::string plot_prefix;
+};
+
+models::Optimizer make_optimizer(const std::string& name, double learning_rate) {
+  if (name == "sgd") return models::Optimizer::sgd(learning_rate);
+  if (name == "momentum") return models::Optimizer::momentum(learning_rate);
+  if (name == "adam") return models::Optimizer::adam(learning_rate);
+  throw UsageError(fmt::format("unknown --optimizer '{}'; valid: sgd, momentum, adam", name));
+}
+
+models::Precision parse_precision(const std::string& name) {
+  if (name == "fp32") return models::Precision::fp32;
+  if (name == "mixed_bf16") return models::Precision::mixed_bf16;
+  throw UsageError(fmt::format("unknown --precision '{}'; valid: fp32, mixed_bf16", name));
+}
+
+// A whole number from `least` up, for `option`.
+std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoll(text) < least)
+    throw UsageError(fmt::format("{} must be a whole number of at least {} (got '{}')", option, least, text));
+  return std::stoll(text);
+}
+
+// The global batch at `devices`: fixed under strong scaling; under weak scaling it grows with the devices,
+// so that each device keeps the per-device batch of the smallest count.
+std::int64_t global_batch(const TrainCommandOptions& options, int devices) {
+  if (options.scaling == Scaling::strong) return options.batch;
+  return options.batch / options.devices.front() * devices;
+}
+
+std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
+  std::string devices, scaling, batch, strategy, micro_batches, precision, steps;
+  double learning_rate = 0;
+  PlatformRequest platform;
+  TrainCommandOptions options;
+  po::options_description described("spmdsim train options");
+  described.add_options()("help,h", "show this help")(
+      "devices", po::value(&devices)->default_value("1,2,4,8"),
+      "device counts p to train on (1 to 1024), each in its own simulation on the first p devices of the platform")(
+      "scaling", po::value(&scaling)->default_value("strong"),
+      "strong: the same global batch at every count; weak: the per-device batch of the smallest count at every "
+      "count")(
+      "batch", po::value(&batch)->default_value("256"),
+      "global batch (weak scaling: at the smallest device count); each device gets an equal share")(
+      "steps", po::value(&steps)->default_value("10"), "training steps per device count")(
+      "strategy", po::value(&strategy)->default_value("dp"), "dp, zero1, zero2 or zero3 (docs/training.md)")(
+      "micro-batches", po::value(&micro_batches)->default_value("1"),
+      "gradient accumulation: micro-batches per device and step")(
+      "precision", po::value(&precision)->default_value("fp32"),
+      "fp32, or mixed_bf16 (bf16 compute and gradients, fp32 master weights)")(
+      "optimizer", po::value(&options.optimizer_name)->default_value("sgd"), "sgd, momentum (0.9) or adam")(
+      "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
+      "abstract", po::bool_switch(&options.setup.abstract),
+      "train on shapes only: every cost and size, no values (and no loss)")(
+      "seed", po::value(&options.setup.seed)->default_value(0), "seed of the initial params and the random batches");
+  add_platform_options(described, platform);
+  described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
+      "json", po::value(&options.json_path), "also write the run as JSON to this file")(
+      "plot", po::value(&options.plot_prefix),
+      "also plot throughput, efficiency and the step time's breakdown against the devices to PREFIX.png and "
+      "PREFIX.svg (python3 with matplotlib)");
+  add_config_option(described);
+  const OptionValues values(args, described);
+  if (values.map().count("help")) {
+    std::cout << "usage: spmdsim train [options] [--config FILE] [--cfg=simgrid/setting:value ...]\n\n"
+              << "Strong or weak scaling of data-parallel training of the MLP [784, 256, 128, 10] over device\n"
+              << "counts, each count in its own simulation on one simulated platform.\n\n"
+              << described << "\n";
+    return std::nullopt;
+  }
+
+  auto& setup = options.setup;
+  setup.layer_sizes = kSeedsMlp;
+  values.attributed({"devices"}, [&] {
+    for (const auto& item : split_list(devices)) {
+      int p = 0;
+      if (item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos ||
+          (p = std::stoi(item)) < 1 || p > kMaxDevices)
+        throw UsageError(fmt::format("--devices: '{}' is not a device count from 1 to {}", item, kMaxDevices));
+      if (std::find(options.devices.begin(), options.devices.end(), p) == options.devices.end())
+        options.devices.push_back(p);
+    }
+    if (options.devices.empty()) throw UsageError("--devices names no device count");
+    std::sort(options.devices.begin(), options.devices.end());
+  });
+  values.attributed({"scaling"}, [&] {
+    if (scaling == "strong") options.scaling = Scaling::strong;
+    else if (scaling == "weak") options.scaling = Scaling::weak;
+    else throw UsageError(fmt::format("unknown --scaling '{}'; valid: strong, weak", scaling));
+  });
+  options.batch = values.attributed({"batch"}, [&] { return parse_count(batch, "--batch", 1); });
+  setup.steps = static_cast<int>(values.attributed({"steps"}, [&] { return parse_count(steps, "--steps", 1); }));
+  setup.train_options.micro_batches = static_cast<int>(
+      values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
+  values.attributed({"strategy"}, [&] {
+    try {
+      setup.train_options.strategy = models::parse_strategy(strategy);
+    } catch (const ValueError& e) {
+      throw UsageError(fmt::format("--strategy: {}", e.what()));
+    }
+  });
+  setup.train_options.precision = values.attributed({"precision"}, [&] { return parse_precision(precision); });
+  setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
+    if (!(learning_rate > 0)) throw UsageError(fmt::format("--learning-rate must be positive (got {})", learning_rate));
+    return make_optimizer(options.optimizer_name, learning_rate);
+  });
+  values.attributed({"batch", "devices", "scaling", "micro-batches"}, [&] {
+    const int shared_by = options.scaling == Scaling::strong ? 0 : options.devices.front();
+    for (int p : options.devices) {
+      if (options.batch % (shared_by ? shared_by : p) != 0)
+        throw UsageError(fmt::format("--batch {} is not divisible by {} devices: each device gets an equal share of "
+                                     "the global batch",
+                                     options.batch, shared_by ? shared_by : p));
+      const auto per_device = global_batch(options, p) / p;
+      if (per_device % setup.train_options.micro_batches != 0)
+        throw UsageError(fmt::format("the per-device batch {} at {} devices is not divisible by --micro-batches {}",
+                                     per_device, p, setup.train_options.micro_batches));
+    }
+  });
+  options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
+                                       [&] { return choose_platform(platform, options.devices.back()); });
+  return options;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The rows: each count's result with the figures derived from it.
+
+struct Row {
+  TrainingResult result;
+  double throughput = 0;  // samples per second of simulated time
+  double efficiency = 0;  // throughput per device against the smallest count's
+};
+
+std::vector<Row> make_rows(const std::vector<TrainingResult>& results) {
+  std::vector<Row> rows;
+  for (const auto& r : results)
+    rows.push_back({.result = r, .throughput = static_cast<double>(r.global_batch) / r.step_time});
+  const double base = rows.front().throughput / rows.front().result.devices;
+  for (auto& row : rows) row.efficiency = row.throughput / row.result.devices / base;
+  return rows;
+}
+
+std::string_view scaling_name(Scaling scaling) { return scaling == Scaling::strong ? "strong" : "weak"; }
+std::string_view precision_name(models::Precision p) { return p == models::Precision::fp32 ? "fp32" : "mixed_bf16"; }
+
+std::string loss_text(const TrainingResult& r) { return r.last_loss ? fmt::format("{:.6f}", *r.last_loss) : "n/a"; }
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+void write_table(std::ostream& out, const TrainCommandOptions& options, const std::string& simgrid_source,
+                 const std::vector<Row>& rows) {
+  const auto& setup = options.setup;
+  const auto& first = rows.front().result;
+  std::vector<std::string> settings;
+  for (const auto& [key, value] : first.simgrid) settings.push_back(key + ":" + value);
+  out << fmt::format("# spmdsim train: data-parallel training of the MLP [{}] (tanh, softmax cross-entropy)\n",
+                     fmt::join(setup.layer_sizes, ", "))
+      << fmt::format("# platform: {} ({})\n", first.platform, options.platform.summary)
+      << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
+      << fmt::format("# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps; {}\n",
+                     models::strategy_name(setup.train_options.strategy), options.optimizer_name,
+                     setup.optimizer.learning_rate(), precision_name(setup.train_options.precision),
+                     setup.train_options.micro_batches, scaling_name(options.scaling),
+                     options.scaling == Scaling::strong ? "global batch" : "per-device batch",
+                     options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
+                     setup.steps,
+                     setup.abstract ? "abstract (shapes only)" : fmt::format("random data (seed {})", setup.seed))
+      << "# legend:   per step, the run's simulated time / steps; compute, comm (exposed: nothing overlaps it), "
+         "transfer (host <-> device) and idle are the mean over the devices; efficiency = throughput per device "
+         "against the smallest count's; peak = the largest device's; loss = the last step's\n"
+      << fmt::format("#{:>7}  {:>8}  {:>12}  {:>10}  {:>11}  {:>9}  {:>12}  {:>9}  {:>10}  {:>9}  {:>10}\n",
+                     "devices", "batch", "samples/s", "step(us)", "compute(us)", "comm(us)", "transfer(us)",
+                     "idle(us)", "efficiency", "peak(MiB)", "loss");
+  for (const auto& row : rows) {
+    const auto& r = row.result;
+    out << fmt::format("{:>8}  {:>8}  {:>12.1f}  {:>10.2f}  {:>11.2f}  {:>9.2f}  {:>12.2f}  {:>9.2f}  {:>10.3f}  "
+                       "{:>9.3f}  {:>10}\n",
+                       r.devices, r.global_batch, row.throughput, r.step_time * 1e6, r.compute * 1e6,
+                       r.communication * 1e6, r.transfer * 1e6, r.idle * 1e6, row.efficiency, r.peak_memory / kMiB,
+                       loss_text(r));
+  }
+}
+
+constexpr const char* kCsvColumns[] = {"devices", "global_batch", "samples_per_s", "step_time_us", "compute_us",
+                                       "communication_us", "transfer_us", "idle_us", "efficiency",
+                                       "peak_memory_bytes", "last_loss"};
+
+void write_csv(std::ostream& out, const std::vector<Row>& rows) {
+  out << fmt::format("{}\n", fmt::join(kCsvColumns, ","));
+  for (const auto& row : rows) {
+    const auto& r = row.result;
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.devices, r.global_batch, row.throughput,
+                       r.step_time * 1e6, r.compute * 1e6, r.communication * 1e6, r.transfer * 1e6, r.idle * 1e6,
+                       row.efficiency, r.peak_memory, r.last_loss ? fmt::format("{}", *r.last_loss) : "");
+  }
+}
+
+void write_json(std::ostream& out, const TrainCommandOptions& options, const std::vector<std::string>& simgrid_args,
+                const std::string& simgrid_source, const std::vector<Row>& rows, double wall_seconds) {
+  const auto& setup = options.setup;
+  const auto text_or_null = [](const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+  };
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["command"] = "spmdsim train";
+  j["platform"] = rows.front().result.platform;
+  j["topology"] = text_or_null(options.platform.topology);
+  j["platform_file"] = text_or_null(options.platform.platform_file);
+  j["preset"] = options.platform.preset;
+  j["nodes"] = options.platform.nodes == 0 ? nlohmann::ordered_json(nullptr)
+                                           : nlohmann::ordered_json(options.platform.nodes);
+  j["simgrid_config"] = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : rows.front().result.simgrid) j["simgrid_config"][key] = value;
+  j["simgrid_source"] = simgrid_source;
+  j["simgrid_args"] = simgrid_args;
+  j["model"] = {{"kind", "mlp"}, {"layer_sizes", setup.layer_sizes}, {"activation", "tanh"},
+                {"loss", "softmax_cross_entropy"}};
+  j["strategy"] = models::strategy_name(setup.train_options.strategy);
+  j["micro_batches"] = setup.train_options.micro_batches;
+  j["precision"] = precision_name(setup.train_options.precision);
+  j["optimizer"] = options.optimizer_name;
+  j["learning_rate"] = setup.optimizer.learning_rate();
+  j["scaling"] = scaling_name(options.scaling);
+  j["batch"] = options.batch;
+  j["steps"] = setup.steps;
+  j["abstract"] = setup.abstract;
+  j["seed"] = setup.seed;
+  j["times"] = "per step; compute, communication, transfer and idle are the mean over the devices";
+  j["wall_time_s"] = wall_seconds;
+  j["rows"] = nlohmann::ordered_json::array();
+  for (const auto& row : rows) {
+    const auto& r = row.result;
+    j["rows"].push_back({{"devices", r.devices},
+                         {"global_batch", r.global_batch},
+                         {"samples_per_s", row.throughput},
+                         {"step_time_us", r.step_time * 1e6},
+                         {"compute_us", r.compute * 1e6},
+                         {"communication_us", r.communication * 1e6},
+                         {"transfer_us", r.transfer * 1e6},
+                         {"idle_us", r.idle * 1e6},
+                         {"efficiency", row.efficiency},
+                         {"peak_memory_bytes", r.peak_memory},
+                         {"last_loss", r.last_loss ? nlohmann::ordered_json(*r.last_loss) : nullptr}});
+  }
+  out << j.dump(2) << "\n";
+}
+
+}  // namespace
+
+int run_train(const std::string& program, const std::vector<std::string>& args) {
+  const auto split = split_simgrid_arguments(program, args);
+  const auto parsed = parse(split.ours);
+  if (!parsed) return 0;
+  const TrainCommandOptions& options = *parsed;
+  // Fail before the runs, not after them.
+  const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<TrainingResult> results;
+  for (int p : options.devices) {
+    const std::string text = run_in_child(fmt::format("--devices {}", p), [&] {
+      return nlohmann::json(run_training(options.setup, options.platform, split.simgrid, p, global_batch(options, p)))
+          .dump();
+    });
+    results.push_back(nlohmann::json::parse(text).get<TrainingResult>());
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
+  const std::string source = simgrid_source(options.platform, simgrid_args);
+  const auto rows = make_rows(results);
+  write_table(std::cout, options, source, rows);
+  std::cout << fmt::format("\n# {} device counts in {:.2f} s wall time\n", rows.size(), wall);
+
+  if (!options.csv_path.empty())
+    write_file_atomically(options.csv_path, [&](std::ostream& out) { write_csv(out, rows); });
+  const auto json = [&](std::ostream& out) { write_json(out, options, simgrid_args, source, rows, wall); };
+  if (!options.json_path.empty()) write_file_atomically(options.json_path, json);
+  if (!options.plot_prefix.empty()) {
+    write_plots(python, "plot_train.py", options.json_path, options.plot_prefix, json);
+    std::cout << fmt::format("# plots: {}.png, {}.svg\n", options.plot_prefix, options.plot_prefix);
+  }
+  return 0;
+}
+
+}  // namespace spmdsim::cli

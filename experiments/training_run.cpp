@@ -1,0 +1,107 @@
+#include "training_run.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "command_line.hpp"
+#include "spmdsim/models/mlp.hpp"
+#include "spmdsim/simulation.hpp"
+
+namespace spmdsim::cli {
+namespace {
+
+// Step `step`'s global batch: inputs uniform in [-1, 1), int32 labels uniform over the classes. It depends
+// on the seed, the step and the batch size only, so every device count of a strong-scaling run trains on
+// the same data.
+std::pair<Array, Array> random_batch(const TrainingSetup& setup, int step, std::int64_t batch) {
+  const std::int64_t features = setup.layer_sizes.front();
+  const std::int64_t classes = setup.layer_sizes.back();
+  std::seed_seq seed{setup.seed, static_cast<unsigned>(step)};
+  std::mt19937_64 generator(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::uniform_int_distribution<std::int64_t> label(0, classes - 1);
+  std::vector<double> x(static_cast<std::size_t>(batch * features));
+  for (auto& v : x) v = uniform(generator);
+  std::vector<double> y(static_cast<std::size_t>(batch));
+  for (auto& v : y) v = static_cast<double>(label(generator));
+  return {Array::from_values({batch, features}, x, DType::f32), Array::from_values({batch}, y, DType::i32)};
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const TrainingResult& r) {
+  j = {{"devices", r.devices},       {"global_batch", r.global_batch}, {"step_time", r.step_time},
+       {"compute", r.compute},       {"communication", r.communication}, {"transfer", r.transfer},
+       {"idle", r.idle},             {"peak_memory", r.peak_memory},   {"last_loss", nullptr},
+       {"platform", r.platform},     {"simgrid", r.simgrid}};
+  if (r.last_loss) j["last_loss"] = *r.last_loss;
+}
+
+void from_json(const nlohmann::json& j, TrainingResult& r) {
+  j.at("devices").get_to(r.devices);
+  j.at("global_batch").get_to(r.global_batch);
+  j.at("step_time").get_to(r.step_time);
+  j.at("compute").get_to(r.compute);
+  j.at("communication").get_to(r.communication);
+  j.at("transfer").get_to(r.transfer);
+  j.at("idle").get_to(r.idle);
+  j.at("peak_memory").get_to(r.peak_memory);
+  if (!j.at("last_loss").is_null()) r.last_loss = j.at("last_loss").get<double>();
+  j.at("platform").get_to(r.platform);
+  j.at("simgrid").get_to(r.simgrid);
+}
+
+TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
+                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch) {
+  const std::vector<std::string> simgrid_args(simgrid_argv.begin() + 1, simgrid_argv.end());
+  // SimGrid reports every configuration change at INFO; the header says which settings ran instead.
+  simgrid_argv.insert(simgrid_argv.begin() + 1, "--log=xbt_cfg.thres:warning");
+  Argv argv(simgrid_argv);
+  Simulation sim(argv.argc(), argv.argv(), platform.builder,
+                 {.simgrid_config = settings_not_overridden(platform.simgrid_config, simgrid_args)});
+  // choose_platform checked the other platforms; a file's devices are known once SimGrid has loaded it.
+  if (sim.num_devices() < devices)
+    throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", devices,
+                                 sim.num_devices(), platform.platform_file));
+
+  const models::Mlp mlp(setup.layer_sizes, models::Activation::tanh, models::Loss::softmax_cross_entropy);
+  const models::TrainStep step(mlp, setup.optimizer, devices, setup.train_options);
+  models::TrainState state = step.init(setup.abstract ? mlp.init_abstract() : mlp.init(setup.seed));
+  const std::int64_t per_device = global_batch / devices;
+  Array loss;
+  for (int s = 0; s < setup.steps; ++s) {
+    const auto [x, y] =
+        setup.abstract
+            ? std::pair{Array::abstract({devices, per_device, setup.layer_sizes.front()}, DType::f32),
+                        Array::abstract({devices, per_device}, DType::i32)}
+            : [&] {
+                const auto [global_x, global_y] = random_batch(setup, s, global_batch);
+                return std::pair{models::shard_batch(global_x, devices), models::shard_batch(global_y, devices)};
+              }();
+    auto result = step(sim, state, x, y);
+    state = std::move(result.state);
+    loss = std::move(result.loss);
+  }
+
+  // The training's report, before the loss is read back (which moves it to the host, after the steps).
+  const SimulationReport report = sim.report();
+  TrainingResult result{.devices = devices, .global_batch = global_batch};
+  result.step_time = sim.now() / setup.steps;
+  const double per_step = 1.0 / (setup.steps * devices);
+  for (int d = 0; d < devices; ++d) {
+    const DeviceTimes& times = report.device_totals[static_cast<std::size_t>(d)];
+    result.compute += times.compute * per_step;
+    result.communication += times.communication_total() * per_step;
+    result.transfer += times.transfer * per_step;
+    result.idle += times.idle * per_step;
+    result.peak_memory = std::max(result.peak_memory, report.memory[static_cast<std::size_t>(d)].peak);
+  }
+  if (!setup.abstract) result.last_loss = sim.device_get(Tree(loss)).leaf().item(0);
+  result.platform = sim.platform().description;
+  result.simgrid = simgrid_settings();
+  return result;
+}
+
+}  // namespace spmdsim::cli

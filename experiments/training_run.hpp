@@ -1,0 +1,55 @@
+// One device count of `spmdsim train`: data-parallel training of an MLP for a number of steps in one
+// Simulation, summarised per step. It runs in a child process of its own (forked_run.hpp): one SimGrid
+// engine per process.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "platform_options.hpp"
+#include "spmdsim/models/data_parallel.hpp"
+#include "spmdsim/units.hpp"
+
+namespace spmdsim::cli {
+
+// What every device count trains: the same model, optimizer, strategy and data.
+struct TrainingSetup {
+  std::vector<std::int64_t> layer_sizes;
+  models::Optimizer optimizer = models::Optimizer::sgd(0.01);
+  models::TrainOptions train_options;
+  int steps = 1;
+  bool abstract = false;  // shapes only: costs and sizes, no values
+  unsigned seed = 0;      // the params' and the batches' random numbers
+};
+
+// One device count's run, per training step. The times are the mean over the devices of each device's
+// total, divided by the steps.
+struct TrainingResult {
+  int devices = 0;
+  std::int64_t global_batch = 0;
+  Seconds step_time = 0;  // simulated time of the whole run / steps
+  Seconds compute = 0;
+  Seconds communication = 0;  // exposed: nothing overlaps it with compute
+  Seconds transfer = 0;       // host <-> device
+  Seconds idle = 0;
+  Bytes peak_memory = 0;            // the largest of the devices' whole-run peaks
+  std::optional<double> last_loss;  // the last step's loss on the global batch; none when abstract
+  std::string platform;             // the platform's description
+  std::vector<std::pair<std::string, std::string>> simgrid;  // settings in force
+};
+
+void to_json(nlohmann::json& j, const TrainingResult& result);
+void from_json(const nlohmann::json& j, TrainingResult& result);
+
+// Trains on the first `devices` devices of `platform` with a global batch of `global_batch`, SimGrid getting
+// `simgrid_argv` (the program name, then --cfg / --log). Throws UsageError when the platform has fewer
+// devices.
+TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
+                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch);
+
+}  // namespace spmdsim::cli

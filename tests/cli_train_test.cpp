@@ -1,0 +1,157 @@
+// `spmdsim train` as a user runs it: the built program (SPMDSIM_CLI) on small runs. Its table against a
+// golden file, its JSON and CSV against its table, the loss that data parallelism must not change, and each
+// bad input's exit status and message.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+
+namespace spmdsim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_matches_golden;
+using testing::lines_of;
+using testing::normalised;
+using testing::read_file;
+using testing::scratch_dir;
+using testing::table_rows;
+
+// `spmdsim train <args>`.
+testing::CliRun run_train(const std::string& args, const fs::path& dir) {
+  return testing::run_cli(SPMDSIM_CLI, "train", args, dir);
+}
+
+// The golden run: dp with Adam on 1, 2 and 4 devices of a switch under the textbook alpha-beta model.
+constexpr const char* kGoldenRun = "--devices 1,2,4 --steps 2 --batch 64 --optimizer adam";
+
+TEST(Train, TableMatchesGoldenFile) {
+  const auto run = run_train(kGoldenRun, scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_matches_golden(normalised(run.out), "train_dp_1_2_4_devices.txt");
+}
+
+// The rows of a run written with --json.
+nlohmann::json run_json(const std::string& args) {
+  const auto dir = scratch_dir();
+  const auto path = dir / "run.json";
+  const auto run = run_train(fmt::format("{} --json '{}'", args, path.string()), dir);
+  EXPECT_EQ(run.status, 0) << run.err;
+  return run.status == 0 ? nlohmann::json::parse(read_file(path)) : nlohmann::json();
+}
+
+// Data parallelism must not change the mathematics: on the same global batch, 4 devices averaging their
+// shards' gradients with pmean train the same model as 1 device on the whole batch. Only the order of the
+// gradient sums differs (a few float32 ulps per step), hence rtol 1e-5, as tests/strategies_test.cpp uses.
+TEST(Train, DataParallelLossIsTheSameOnOneAndFourDevices) {
+  for (const char* optimizer : {"sgd", "adam"}) {
+    const auto j = run_json(fmt::format("--devices 1,4 --steps 3 --batch 32 --strategy dp --optimizer {}", optimizer));
+    ASSERT_EQ(j["rows"].size(), 2u);
+    const double one = j["rows"][0]["last_loss"].get<double>();
+    const double four = j["rows"][1]["last_loss"].get<double>();
+    EXPECT_NEAR(four, one, 1e-5 * std::abs(one)) << optimizer;
+  }
+}
+
+TEST(Train, JsonAndCsvAgreeWithTable) {
+  const auto dir = scratch_dir();
+  const auto json_path = dir / "run.json";
+  const auto csv_path = dir / "run.csv";
+  const auto run = run_train(
+      fmt::format("{} --json '{}' --csv '{}'", kGoldenRun, json_path.string(), csv_path.string()), dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto j = nlohmann::json::parse(read_file(json_path));
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["command"], "spmdsim train");
+  const auto table = table_rows(run.out);
+  const auto csv = lines_of(read_file(csv_path));
+  ASSERT_EQ(table.size(), 3u);
+  ASSERT_EQ(j["rows"].size(), 3u);
+  ASSERT_EQ(csv.size(), 4u);  // the header, then a line per row
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const auto& row = j["rows"][i];
+    EXPECT_EQ(table[i][0], fmt::format("{}", row["devices"].get<int>()));
+    EXPECT_EQ(table[i][2], fmt::format("{:.1f}", row["samples_per_s"].get<double>()));
+    EXPECT_EQ(table[i][8], fmt::format("{:.3f}", row["efficiency"].get<double>()));
+    EXPECT_TRUE(csv[i + 1].starts_with(fmt::format("{},{},", row["devices"].get<int>(), row["global_batch"].get<int>())));
+  }
+  EXPECT_DOUBLE_EQ(j["rows"][0]["efficiency"].get<double>(), 1.0);
+}
+
+// Weak scaling keeps the per-device batch: the global batch grows with the devices.
+TEST(Train, WeakScalingGrowsTheGlobalBatch) {
+  const auto j = run_json("--devices 1,2,4 --steps 1 --batch 16 --scaling weak --abstract");
+  ASSERT_EQ(j["rows"].size(), 3u);
+  EXPECT_EQ(j["rows"][0]["global_batch"], 16);
+  EXPECT_EQ(j["rows"][2]["global_batch"], 64);
+  EXPECT_TRUE(j["rows"][2]["last_loss"].is_null());
+}
+
+TEST(Train, ConfigFileGivesTheCommandLinesOutput) {
+  const auto dir = scratch_dir();
+  const auto config = dir / "train.ini";
+  std::ofstream(config) << "# the golden run\ndevices = 1,2,4\nsteps = 2\nbatch = 64\noptimizer = adam\n";
+  const auto from_file = run_train(fmt::format("--config '{}'", config.string()), dir);
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  const auto from_command_line = run_train(kGoldenRun, dir);
+  EXPECT_EQ(normalised(from_file.out), normalised(from_command_line.out));
+}
+
+struct BadInput {
+  std::string name;
+  std::string args;
+  std::string message;  // the first line of stderr after "spmdsim train: "
+};
+
+std::vector<BadInput> bad_inputs() {
+  return {
+      {"UnknownStrategy", "--strategy zero4",
+       "--strategy: unknown training strategy 'zero4' (valid: dp, zero1, zero2, zero3)"},
+      {"BatchNotDivisible", "--devices 1,3 --batch 64",
+       "--batch 64 is not divisible by 3 devices: each device gets an equal share of the global batch"},
+      {"ZeroDevices", "--devices 0", "--devices: '0' is not a device count from 1 to 1024"},
+      {"UnknownOptimizer", "--optimizer lamb", "unknown --optimizer 'lamb'; valid: sgd, momentum, adam"},
+      {"MicroBatchesNotDividing", "--devices 4 --batch 64 --micro-batches 3",
+       "the per-device batch 16 at 4 devices is not divisible by --micro-batches 3"},
+      {"UnknownScaling", "--scaling linear", "unknown --scaling 'linear'; valid: strong, weak"},
+      {"ZeroSteps", "--steps 0", "--steps must be a whole number of at least 1 (got '0')"},
+      {"TooManyDevices", "--preset dgx_h100 --devices 16",
+       "--devices 16 is more than the 8 devices of --preset dgx_h100 (--nodes N joins N of them)"},
+  };
+}
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, ExitsTwoWithMessage) {
+  const auto dir = scratch_dir();
+  const auto json = dir / "run.json";
+  const auto run = run_train(fmt::format("{} --json '{}'", GetParam().args, json.string()), dir);
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(lines_of(run.err).at(0), "spmdsim train: " + GetParam().message);
+  EXPECT_FALSE(fs::exists(json)) << "nothing is written on bad input";
+}
+
+INSTANTIATE_TEST_SUITE_P(Train, BadInputTest, ::testing::ValuesIn(bad_inputs()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(Train, BadConfigKeyNamesTheFile) {
+  const auto dir = scratch_dir();
+  const auto config = dir / "train.ini";
+  std::ofstream(config) << "devices = 1,2\nlayers = 3\n";
+  const auto run = run_train(fmt::format("--config '{}'", config.string()), dir);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_TRUE(lines_of(run.err).at(0).starts_with(
+      fmt::format("spmdsim train: {}: unknown key 'layers'; valid: ", config.string())))
+      << run.err;
+}
+
+}  // namespace
+}  // namespace spmdsim

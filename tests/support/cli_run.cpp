@@ -1,0 +1,87 @@
+#include "cli_run.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace spmdsim::testing {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+fs::path scratch_dir() {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  auto dir = fs::temp_directory_path() / fmt::format("spmdsim_cli_{}_{}", test->name(), ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+CliRun run_cli(const std::string& program, const std::string& command, const std::string& args, const fs::path& dir) {
+  const auto out = dir / "stdout.txt";
+  const auto err = dir / "stderr.txt";
+  const std::string line =
+      fmt::format("'{}' {} {} > '{}' 2> '{}' < /dev/null", program, command, args, out.string(), err.string());
+  const int status = std::system(line.c_str());
+  CliRun run;
+  run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = read_file(out);
+  run.err = read_file(err);
+  return run;
+}
+
+std::string normalised(const std::string& table) {
+  return std::regex_replace(table, std::regex(R"(in [0-9]+\.[0-9]+ s wall time)"), "in <wall> s wall time");
+}
+
+void expect_matches_golden(const std::string& actual, const std::string& name) {
+  const fs::path golden = fs::path(SPMDSIM_GOLDEN_DIR) / name;
+  const fs::path unapproved = golden.string() + ".unapproved";
+  const bool exists = fs::exists(golden);
+  if (exists && read_file(golden) == actual) {
+    fs::remove(unapproved);
+    return;
+  }
+  const bool written = static_cast<bool>(std::ofstream(unapproved) << actual);
+  ADD_FAILURE() << (exists ? "output differs from " : "no golden file ") << golden
+                << (written ? "; wrote " : "; could not write ") << unapproved
+                << ": review it (diff it against the golden file) and rename it over the golden file to approve";
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> fields_of(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, separator))
+    if (separator != ' ' || !field.empty()) fields.push_back(field);
+  return fields;
+}
+
+std::vector<std::vector<std::string>> table_rows(const std::string& table) {
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& line : lines_of(table))
+    if (!line.empty() && !line.starts_with("#")) rows.push_back(fields_of(line));
+  return rows;
+}
+
+}  // namespace spmdsim::testing

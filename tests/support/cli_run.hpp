@@ -1,0 +1,41 @@
+// Running the built `spmdsim` as a user does, for the command-line suites (cli_*_test, presets_test): its
+// status and output, scratch directories, golden files with volatile fields normalised, and the table's
+// cells.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace spmdsim::testing {
+
+struct CliRun {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const std::filesystem::path& path);
+
+// A fresh directory for the current test's files.
+std::filesystem::path scratch_dir();
+
+// `<program> <command> <args>` with stdout and stderr captured in `dir` (stdin and stderr are no terminal:
+// no progress bar).
+CliRun run_cli(const std::string& program, const std::string& command, const std::string& args,
+               const std::filesystem::path& dir);
+
+// What changes from run to run of the same command: "in 0.05 s wall time" becomes "in <wall> s wall time".
+std::string normalised(const std::string& table);
+
+// Compares `actual` with tests/golden/<name>. On a mismatch it writes <name>.unapproved beside the golden
+// file, to diff and, if the change is intended, rename over it.
+void expect_matches_golden(const std::string& actual, const std::string& name);
+
+std::vector<std::string> lines_of(const std::string& text);
+std::vector<std::string> fields_of(const std::string& line, char separator = ' ');
+
+// A table's data rows (neither comments nor blank), split into cells.
+std::vector<std::vector<std::string>> table_rows(const std::string& table);
+
+}  // namespace spmdsim::testing
