@@ -66,7 +66,8 @@ std::string read_all(int fd) {
 
 std::string run_in_child(const std::string& what, const std::function<std::string()>& work) {
   int fds[2];
-  if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("{}: cannot create a pipe: {}", what, std::strerror(errno)));
+  if (::pipe(fds) != 0)
+    throw std::runtime_error(fmt::format("{}: cannot create a pipe: {}", what, std::strerror(errno)));
   std::cout.flush();  // or the child would print the parent's buffered table a second time
   std::fflush(nullptr);
   const pid_t pid = ::fork();
@@ -82,8 +83,8 @@ std::string run_in_child(const std::string& what, const std::function<std::strin
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFSIGNALED(status))
-    throw std::runtime_error(fmt::format("{}: the simulation died with signal {} ({})", what, WTERMSIG(status),
-                                         strsignal(WTERMSIG(status))));
+    throw std::runtime_error(fmt::format("{}: the simulation died with signal {} ({})", what,
+                                         WTERMSIG(status), strsignal(WTERMSIG(status))));
   if (text.empty()) throw std::runtime_error(fmt::format("{}: the simulation ended without a result", what));
   if (text[0] == kUsageError) throw UsageError(text.substr(1));
   if (text[0] != kResult || !WIFEXITED(status) || WEXITSTATUS(status) != 0)

@@ -50,7 +50,8 @@ std::filesystem::path find_script(std::string_view script) {
   }
   const auto source = std::filesystem::path(SPMDSIM_EXPERIMENTS_DIR) / script;
   if (std::filesystem::exists(source)) return source;
-  throw std::runtime_error(fmt::format("--plot: cannot find {} (looked in {})", script, source.parent_path().string()));
+  throw std::runtime_error(
+      fmt::format("--plot: cannot find {} (looked in {})", script, source.parent_path().string()));
 }
 
 void run_script(const std::string& python, std::string_view script, const std::filesystem::path& json,
@@ -58,8 +59,9 @@ void run_script(const std::string& python, std::string_view script, const std::f
   const auto path = find_script(script).string();
   const auto status = run_program({python, path, json.string(), prefix}, false);
   if (status != 0)
-    throw std::runtime_error(fmt::format("--plot: {} {} failed ({})", python, path,
-                                         status ? fmt::format("exit status {}", *status) : "could not start"));
+    throw std::runtime_error(
+        fmt::format("--plot: {} {} failed ({})", python, path,
+                    status ? fmt::format("exit status {}", *status) : "could not start"));
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 #include <optional>
 #include <string_view>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
 #include "command_line.hpp"
@@ -77,10 +77,11 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   po::options_description described("spmdsim train options");
   described.add_options()("help,h", "show this help")(
       "devices", po::value(&devices)->default_value("1,2,4,8"),
-      "device counts p to train on (1 to 1024), each in its own simulation on the first p devices of the platform")(
-      "scaling", po::value(&scaling)->default_value("strong"),
-      "strong: the same global batch at every count; weak: the per-device batch of the smallest count at every "
-      "count")(
+      "device counts p to train on (1 to 1024), each in its own simulation on the first p devices of the "
+      "platform")("scaling", po::value(&scaling)->default_value("strong"),
+                  "strong: the same global batch at every count; weak: the per-device batch of the smallest "
+                  "count at every "
+                  "count")(
       "batch", po::value(&batch)->default_value("256"),
       "global batch (weak scaling: at the smallest device count); each device gets an equal share")(
       "steps", po::value(&steps)->default_value("10"), "training steps per device count")(
@@ -93,7 +94,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
       "abstract", po::bool_switch(&options.setup.abstract),
       "train on shapes only: every cost and size, no values (and no loss)")(
-      "seed", po::value(&options.setup.seed)->default_value(0), "seed of the initial params and the random batches");
+      "seed", po::value(&options.setup.seed)->default_value(0),
+      "seed of the initial params and the random batches");
   add_platform_options(described, platform);
   described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
       "json", po::value(&options.json_path), "also write the run as JSON to this file")(
@@ -103,10 +105,11 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   add_config_option(described);
   const OptionValues values(args, described);
   if (values.map().count("help")) {
-    std::cout << "usage: spmdsim train [options] [--config FILE] [--cfg=simgrid/setting:value ...]\n\n"
-              << "Strong or weak scaling of data-parallel training of the MLP [784, 256, 128, 10] over device\n"
-              << "counts, each count in its own simulation on one simulated platform.\n\n"
-              << described << "\n";
+    std::cout
+        << "usage: spmdsim train [options] [--config FILE] [--cfg=simgrid/setting:value ...]\n\n"
+        << "Strong or weak scaling of data-parallel training of the MLP [784, 256, 128, 10] over device\n"
+        << "counts, each count in its own simulation on one simulated platform.\n\n"
+        << described << "\n";
     return std::nullopt;
   }
 
@@ -117,7 +120,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       int p = 0;
       if (item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos ||
           (p = std::stoi(item)) < 1 || p > kMaxDevices)
-        throw UsageError(fmt::format("--devices: '{}' is not a device count from 1 to {}", item, kMaxDevices));
+        throw UsageError(
+            fmt::format("--devices: '{}' is not a device count from 1 to {}", item, kMaxDevices));
       if (std::find(options.devices.begin(), options.devices.end(), p) == options.devices.end())
         options.devices.push_back(p);
     }
@@ -125,12 +129,16 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
     std::sort(options.devices.begin(), options.devices.end());
   });
   values.attributed({"scaling"}, [&] {
-    if (scaling == "strong") options.scaling = Scaling::strong;
-    else if (scaling == "weak") options.scaling = Scaling::weak;
-    else throw UsageError(fmt::format("unknown --scaling '{}'; valid: strong, weak", scaling));
+    if (scaling == "strong")
+      options.scaling = Scaling::strong;
+    else if (scaling == "weak")
+      options.scaling = Scaling::weak;
+    else
+      throw UsageError(fmt::format("unknown --scaling '{}'; valid: strong, weak", scaling));
   });
   options.batch = values.attributed({"batch"}, [&] { return parse_count(batch, "--batch", 1); });
-  setup.steps = static_cast<int>(values.attributed({"steps"}, [&] { return parse_count(steps, "--steps", 1); }));
+  setup.steps =
+      static_cast<int>(values.attributed({"steps"}, [&] { return parse_count(steps, "--steps", 1); }));
   setup.train_options.micro_batches = static_cast<int>(
       values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
   values.attributed({"strategy"}, [&] {
@@ -140,22 +148,26 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       throw UsageError(fmt::format("--strategy: {}", e.what()));
     }
   });
-  setup.train_options.precision = values.attributed({"precision"}, [&] { return parse_precision(precision); });
+  setup.train_options.precision =
+      values.attributed({"precision"}, [&] { return parse_precision(precision); });
   setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
-    if (!(learning_rate > 0)) throw UsageError(fmt::format("--learning-rate must be positive (got {})", learning_rate));
+    if (!(learning_rate > 0))
+      throw UsageError(fmt::format("--learning-rate must be positive (got {})", learning_rate));
     return make_optimizer(options.optimizer_name, learning_rate);
   });
   values.attributed({"batch", "devices", "scaling", "micro-batches"}, [&] {
     const int shared_by = options.scaling == Scaling::strong ? 0 : options.devices.front();
     for (int p : options.devices) {
       if (options.batch % (shared_by ? shared_by : p) != 0)
-        throw UsageError(fmt::format("--batch {} is not divisible by {} devices: each device gets an equal share of "
-                                     "the global batch",
-                                     options.batch, shared_by ? shared_by : p));
+        throw UsageError(
+            fmt::format("--batch {} is not divisible by {} devices: each device gets an equal share of "
+                        "the global batch",
+                        options.batch, shared_by ? shared_by : p));
       const auto per_device = global_batch(options, p) / p;
       if (per_device % setup.train_options.micro_batches != 0)
-        throw UsageError(fmt::format("the per-device batch {} at {} devices is not divisible by --micro-batches {}",
-                                     per_device, p, setup.train_options.micro_batches));
+        throw UsageError(
+            fmt::format("the per-device batch {} at {} devices is not divisible by --micro-batches {}",
+                        per_device, p, setup.train_options.micro_batches));
     }
   });
   options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
@@ -181,10 +193,16 @@ std::vector<Row> make_rows(const std::vector<TrainingResult>& results) {
   return rows;
 }
 
-std::string_view scaling_name(Scaling scaling) { return scaling == Scaling::strong ? "strong" : "weak"; }
-std::string_view precision_name(models::Precision p) { return p == models::Precision::fp32 ? "fp32" : "mixed_bf16"; }
+std::string_view scaling_name(Scaling scaling) {
+  return scaling == Scaling::strong ? "strong" : "weak";
+}
+std::string_view precision_name(models::Precision p) {
+  return p == models::Precision::fp32 ? "fp32" : "mixed_bf16";
+}
 
-std::string loss_text(const TrainingResult& r) { return r.last_loss ? fmt::format("{:.6f}", *r.last_loss) : "n/a"; }
+std::string loss_text(const TrainingResult& r) {
+  return r.last_loss ? fmt::format("{:.6f}", *r.last_loss) : "n/a";
+}
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -194,50 +212,56 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
   const auto& first = rows.front().result;
   std::vector<std::string> settings;
   for (const auto& [key, value] : first.simgrid) settings.push_back(key + ":" + value);
-  out << fmt::format("# spmdsim train: data-parallel training of the MLP [{}] (tanh, softmax cross-entropy)\n",
-                     fmt::join(setup.layer_sizes, ", "))
+  out << fmt::format(
+             "# spmdsim train: data-parallel training of the MLP [{}] (tanh, softmax cross-entropy)\n",
+             fmt::join(setup.layer_sizes, ", "))
       << fmt::format("# platform: {} ({})\n", first.platform, options.platform.summary)
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
-      << fmt::format("# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps; {}\n",
-                     models::strategy_name(setup.train_options.strategy), options.optimizer_name,
-                     setup.optimizer.learning_rate(), precision_name(setup.train_options.precision),
-                     setup.train_options.micro_batches, scaling_name(options.scaling),
-                     options.scaling == Scaling::strong ? "global batch" : "per-device batch",
-                     options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
-                     setup.steps,
-                     setup.abstract ? "abstract (shapes only)" : fmt::format("random data (seed {})", setup.seed))
-      << "# legend:   per step, the run's simulated time / steps; compute, comm (exposed: nothing overlaps it), "
-         "transfer (host <-> device) and idle are the mean over the devices; efficiency = throughput per device "
+      << fmt::format(
+             "# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps; {}\n",
+             models::strategy_name(setup.train_options.strategy), options.optimizer_name,
+             setup.optimizer.learning_rate(), precision_name(setup.train_options.precision),
+             setup.train_options.micro_batches, scaling_name(options.scaling),
+             options.scaling == Scaling::strong ? "global batch" : "per-device batch",
+             options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
+             setup.steps,
+             setup.abstract ? "abstract (shapes only)" : fmt::format("random data (seed {})", setup.seed))
+      << "# legend:   per step, the run's simulated time / steps; compute, comm (exposed: nothing overlaps "
+         "it), "
+         "transfer (host <-> device) and idle are the mean over the devices; efficiency = throughput per "
+         "device "
          "against the smallest count's; peak = the largest device's; loss = the last step's\n"
       << fmt::format("#{:>7}  {:>8}  {:>12}  {:>10}  {:>11}  {:>9}  {:>12}  {:>9}  {:>10}  {:>9}  {:>10}\n",
                      "devices", "batch", "samples/s", "step(us)", "compute(us)", "comm(us)", "transfer(us)",
                      "idle(us)", "efficiency", "peak(MiB)", "loss");
   for (const auto& row : rows) {
     const auto& r = row.result;
-    out << fmt::format("{:>8}  {:>8}  {:>12.1f}  {:>10.2f}  {:>11.2f}  {:>9.2f}  {:>12.2f}  {:>9.2f}  {:>10.3f}  "
-                       "{:>9.3f}  {:>10}\n",
-                       r.devices, r.global_batch, row.throughput, r.step_time * 1e6, r.compute * 1e6,
-                       r.communication * 1e6, r.transfer * 1e6, r.idle * 1e6, row.efficiency, r.peak_memory / kMiB,
-                       loss_text(r));
+    out << fmt::format(
+        "{:>8}  {:>8}  {:>12.1f}  {:>10.2f}  {:>11.2f}  {:>9.2f}  {:>12.2f}  {:>9.2f}  {:>10.3f}  "
+        "{:>9.3f}  {:>10}\n",
+        r.devices, r.global_batch, row.throughput, r.step_time * 1e6, r.compute * 1e6, r.communication * 1e6,
+        r.transfer * 1e6, r.idle * 1e6, row.efficiency, r.peak_memory / kMiB, loss_text(r));
   }
 }
 
-constexpr const char* kCsvColumns[] = {"devices", "global_batch", "samples_per_s", "step_time_us", "compute_us",
-                                       "communication_us", "transfer_us", "idle_us", "efficiency",
-                                       "peak_memory_bytes", "last_loss"};
+constexpr const char* kCsvColumns[] = {"devices",    "global_batch",      "samples_per_s", "step_time_us",
+                                       "compute_us", "communication_us",  "transfer_us",   "idle_us",
+                                       "efficiency", "peak_memory_bytes", "last_loss"};
 
 void write_csv(std::ostream& out, const std::vector<Row>& rows) {
   out << fmt::format("{}\n", fmt::join(kCsvColumns, ","));
   for (const auto& row : rows) {
     const auto& r = row.result;
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.devices, r.global_batch, row.throughput,
-                       r.step_time * 1e6, r.compute * 1e6, r.communication * 1e6, r.transfer * 1e6, r.idle * 1e6,
-                       row.efficiency, r.peak_memory, r.last_loss ? fmt::format("{}", *r.last_loss) : "");
+                       r.step_time * 1e6, r.compute * 1e6, r.communication * 1e6, r.transfer * 1e6,
+                       r.idle * 1e6, row.efficiency, r.peak_memory,
+                       r.last_loss ? fmt::format("{}", *r.last_loss) : "");
   }
 }
 
-void write_json(std::ostream& out, const TrainCommandOptions& options, const std::vector<std::string>& simgrid_args,
-                const std::string& simgrid_source, const std::vector<Row>& rows, double wall_seconds) {
+void write_json(std::ostream& out, const TrainCommandOptions& options,
+                const std::vector<std::string>& simgrid_args, const std::string& simgrid_source,
+                const std::vector<Row>& rows, double wall_seconds) {
   const auto& setup = options.setup;
   const auto text_or_null = [](const std::string& text) {
     return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
@@ -255,7 +279,9 @@ void write_json(std::ostream& out, const TrainCommandOptions& options, const std
   for (const auto& [key, value] : rows.front().result.simgrid) j["simgrid_config"][key] = value;
   j["simgrid_source"] = simgrid_source;
   j["simgrid_args"] = simgrid_args;
-  j["model"] = {{"kind", "mlp"}, {"layer_sizes", setup.layer_sizes}, {"activation", "tanh"},
+  j["model"] = {{"kind", "mlp"},
+                {"layer_sizes", setup.layer_sizes},
+                {"activation", "tanh"},
                 {"loss", "softmax_cross_entropy"}};
   j["strategy"] = models::strategy_name(setup.train_options.strategy);
   j["micro_batches"] = setup.train_options.micro_batches;
@@ -301,7 +327,8 @@ int run_train(const std::string& program, const std::vector<std::string>& args) 
   std::vector<TrainingResult> results;
   for (int p : options.devices) {
     const std::string text = run_in_child(fmt::format("--devices {}", p), [&] {
-      return nlohmann::json(run_training(options.setup, options.platform, split.simgrid, p, global_batch(options, p)))
+      return nlohmann::json(
+                 run_training(options.setup, options.platform, split.simgrid, p, global_batch(options, p)))
           .dump();
     });
     results.push_back(nlohmann::json::parse(text).get<TrainingResult>());
@@ -312,7 +339,8 @@ int run_train(const std::string& program, const std::vector<std::string>& args) 
   const std::string source = simgrid_source(options.platform, simgrid_args);
   const auto rows = make_rows(results);
   write_table(std::cout, options, source, rows);
-  std::cout << fmt::format("\n# {} device counts in {:.2f} s wall time\n", rows.size(), wall);
+  std::cout << fmt::format("\n# {} simulations, one per device count, in {:.2f} s wall time\n", rows.size(),
+                           wall);
 
   if (!options.csv_path.empty())
     write_file_atomically(options.csv_path, [&](std::ostream& out) { write_csv(out, rows); });

@@ -32,10 +32,17 @@ std::pair<Array, Array> random_batch(const TrainingSetup& setup, int step, std::
 }  // namespace
 
 void to_json(nlohmann::json& j, const TrainingResult& r) {
-  j = {{"devices", r.devices},       {"global_batch", r.global_batch}, {"step_time", r.step_time},
-       {"compute", r.compute},       {"communication", r.communication}, {"transfer", r.transfer},
-       {"idle", r.idle},             {"peak_memory", r.peak_memory},   {"last_loss", nullptr},
-       {"platform", r.platform},     {"simgrid", r.simgrid}};
+  j = {{"devices", r.devices},
+       {"global_batch", r.global_batch},
+       {"step_time", r.step_time},
+       {"compute", r.compute},
+       {"communication", r.communication},
+       {"transfer", r.transfer},
+       {"idle", r.idle},
+       {"peak_memory", r.peak_memory},
+       {"last_loss", nullptr},
+       {"platform", r.platform},
+       {"simgrid", r.simgrid}};
   if (r.last_loss) j["last_loss"] = *r.last_loss;
 }
 
@@ -78,7 +85,8 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
                         Array::abstract({devices, per_device}, DType::i32)}
             : [&] {
                 const auto [global_x, global_y] = random_batch(setup, s, global_batch);
-                return std::pair{models::shard_batch(global_x, devices), models::shard_batch(global_y, devices)};
+                return std::pair{models::shard_batch(global_x, devices),
+                                 models::shard_batch(global_y, devices)};
               }();
     auto result = step(sim, state, x, y);
     state = std::move(result.state);
@@ -98,6 +106,7 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
     result.idle += times.idle * per_step;
     result.peak_memory = std::max(result.peak_memory, report.memory[static_cast<std::size_t>(d)].peak);
   }
+  result.idle = std::max(result.idle, 0.0);  // the report subtracts busy from elapsed time: -1e-20 is 0
   if (!setup.abstract) result.last_loss = sim.device_get(Tree(loss)).leaf().item(0);
   result.platform = sim.platform().description;
   result.simgrid = simgrid_settings();

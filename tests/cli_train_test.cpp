@@ -30,7 +30,7 @@ testing::CliRun run_train(const std::string& args, const fs::path& dir) {
   return testing::run_cli(SPMDSIM_CLI, "train", args, dir);
 }
 
-// The golden run: dp with Adam on 1, 2 and 4 devices of a switch under the textbook alpha-beta model.
+// The golden run: dp with Adam on 1, 2 and 4 A100s on a switch (the defaults), under the preset's CM02 model.
 constexpr const char* kGoldenRun = "--devices 1,2,4 --steps 2 --batch 64 --optimizer adam";
 
 TEST(Train, TableMatchesGoldenFile) {
@@ -53,7 +53,8 @@ nlohmann::json run_json(const std::string& args) {
 // gradient sums differs (a few float32 ulps per step), hence rtol 1e-5, as tests/strategies_test.cpp uses.
 TEST(Train, DataParallelLossIsTheSameOnOneAndFourDevices) {
   for (const char* optimizer : {"sgd", "adam"}) {
-    const auto j = run_json(fmt::format("--devices 1,4 --steps 3 --batch 32 --strategy dp --optimizer {}", optimizer));
+    const auto j =
+        run_json(fmt::format("--devices 1,4 --steps 3 --batch 32 --strategy dp --optimizer {}", optimizer));
     ASSERT_EQ(j["rows"].size(), 2u);
     const double one = j["rows"][0]["last_loss"].get<double>();
     const double four = j["rows"][1]["last_loss"].get<double>();
@@ -81,7 +82,8 @@ TEST(Train, JsonAndCsvAgreeWithTable) {
     EXPECT_EQ(table[i][0], fmt::format("{}", row["devices"].get<int>()));
     EXPECT_EQ(table[i][2], fmt::format("{:.1f}", row["samples_per_s"].get<double>()));
     EXPECT_EQ(table[i][8], fmt::format("{:.3f}", row["efficiency"].get<double>()));
-    EXPECT_TRUE(csv[i + 1].starts_with(fmt::format("{},{},", row["devices"].get<int>(), row["global_batch"].get<int>())));
+    EXPECT_TRUE(csv[i + 1].starts_with(
+        fmt::format("{},{},", row["devices"].get<int>(), row["global_batch"].get<int>())));
   }
   EXPECT_DOUBLE_EQ(j["rows"][0]["efficiency"].get<double>(), 1.0);
 }
@@ -140,7 +142,7 @@ TEST_P(BadInputTest, ExitsTwoWithMessage) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Train, BadInputTest, ::testing::ValuesIn(bad_inputs()),
-                         [](const auto& info) { return info.param.name; });
+                         [](const auto& test) { return test.param.name; });
 
 TEST(Train, BadConfigKeyNamesTheFile) {
   const auto dir = scratch_dir();

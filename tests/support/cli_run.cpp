@@ -30,11 +30,12 @@ fs::path scratch_dir() {
   return dir;
 }
 
-CliRun run_cli(const std::string& program, const std::string& command, const std::string& args, const fs::path& dir) {
+CliRun run_cli(const std::string& program, const std::string& command, const std::string& args,
+               const fs::path& dir) {
   const auto out = dir / "stdout.txt";
   const auto err = dir / "stderr.txt";
-  const std::string line =
-      fmt::format("'{}' {} {} > '{}' 2> '{}' < /dev/null", program, command, args, out.string(), err.string());
+  const std::string line = fmt::format("'{}' {} {} > '{}' 2> '{}' < /dev/null", program, command, args,
+                                       out.string(), err.string());
   const int status = std::system(line.c_str());
   CliRun run;
   run.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -56,9 +57,10 @@ void expect_matches_golden(const std::string& actual, const std::string& name) {
     return;
   }
   const bool written = static_cast<bool>(std::ofstream(unapproved) << actual);
-  ADD_FAILURE() << (exists ? "output differs from " : "no golden file ") << golden
-                << (written ? "; wrote " : "; could not write ") << unapproved
-                << ": review it (diff it against the golden file) and rename it over the golden file to approve";
+  ADD_FAILURE()
+      << (exists ? "output differs from " : "no golden file ") << golden
+      << (written ? "; wrote " : "; could not write ") << unapproved
+      << ": review it (diff it against the golden file) and rename it over the golden file to approve";
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
