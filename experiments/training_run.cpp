@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,22 @@ std::pair<Array, Array> random_batch(const TrainingSetup& setup, int step, std::
   std::vector<double> y(static_cast<std::size_t>(batch));
   for (auto& v : y) v = static_cast<double>(label(generator));
   return {Array::from_values({batch, features}, x, DType::f32), Array::from_values({batch}, y, DType::i32)};
+}
+
+// The loss runs in float32 whatever the precision (docs/training.md), so a device without a float32 peak (the
+// TPU presets publish bfloat16 only) would stop the first step: refuse it before.
+void check_float32_peak(const Simulation& sim, int devices) {
+  for (int d = 0; d < devices; ++d) {
+    const DeviceSpec& spec = sim.platform().devices[static_cast<std::size_t>(d)].spec;
+    try {
+      spec.peak_flops_for(DType::f32);
+    } catch (const std::invalid_argument&) {
+      throw UsageError(
+          fmt::format("the {} devices have no peak FLOP/s for float32, which training needs for its "
+                      "loss even under --precision mixed_bf16; use a device preset that has one (a GPU)",
+                      spec.model));
+    }
+  }
 }
 
 }  // namespace
@@ -72,6 +89,7 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
   if (sim.num_devices() < devices)
     throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", devices,
                                  sim.num_devices(), platform.platform_file));
+  check_float32_peak(sim, devices);
 
   const models::Mlp mlp(setup.layer_sizes, models::Activation::tanh, models::Loss::softmax_cross_entropy);
   const models::TrainStep step(mlp, setup.optimizer, devices, setup.train_options);

@@ -125,6 +125,9 @@ std::vector<BadInput> bad_inputs() {
        "the per-device batch 16 at 4 devices is not divisible by --micro-batches 3"},
       {"UnknownScaling", "--scaling linear", "unknown --scaling 'linear'; valid: strong, weak"},
       {"ZeroSteps", "--steps 0", "--steps must be a whole number of at least 1 (got '0')"},
+      {"NoFloat32Peak", "--preset tpu_v4 --devices 2 --batch 8",
+       "the Google TPU v4 devices have no peak FLOP/s for float32, which training needs for its loss "
+       "even under --precision mixed_bf16; use a device preset that has one (a GPU)"},
       {"TooManyDevices", "--preset dgx_h100 --devices 16",
        "--devices 16 is more than the 8 devices of --preset dgx_h100 (--nodes N joins N of them)"},
   };
@@ -153,6 +156,22 @@ TEST(Train, BadConfigKeyNamesTheFile) {
   EXPECT_TRUE(lines_of(run.err).at(0).starts_with(
       fmt::format("spmdsim train: {}: unknown key 'layers'; valid: ", config.string())))
       << run.err;
+}
+
+TEST(Train, PlotWritesPngAndSvg) {
+  const auto dir = scratch_dir();
+  const auto prefix = dir / "scaling";
+  const auto run =
+      run_train(fmt::format("--devices 1,2 --steps 1 --batch 16 --plot '{}'", prefix.string()), dir);
+  if (run.status == 1 && run.err.find("--plot needs python3 with matplotlib") != std::string::npos)
+    GTEST_SKIP() << run.err;
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (const char* extension : {".png", ".svg"}) {
+    const auto path = prefix.string() + extension;
+    ASSERT_TRUE(fs::exists(path)) << path;
+    EXPECT_GT(fs::file_size(path), 1000u) << path;
+  }
+  EXPECT_FALSE(fs::exists(prefix.string() + ".plot-data.json"));  // the temporary data is gone
 }
 
 }  // namespace

@@ -3,19 +3,14 @@
 // prints the table of tests/golden/presets.txt, writes JSON, and refuses bad input with status 2.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_run.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/presets.hpp"
@@ -187,51 +182,12 @@ INSTANTIATE_TEST_SUITE_P(Presets, SlicePlatform,
 // ---------------------------------------------------------------------------------------------------------
 // `spmdsim presets`.
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using testing::expect_matches_golden;
+using testing::read_file;
+using testing::scratch_dir;
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-fs::path scratch_dir() {
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = fs::temp_directory_path() / fmt::format("spmdsim_presets_{}_{}", test->name(), ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-Run run_presets(const std::string& args, const fs::path& dir) {
-  const auto out = dir / "stdout.txt";
-  const auto err = dir / "stderr.txt";
-  const std::string command = fmt::format("'{}' presets {} > '{}' 2> '{}' < /dev/null", SPMDSIM_CLI, args,
-                                          out.string(), err.string());
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
-}
-
-// Compares `actual` with tests/golden/<name>; on a mismatch writes <name>.unapproved beside it, to diff and,
-// if the change is intended, rename over the golden file.
-void expect_matches_golden(const std::string& actual, const std::string& name) {
-  const fs::path golden = fs::path(SPMDSIM_GOLDEN_DIR) / name;
-  const fs::path unapproved = golden.string() + ".unapproved";
-  const bool exists = fs::exists(golden);
-  if (exists && read_file(golden) == actual) {
-    fs::remove(unapproved);
-    return;
-  }
-  const bool written = static_cast<bool>(std::ofstream(unapproved) << actual);
-  ADD_FAILURE()
-      << (exists ? "output differs from " : "no golden file ") << golden
-      << (written ? "; wrote " : "; could not write ") << unapproved
-      << ": review it (diff it against the golden file) and rename it over the golden file to approve";
+testing::CliRun run_presets(const std::string& args, const fs::path& dir) {
+  return testing::run_cli(SPMDSIM_CLI, "presets", args, dir);
 }
 
 TEST(PresetsCommand, TableMatchesGoldenFile) {
