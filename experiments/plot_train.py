@@ -10,6 +10,7 @@ time broken into compute, communication, host transfer and idle, stacked per dev
 import json
 import os
 import sys
+import textwrap
 
 import matplotlib
 
@@ -37,7 +38,8 @@ def plot(run, prefix):
     rows = sorted(run["rows"], key=lambda r: r["devices"])
     devices = [r["devices"] for r in rows]
     labels = [str(p) for p in devices]
-    figure, (throughput_axis, efficiency_axis, breakdown_axis) = plt.subplots(1, 3, figsize=(13.0, 4.2))
+    width = 13.0
+    figure, (throughput_axis, efficiency_axis, breakdown_axis) = plt.subplots(1, 3, figsize=(width, 4.4))
 
     throughput_axis.plot(devices, [r["samples_per_s"] for r in rows], "o-", linewidth=1.3, markersize=4)
     throughput_axis.set_xscale("log", base=2)
@@ -67,8 +69,12 @@ def plot(run, prefix):
         axis.tick_params(labelsize=8)
         axis.grid(True, which="major", linewidth=0.4, alpha=0.6)
     settings = ", ".join(f"{k}:{v}" for k, v in run.get("simgrid_config", {}).items())
-    figure.suptitle(f"spmdsim train, {run['strategy']}, {run['optimizer']}, {run['precision']}: {run['platform']}\n"
-                    f"{settings}", fontsize=10)
+    characters = int(width * 11)  # of a 10-point title per inch of figure, as plot_collectives.py wraps it
+    title = "\n".join([
+        textwrap.fill(f"spmdsim train, {run['strategy']}, {run['optimizer']}, {run['precision']}: {run['platform']}",
+                      characters),
+        textwrap.fill(settings, characters)])
+    figure.suptitle(title, fontsize=10)
     figure.tight_layout()
     for extension in ("png", "svg"):
         # Written whole or not at all, as spmdsim writes its files.
