@@ -4,18 +4,13 @@
 // suggested correction inverts the affine time model; bad input exits 2.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "calibration.hpp"
+#include "cli_run.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/presets.hpp"
 
@@ -111,44 +106,18 @@ TEST(CalibrationSettings, CommandLineOverridesThePresetsSettings) {
 // ---------------------------------------------------------------------------------------------------------
 // `spmdsim calibrate`.
 
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-fs::path scratch_dir() {
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = fs::temp_directory_path() / fmt::format("spmdsim_calibrate_{}_{}", test->name(), ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-Run run_calibrate(const std::string& args, const fs::path& dir) {
-  const auto out = dir / "stdout.txt";
-  const auto err = dir / "stderr.txt";
-  const std::string command = fmt::format("'{}' calibrate {} > '{}' 2> '{}' < /dev/null", SPMDSIM_CLI, args,
-                                          out.string(), err.string());
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out), read_file(err)};
+testing::CliRun run_calibrate(const std::string& args, const fs::path& dir) {
+  return testing::run_cli(SPMDSIM_CLI, "calibrate", args, dir);
 }
 
 TEST(CalibrateCommand, DocsCalibrationTableIsCurrent) {
-  const auto dir = scratch_dir();
+  const auto dir = testing::scratch_dir();
   const auto written = dir / "calibration.md";
   const auto run = run_calibrate(fmt::format("--write-docs '{}'", written.string()), dir);
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.err, "");
   const fs::path docs = fs::path(SPMDSIM_DOCS_DIR) / "calibration.md";
-  EXPECT_EQ(read_file(written), read_file(docs))
+  EXPECT_EQ(testing::read_file(written), testing::read_file(docs))
       << docs
       << " is not what `spmdsim calibrate --write-docs` writes today: rerun it to regenerate the page";
   // The console table has one row per preset and size.
@@ -158,7 +127,7 @@ TEST(CalibrateCommand, DocsCalibrationTableIsCurrent) {
 }
 
 TEST(CalibrateCommand, UnknownPresetExitsTwoWithTheValidOnes) {
-  const auto run = run_calibrate("--presets dgx_a100,dgx_a800", scratch_dir());
+  const auto run = run_calibrate("--presets dgx_a100,dgx_a800", testing::scratch_dir());
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(
