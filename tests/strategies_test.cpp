@@ -327,6 +327,22 @@ TEST_P(TransformerModelStateMemory, MixedPrecisionAdamMatchesTheZeroPaper) {
 INSTANTIATE_TEST_SUITE_P(Strategies, TransformerModelStateMemory, kEveryStrategyOnUpToEightDevices,
                          strategy_and_devices_name);
 
+// The state made on the devices (init_on_devices) is laid out as init()'s: a step from it holds the same model
+// states, and pmap accepts it in place with the step's in_axes. Disabled until sim/ hands each device its own
+// replica of a resident in_axes-None leaf: pmap.cpp's shard_of returns device 0's array for every device, so
+// tag_as cannot retag the other devices' replicas (dp: params and state show as outputs on devices 1..N-1;
+// zero: Adam's count).
+TEST_P(TransformerModelStateMemory, DISABLED_StateMadeOnTheDevicesIsLaidOutAsInit) {
+  const auto [strategy, n] = GetParam();
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(n)));
+  TrainStep step(kSmallTransformer, Optimizer::adam(1e-3), n,
+                 {.strategy = strategy, .precision = Precision::mixed_bf16, .reduce_dtype = DType::bf16});
+  const TrainState state = step.init_on_devices(sim);
+  const Array tokens = Array::abstract({n, 2, kSmallTransformer.config().seq_len}, DType::i32);
+  step(sim, state, tokens, tokens);
+  expect_mixed_adam_model_states_of_the_zero_paper(step, sim, kSmallTransformer.num_parameters());
+}
+
 // Real arrays cost the same memory as abstract ones: the small model's measured model state on 4 devices
 // equals the formula too (Psi = 700, every leaf a multiple of 4).
 TEST(ModelStateMemoryReal, SmallModelOnFourDevicesMatchesTheFormula) {

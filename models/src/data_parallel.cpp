@@ -220,6 +220,41 @@ TrainState TrainStep::init(const Tree& params) const {
   return {plan.options.strategy == Strategy::zero3 ? shard_tree(compute, n) : compute, state};
 }
 
+TrainState TrainStep::init_on_devices(Simulation& sim) const {
+  const Plan& plan = *plan_;
+  const TrainState host = init(plan.abstract_params);  // abstract: shapes only, as the host would lay them out
+  // A device's part of a host leaf: all of it where replicated, one row of [N, shard] where sharded.
+  auto device_part = [](const Tree& tree, bool sharded) {
+    return tree.map([sharded](const Array& leaf) {
+      return sharded ? Array::abstract({leaf.shape()[1]}, leaf.dtype()) : Array::abstract(leaf.shape(), leaf.dtype());
+    });
+  };
+  auto device_state = [&, device_part]() -> Tree {
+    if (!plan.sharded()) return device_part(host.opt_state, false);
+    const Tree& host_inner = plan.mixed() ? host.opt_state["opt"] : host.opt_state;
+    std::map<std::string, Tree> inner;
+    if (plan.optimizer.kind() == Optimizer::Kind::adam) inner.emplace("count", device_part(host_inner["count"], false));
+    for (const auto& entry : plan.optimizer.per_parameter_entries())
+      inner.emplace(entry, device_part(host_inner[entry], true));
+    if (!plan.mixed()) return Tree::dict(std::move(inner));
+    return Tree::dict({{"master", device_part(host.opt_state["master"], true)}, {"opt", Tree::dict(std::move(inner))}});
+  };
+  const bool params_sharded = plan.options.strategy == Strategy::zero3;
+  // pmap needs one mapped argument to know its devices: a token per device.
+  auto make_state = pmap(
+      [&](const Args&) -> Tree {
+        return Tree::tuple({tag_as(device_part(host.params, params_sharded), MemoryTag::parameters),
+                            tag_as(device_state(), MemoryTag::optimizer_state)});
+      },
+      {.in_axes = Axes(0),
+       .out_axes = Axes::tuple({plan.params_axes, plan.state_axes}),
+       .axis_name = plan.options.axis_name,
+       .devices = plan.options.devices,
+       .name = plan.options.name + "_init"});
+  Tree out = make_state(sim, {Array::abstract({plan.num_devices}, DType::i32)});
+  return {out[0], out[1]};
+}
+
 Tree TrainStep::operator()(Simulation& sim, const Args& args) const { return (*pmapped_)(sim, args); }
 
 StepResult TrainStep::operator()(Simulation& sim, const TrainState& state, const Array& batch_x,

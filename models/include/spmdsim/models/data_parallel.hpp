@@ -99,6 +99,11 @@ class TrainStep {
   // strategy, with a fresh optimizer state.
   TrainState init(const Tree& params) const;
 
+  // Abstract models only: the state of init(model.init_abstract()) made on the devices themselves, each device
+  // its own part, as jax.jit(init, out_shardings=...) does, so the first step sends only the batch (the host
+  // does not send every device its Psi-sized state). The result is device-resident, laid out for this step.
+  TrainState init_on_devices(Simulation& sim) const;
+
   // One step, like a PmappedFunction: args are (params, opt_state, batch_x, batch_y), each batch as the model's
   // value_and_grad takes it with a leading device axis: [N, per-device batch, ...] (the MLP: features and
   // outputs or int32 labels; the transformer: int32 tokens and labels [N, b, s]); returns
