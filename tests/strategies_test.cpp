@@ -1,6 +1,6 @@
 // Data-parallel training strategies on the MLP: k steps of each strategy on N devices give the parameters
 // and losses of k steps on one device with the whole batch, every replica stays bit-identical, and the
-// per-device model-state memory is the ZeRO paper's.
+// per-device model-state memory is the ZeRO paper's, for the MLP and for the transformer.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,7 +11,9 @@
 
 #include "spmdsim/errors.hpp"
 #include "spmdsim/models/data_parallel.hpp"
+#include "spmdsim/models/mlp.hpp"
 #include "spmdsim/models/sharding.hpp"
+#include "spmdsim/models/transformer.hpp"
 #include "spmdsim/ops.hpp"
 #include "spmdsim/residency.hpp"
 #include "spmdsim/simulation.hpp"
@@ -236,19 +238,22 @@ constexpr double kCountBytes = 4;
 
 class ModelStateMemory : public ::testing::TestWithParam<std::tuple<Strategy, int>> {};
 
-// Mixed-precision Adam (bf16 params and gradients, fp32 master weights, momentum and variance: K = 12),
-// measured on abstract arrays just before the update, where every piece of model state is live.
-TEST_P(ModelStateMemory, MixedPrecisionAdamMatchesTheZeroPaper) {
-  const auto [strategy, n] = GetParam();
-  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(n)));
-  const double psi = static_cast<double>(kMemoryModel.num_parameters());
-  ASSERT_EQ(kMemoryModel.num_parameters() % 8, 0);
-  TrainStep step(kMemoryModel, Optimizer::adam(1e-3), n,
-                 {.strategy = strategy, .precision = Precision::mixed_bf16, .reduce_dtype = DType::bf16});
-  TrainState state = step.init(kMemoryModel.init_abstract());
-  step(sim, state, Array::abstract({n, 8, 784}), Array::abstract({n, 8}, DType::i32));
+const auto kEveryStrategyOnUpToEightDevices = ::testing::Combine(
+    ::testing::Values(Strategy::dp, Strategy::zero1, Strategy::zero2, Strategy::zero3), ::testing::Values(1, 2, 4, 8));
 
-  const double paper = zero_model_state_bytes(strategy, kMemoryModel.num_parameters(), n);
+std::string strategy_and_devices_name(const ::testing::TestParamInfo<std::tuple<Strategy, int>>& info) {
+  return std::string(strategy_name(std::get<0>(info.param))) + "_p" + std::to_string(std::get<1>(info.param));
+}
+
+// Mixed-precision Adam (bf16 params and gradients, fp32 master weights, momentum and variance: K = 12) on
+// psi parameters: each device's model state, tag by tag, just before the update of the last step, where every
+// piece of it is live.
+void expect_mixed_adam_model_states_of_the_zero_paper(const TrainStep& step, const Simulation& sim,
+                                                      std::int64_t psi_count) {
+  const Strategy strategy = step.options().strategy;
+  const int n = step.num_devices();
+  const double psi = static_cast<double>(psi_count);
+  const double paper = zero_model_state_bytes(strategy, psi_count, n);
   const double expected_paper = strategy == Strategy::dp      ? 16 * psi
                                 : strategy == Strategy::zero1 ? 4 * psi + 12 * psi / n
                                 : strategy == Strategy::zero2 ? 2 * psi + 14 * psi / n
@@ -270,6 +275,17 @@ TEST_P(ModelStateMemory, MixedPrecisionAdamMatchesTheZeroPaper) {
   for (const DeviceMemory& memory : report.calls.back().memory) EXPECT_GE(memory.peak, expected_paper);
 }
 
+TEST_P(ModelStateMemory, MixedPrecisionAdamMatchesTheZeroPaper) {
+  const auto [strategy, n] = GetParam();
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(n)));
+  ASSERT_EQ(kMemoryModel.num_parameters() % 8, 0);
+  TrainStep step(kMemoryModel, Optimizer::adam(1e-3), n,
+                 {.strategy = strategy, .precision = Precision::mixed_bf16, .reduce_dtype = DType::bf16});
+  TrainState state = step.init(kMemoryModel.init_abstract());
+  step(sim, state, Array::abstract({n, 8, 784}), Array::abstract({n, 8}, DType::i32));
+  expect_mixed_adam_model_states_of_the_zero_paper(step, sim, kMemoryModel.num_parameters());
+}
+
 // The same in float32 (params 4, gradients 4, Adam's momentum and variance 8 bytes per parameter).
 TEST_P(ModelStateMemory, Float32AdamShardsEachPart) {
   const auto [strategy, n] = GetParam();
@@ -285,14 +301,47 @@ TEST_P(ModelStateMemory, Float32AdamShardsEachPart) {
     EXPECT_EQ(memory.model_states(), params + grads + optimizer_state + kCountBytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, ModelStateMemory,
-                         ::testing::Combine(::testing::Values(Strategy::dp, Strategy::zero1, Strategy::zero2,
-                                                              Strategy::zero3),
-                                            ::testing::Values(1, 2, 4, 8)),
-                         [](const auto& test_info) {
-                           return std::string(strategy_name(std::get<0>(test_info.param))) + "_p" +
-                                  std::to_string(std::get<1>(test_info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(Strategies, ModelStateMemory, kEveryStrategyOnUpToEightDevices,
+                         strategy_and_devices_name);
+
+// The transformer, trained one step in abstract mode through the same TrainStep: ZeRO-3 gathers each fetch
+// unit (embeddings, blocks, head) leaf by leaf. Every leaf of this small untied model is a multiple of 8
+// elements, so no shard is padded for N <= 8 and the table holds exactly, with psi its exact count.
+const Transformer kSmallTransformer(
+    {.layers = 2, .hidden = 64, .heads = 8, .seq_len = 32, .vocab = 128, .tied_embeddings = false});
+
+class TransformerModelStateMemory : public ::testing::TestWithParam<std::tuple<Strategy, int>> {};
+
+TEST_P(TransformerModelStateMemory, MixedPrecisionAdamMatchesTheZeroPaper) {
+  const auto [strategy, n] = GetParam();
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(n)));
+  for (const Array& leaf : kSmallTransformer.init_abstract().leaves()) ASSERT_EQ(leaf.size() % 8, 0);
+  TrainStep step(kSmallTransformer, Optimizer::adam(1e-3), n,
+                 {.strategy = strategy, .precision = Precision::mixed_bf16, .reduce_dtype = DType::bf16});
+  TrainState state = step.init(kSmallTransformer.init_abstract());
+  const Array tokens = Array::abstract({n, 2, kSmallTransformer.config().seq_len}, DType::i32);
+  step(sim, state, tokens, tokens);
+  expect_mixed_adam_model_states_of_the_zero_paper(step, sim, kSmallTransformer.num_parameters());
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, TransformerModelStateMemory, kEveryStrategyOnUpToEightDevices,
+                         strategy_and_devices_name);
+
+// The state made on the devices (init_on_devices) is laid out as init()'s: a step from it holds the same model
+// states, and pmap accepts it in place with the step's in_axes. Disabled until sim/ hands each device its own
+// replica of a resident in_axes-None leaf: pmap.cpp's shard_of returns device 0's array for every device, so
+// tag_as cannot retag the other devices' replicas (dp: params and state show as outputs on devices 1..N-1;
+// zero: Adam's count).
+TEST_P(TransformerModelStateMemory, DISABLED_StateMadeOnTheDevicesIsLaidOutAsInit) {
+  const auto [strategy, n] = GetParam();
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(n)));
+  TrainStep step(kSmallTransformer, Optimizer::adam(1e-3), n,
+                 {.strategy = strategy, .precision = Precision::mixed_bf16, .reduce_dtype = DType::bf16});
+  const TrainState state = step.init_on_devices(sim);
+  const Array tokens = Array::abstract({n, 2, kSmallTransformer.config().seq_len}, DType::i32);
+  step(sim, state, tokens, tokens);
+  expect_mixed_adam_model_states_of_the_zero_paper(step, sim, kSmallTransformer.num_parameters());
+}
 
 // Real arrays cost the same memory as abstract ones: the small model's measured model state on 4 devices
 // equals the formula too (Psi = 700, every leaf a multiple of 4).

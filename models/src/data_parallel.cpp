@@ -1,5 +1,5 @@
 // The data-parallel train step: one per-device function for every strategy, built around four moments:
-// fetch the params a layer needs, accumulate gradients over micro-batches, reduce them (all-reduce or
+// fetch the params a unit needs, accumulate gradients over micro-batches, reduce them (all-reduce or
 // reduce-scatter), update (whole leaves or this device's shards) and, for ZeRO 1/2, gather the new params.
 #include "spmdsim/models/data_parallel.hpp"
 
@@ -36,11 +36,12 @@ Tree mapped(const Tree& tree, const std::function<Array(const Array&, std::size_
 }  // namespace
 
 struct TrainStep::Plan {
-  Mlp model;
+  AnyTrainableModel model;
   Optimizer optimizer;
   int num_devices;
   TrainOptions options;
-  std::vector<Shape> shapes;  // the full params' leaf shapes, in flattening order
+  Tree abstract_params;       // the full fp32 params' shapes, unit by unit
+  std::vector<Shape> shapes;  // the same leaf shapes, in flattening order
   Axes params_axes;
   Axes state_axes;
 
@@ -61,15 +62,15 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
   const Array& x = args[2].array();
   const Array& y = args[3].array();
 
-  // The params a layer's forward or backward needs: ZeRO-3 all-gathers them from the shards each time.
-  const auto& sizes = model.layer_sizes();
-  LayerFetch fetch = [&](int l) -> Tree {
-    const Tree& layer = params[static_cast<std::size_t>(l)];
-    if (strategy != Strategy::zero3) return layer;
-    const Shape w_shape{sizes[l], sizes[l + 1]};
-    const Shape b_shape{sizes[l + 1]};
-    return Tree::dict({{"b", tag_as(gather_leaf(layer["b"].leaf(), b_shape, axis), MemoryTag::parameters)},
-                       {"w", tag_as(gather_leaf(layer["w"].leaf(), w_shape, axis), MemoryTag::parameters)}});
+  // The params a unit's forward or backward needs: ZeRO-3 all-gathers each of its leaves from the shards, every
+  // time, to the leaf's full shape.
+  LayerFetch fetch = [&](int u) -> Tree {
+    const auto unit = static_cast<std::size_t>(u);
+    if (strategy != Strategy::zero3) return params[unit];
+    const std::vector<Array> full = abstract_params[unit].leaves();
+    return tag_as(mapped(params[unit],
+                         [&](const Array& shard, std::size_t i) { return gather_leaf(shard, full[i].shape(), axis); }),
+                  MemoryTag::parameters);
   };
 
   // Loss and gradients of this device's batch, accumulated over micro-batches.
@@ -154,7 +155,7 @@ Strategy parse_strategy(std::string_view name) {
   throw ValueError(fmt::format("unknown training strategy '{}' (valid: dp, zero1, zero2, zero3)", name));
 }
 
-TrainStep::TrainStep(Mlp model, Optimizer optimizer, int num_devices, TrainOptions options) {
+TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devices, TrainOptions options) {
   if (options.devices) num_devices = static_cast<int>(options.devices->size());
   if (num_devices < 1) throw ValueError(fmt::format("a train step needs at least one device, got {}", num_devices));
   if (options.micro_batches < 1)
@@ -163,9 +164,11 @@ TrainStep::TrainStep(Mlp model, Optimizer optimizer, int num_devices, TrainOptio
       options.reduce_dtype != DType::f32)
     throw ValueError(fmt::format("mixed precision reduces gradients in bfloat16 or float32, not {}",
                                  dtype_name(options.reduce_dtype)));
+  Tree abstract_params = model.init_abstract();
+  std::vector<Shape> shapes;
+  for (const Array& leaf : abstract_params.leaves()) shapes.push_back(leaf.shape());
   auto plan = std::make_shared<Plan>(Plan{std::move(model), std::move(optimizer), num_devices, std::move(options),
-                                          {}, Axes(none), Axes(none)});
-  for (const Array& leaf : plan->model.init_abstract().leaves()) plan->shapes.push_back(leaf.shape());
+                                          std::move(abstract_params), std::move(shapes), Axes(none), Axes(none)});
   if (plan->options.strategy == Strategy::zero3) plan->params_axes = Axes(0);
   if (plan->sharded()) {
     std::map<std::string, Axes> inner;
@@ -189,7 +192,7 @@ TrainStep::TrainStep(Mlp model, Optimizer optimizer, int num_devices, TrainOptio
            std::move(pmap_options)));
 }
 
-const Mlp& TrainStep::model() const { return plan_->model; }
+const AnyTrainableModel& TrainStep::model() const { return plan_->model; }
 const Optimizer& TrainStep::optimizer() const { return plan_->optimizer; }
 const TrainOptions& TrainStep::options() const { return plan_->options; }
 int TrainStep::num_devices() const { return plan_->num_devices; }
@@ -202,8 +205,8 @@ TrainState TrainStep::init(const Tree& params) const {
   const Plan& plan = *plan_;
   std::vector<Shape> shapes;
   for (const Array& leaf : params.leaves()) shapes.push_back(leaf.shape());
-  if (!params.same_structure(plan.model.init_abstract()) || shapes != plan.shapes)
-    throw ValueError(fmt::format("train step init: params {} do not match the model's layer sizes",
+  if (!params.same_structure(plan.abstract_params) || shapes != plan.shapes)
+    throw ValueError(fmt::format("train step init: params {} do not match the model's parameter shapes",
                                  params.treedef()));
   for (const Array& leaf : params.leaves())
     if (leaf.dtype() != DType::f32)
@@ -215,6 +218,41 @@ TrainState TrainStep::init(const Tree& params) const {
   Tree inner = plan.optimizer.init(weights);
   Tree state = plan.mixed() ? Tree::dict({{"master", weights}, {"opt", inner}}) : inner;
   return {plan.options.strategy == Strategy::zero3 ? shard_tree(compute, n) : compute, state};
+}
+
+TrainState TrainStep::init_on_devices(Simulation& sim) const {
+  const Plan& plan = *plan_;
+  const TrainState host = init(plan.abstract_params);  // abstract: shapes only, as the host would lay them out
+  // A device's part of a host leaf: all of it where replicated, one row of [N, shard] where sharded.
+  auto device_part = [](const Tree& tree, bool sharded) {
+    return tree.map([sharded](const Array& leaf) {
+      return sharded ? Array::abstract({leaf.shape()[1]}, leaf.dtype()) : Array::abstract(leaf.shape(), leaf.dtype());
+    });
+  };
+  auto device_state = [&, device_part]() -> Tree {
+    if (!plan.sharded()) return device_part(host.opt_state, false);
+    const Tree& host_inner = plan.mixed() ? host.opt_state["opt"] : host.opt_state;
+    std::map<std::string, Tree> inner;
+    if (plan.optimizer.kind() == Optimizer::Kind::adam) inner.emplace("count", device_part(host_inner["count"], false));
+    for (const auto& entry : plan.optimizer.per_parameter_entries())
+      inner.emplace(entry, device_part(host_inner[entry], true));
+    if (!plan.mixed()) return Tree::dict(std::move(inner));
+    return Tree::dict({{"master", device_part(host.opt_state["master"], true)}, {"opt", Tree::dict(std::move(inner))}});
+  };
+  const bool params_sharded = plan.options.strategy == Strategy::zero3;
+  // pmap needs one mapped argument to know its devices: a token per device.
+  auto make_state = pmap(
+      [&](const Args&) -> Tree {
+        return Tree::tuple({tag_as(device_part(host.params, params_sharded), MemoryTag::parameters),
+                            tag_as(device_state(), MemoryTag::optimizer_state)});
+      },
+      {.in_axes = Axes(0),
+       .out_axes = Axes::tuple({plan.params_axes, plan.state_axes}),
+       .axis_name = plan.options.axis_name,
+       .devices = plan.options.devices,
+       .name = plan.options.name + "_init"});
+  Tree out = make_state(sim, {Array::abstract({plan.num_devices}, DType::i32)});
+  return {out[0], out[1]};
 }
 
 Tree TrainStep::operator()(Simulation& sim, const Args& args) const { return (*pmapped_)(sim, args); }
@@ -230,7 +268,7 @@ Tree TrainStep::full_params(Simulation& sim, const TrainState& state) const {
   const Tree& source = plan.mixed() ? state.opt_state["master"] : state.params;
   Tree host = sim.device_get(source);
   const bool sharded = plan.mixed() ? plan.sharded() : plan.options.strategy == Strategy::zero3;
-  return sharded ? unshard_tree(host, plan.model.init_abstract()) : host;
+  return sharded ? unshard_tree(host, plan.abstract_params) : host;
 }
 
 Array shard_batch(const Array& batch, int num_devices) {

@@ -1,4 +1,5 @@
-// Data-parallel training steps for the MLP, as one pmapped function over
+// Data-parallel training steps for any TrainableModel (trainable_model.hpp: the MLP, the transformer), as one
+// pmapped function over
 //   (params, opt_state, batch_x, batch_y) -> (params, opt_state, loss)
 // with the batch split over the devices along axis 0 and the model state kept on the devices between steps
 // (pmap results stay device-resident; passed back with the same axes they are used in place). Strategies:
@@ -11,8 +12,9 @@
 //          params with its shard of the state, then the params are all-gathered.
 //   zero2  ZeRO stage 2 (P_os+g): as zero1, but the gradients are reduce-scattered (psum_scatter / N), so
 //          each device only ever keeps its 1/N shard of the averaged gradients.
-//   zero3  ZeRO stage 3 (P_os+g+p): params sharded too; each layer's params are all-gathered just before
-//          the layer's forward and again before its backward, and freed right after; gradients
+//   zero3  ZeRO stage 3 (P_os+g+p): params sharded too; each fetch unit's params (every leaf, to its shape
+//          in init_abstract()) are all-gathered just before the unit's forward and again before its backward,
+//          and freed right after; gradients
 //          reduce-scattered; each device updates its own shard; nothing is gathered after the update.
 //
 // Orthogonal options:
@@ -39,8 +41,8 @@
 #include <vector>
 
 #include "spmdsim/memory_tags.hpp"
-#include "spmdsim/models/mlp.hpp"
 #include "spmdsim/models/optimizers.hpp"
+#include "spmdsim/models/trainable_model.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/pytree.hpp"
 
@@ -86,20 +88,26 @@ struct StepResult {
 
 class TrainStep {
  public:
-  TrainStep(Mlp model, Optimizer optimizer, int num_devices, TrainOptions options = {});
+  TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devices, TrainOptions options = {});
 
-  const Mlp& model() const;
+  const AnyTrainableModel& model() const;
   const Optimizer& optimizer() const;
   const TrainOptions& options() const;
   int num_devices() const;
 
-  // Host: full fp32 params (as Mlp::init gives them, or abstract) laid out for this strategy, with a fresh
-  // optimizer state.
+  // Host: full fp32 params (as the model's init gives them, or its init_abstract()) laid out for this
+  // strategy, with a fresh optimizer state.
   TrainState init(const Tree& params) const;
 
-  // One step, like a PmappedFunction: args are (params, opt_state, batch_x, batch_y) with batch_x of shape
-  // [N, per-device batch, features] and batch_y [N, per-device batch, outputs] (or int32 labels
-  // [N, per-device batch]); returns (params, opt_state, loss).
+  // Abstract models only: the state of init(model.init_abstract()) made on the devices themselves, each device
+  // its own part, as jax.jit(init, out_shardings=...) does, so the first step sends only the batch (the host
+  // does not send every device its Psi-sized state). The result is device-resident, laid out for this step.
+  TrainState init_on_devices(Simulation& sim) const;
+
+  // One step, like a PmappedFunction: args are (params, opt_state, batch_x, batch_y), each batch as the model's
+  // value_and_grad takes it with a leading device axis: [N, per-device batch, ...] (the MLP: features and
+  // outputs or int32 labels; the transformer: int32 tokens and labels [N, b, s]); returns
+  // (params, opt_state, loss).
   Tree operator()(Simulation& sim, const Args& args) const;
   StepResult operator()(Simulation& sim, const TrainState& state, const Array& batch_x,
                         const Array& batch_y) const;
