@@ -328,11 +328,9 @@ INSTANTIATE_TEST_SUITE_P(Strategies, TransformerModelStateMemory, kEveryStrategy
                          strategy_and_devices_name);
 
 // The state made on the devices (init_on_devices) is laid out as init()'s: a step from it holds the same model
-// states, and pmap accepts it in place with the step's in_axes. Disabled until sim/ hands each device its own
-// replica of a resident in_axes-None leaf: pmap.cpp's shard_of returns device 0's array for every device, so
-// tag_as cannot retag the other devices' replicas (dp: params and state show as outputs on devices 1..N-1;
-// zero: Adam's count).
-TEST_P(TransformerModelStateMemory, DISABLED_StateMadeOnTheDevicesIsLaidOutAsInit) {
+// states, and pmap accepts it in place with the step's in_axes, every device using its own replica of a
+// resident in_axes-None leaf (so that tag_as retags each device's buffers, not device 0's).
+TEST_P(TransformerModelStateMemory, StateMadeOnTheDevicesIsLaidOutAsInit) {
   const auto [strategy, n] = GetParam();
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(n)));
   TrainStep step(kSmallTransformer, Optimizer::adam(1e-3), n,

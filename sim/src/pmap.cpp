@@ -262,8 +262,9 @@ std::vector<int> call_devices(const Runtime& runtime, const PmapOptions& options
 
 // What device `rank` receives of a leaf.
 Array shard_of(const InputLeaf& leaf, int rank) {
-  if (!leaf.axis) return leaf.value;
+  // A resident leaf is each device's own buffer, replicated or not.
   if (leaf.resident) return leaf.value.residency()->shards[static_cast<std::size_t>(rank)];
+  if (!leaf.axis) return leaf.value;
   return kernels::take(leaf.value, *leaf.axis, rank).value;
 }
 
