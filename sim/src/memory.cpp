@@ -26,7 +26,10 @@ MemoryLedger::MemoryLedger(std::string device_name, Bytes capacity)
 std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string label, Seconds now) {
   if (in_use_ + bytes > capacity_) {
     auto live = live_buffers();
-    std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+    // Largest first; among equals, the oldest first.
+    std::stable_sort(live.begin(), live.end(), [](const auto& a, const auto& b) {
+      return a.bytes != b.bytes ? a.bytes > b.bytes : a.since < b.since;
+    });
     std::string listing;
     for (std::size_t i = 0; i < live.size() && i < 10; ++i)
       listing += fmt::format("\n  {} ({}, {}) since t={:.9g} s", live[i].label, memory_tag_name(live[i].tag),
@@ -38,26 +41,31 @@ std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string lab
         device_name_, detail::format_bytes(bytes), label, memory_tag_name(tag), detail::format_bytes(in_use_),
         detail::format_bytes(capacity_), live.size(), listing));
   }
-  const auto id = next_id_++;
-  live_.emplace(id, LiveBuffer{id, std::move(label), tag, bytes, now});
+  std::uint64_t id = slots_.size();
+  if (free_slots_.empty()) {
+    slots_.emplace_back();
+  } else {
+    id = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  slots_[id] = LiveBuffer{id, std::move(label), tag, bytes, now};
   record(now, tag, bytes);
   return id;
 }
 
 void MemoryLedger::release(std::uint64_t id, Seconds now) {
-  auto it = live_.find(id);
-  if (it == live_.end()) return;
-  record(now, it->second.tag, -it->second.bytes);
-  live_.erase(it);
+  if (id >= slots_.size() || !slots_[id]) return;
+  record(now, slots_[id]->tag, -slots_[id]->bytes);
+  slots_[id].reset();
+  free_slots_.push_back(id);
 }
 
 void MemoryLedger::retag(std::uint64_t id, MemoryTag tag, Seconds now) {
-  auto it = live_.find(id);
-  if (it == live_.end() || it->second.tag == tag) return;
-  const Bytes bytes = it->second.bytes;
-  record(now, it->second.tag, -bytes);
-  it->second.tag = tag;
-  record(now, tag, bytes);
+  if (id >= slots_.size() || !slots_[id] || slots_[id]->tag == tag) return;
+  LiveBuffer& buffer = *slots_[id];
+  record(now, buffer.tag, -buffer.bytes);
+  buffer.tag = tag;
+  record(now, tag, buffer.bytes);
 }
 
 void MemoryLedger::record(Seconds now, MemoryTag tag, Bytes delta) {
@@ -84,8 +92,8 @@ void MemoryLedger::start_window() {
 
 std::vector<LiveBuffer> MemoryLedger::live_buffers() const {
   std::vector<LiveBuffer> out;
-  out.reserve(live_.size());
-  for (const auto& [id, buffer] : live_) out.push_back(buffer);
+  for (const auto& slot : slots_)
+    if (slot) out.push_back(*slot);
   return out;
 }
 

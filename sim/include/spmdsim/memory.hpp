@@ -5,8 +5,8 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -84,8 +84,10 @@ class MemoryLedger {
   std::array<Bytes, kNumMemoryTags> tag_peaks_{};
   Bytes window_peak_ = 0;
   std::array<Bytes, kNumMemoryTags> window_at_peak_{};
-  std::map<std::uint64_t, LiveBuffer> live_;
-  std::uint64_t next_id_ = 1;
+  // The live buffers by id. An id is a slot, reused once released (only its DeviceAllocation holds it, and
+  // releases it once), so a simulation with millions of short-lived buffers allocates no node per buffer.
+  std::vector<std::optional<LiveBuffer>> slots_;
+  std::vector<std::uint64_t> free_slots_;
   std::vector<MemoryEvent> timeline_;
 };
 
