@@ -8,9 +8,7 @@ marker per device count; filled markers are rows that ran on real data, hollow o
 only). `spmdsim collectives --plot PREFIX` runs this script on the sweep it has just written.
 """
 
-import json
 import math
-import os
 import sys
 import textwrap
 
@@ -21,7 +19,8 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
-SUPPORTED_SCHEMA = 1
+import plot_common  # noqa: E402
+
 LINE_STYLES = ["-", "--", ":", "-."]
 MARKERS = ["o", "s", "^", "D", "v", "P"]
 
@@ -32,15 +31,6 @@ def size_label(value, _position=None):
         if value >= scale:
             return f"{value / scale:g}{unit}"
     return f"{value:g}"
-
-
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        sweep = json.load(f)
-    version = sweep.get("schema_version")
-    if version != SUPPORTED_SCHEMA:
-        sys.exit(f"plot_collectives.py: {path} has schema_version {version}; this script reads {SUPPORTED_SCHEMA}")
-    return sweep
 
 
 def plot(sweep, prefix):
@@ -110,19 +100,9 @@ def plot(sweep, prefix):
                        textwrap.fill(settings, characters)])
     figure.suptitle(title, fontsize=10)
     figure.tight_layout(rect=(0, (legend_height + 0.1) / (7.0 + legend_height), 1, 1))
-    for extension in ("png", "svg"):
-        # Written whole or not at all, as spmdsim writes its files.
-        partial = f"{prefix}.{extension}.partial"
-        figure.savefig(partial, format=extension, dpi=90)
-        os.replace(partial, f"{prefix}.{extension}")
+    plot_common.save(figure, prefix)
     plt.close(figure)
 
 
-def main(argv):
-    if len(argv) != 3:
-        sys.exit("usage: plot_collectives.py SWEEP.json PREFIX   (writes PREFIX.png and PREFIX.svg)")
-    plot(load(argv[1]), argv[2])
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    plot_common.main(sys.argv, "plot_collectives.py", "SWEEP", plot)

@@ -7,8 +7,6 @@ time broken into compute, communication, host transfer and idle, stacked per dev
 `spmdsim train --plot PREFIX` runs this script on the run it has just written.
 """
 
-import json
-import os
 import sys
 import textwrap
 
@@ -17,24 +15,18 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-SUPPORTED_SCHEMA = 1
+import plot_common  # noqa: E402
+
 # The parts of a step, bottom to top, as the JSON rows name them.
 PARTS = [("compute_us", "compute"), ("communication_us", "communication"), ("transfer_us", "host transfer"),
          ("idle_us", "idle")]
 
 
-def load(path):
-    with open(path, encoding="utf-8") as f:
-        run = json.load(f)
-    version = run.get("schema_version")
-    if version != SUPPORTED_SCHEMA:
-        sys.exit(f"plot_train.py: {path} has schema_version {version}; this script reads {SUPPORTED_SCHEMA}")
-    if not run["rows"]:
-        sys.exit("plot_train.py: the run has no rows to plot")
-    return run
 
 
 def plot(run, prefix):
+    if not run["rows"]:
+        sys.exit("plot_train.py: the run has no rows to plot")
     rows = sorted(run["rows"], key=lambda r: r["devices"])
     devices = [r["devices"] for r in rows]
     labels = [str(p) for p in devices]
@@ -76,19 +68,9 @@ def plot(run, prefix):
         textwrap.fill(settings, characters)])
     figure.suptitle(title, fontsize=10)
     figure.tight_layout()
-    for extension in ("png", "svg"):
-        # Written whole or not at all, as spmdsim writes its files.
-        partial = f"{prefix}.{extension}.partial"
-        figure.savefig(partial, format=extension, dpi=90)
-        os.replace(partial, f"{prefix}.{extension}")
+    plot_common.save(figure, prefix)
     plt.close(figure)
 
 
-def main(argv):
-    if len(argv) != 3:
-        sys.exit("usage: plot_train.py RUN.json PREFIX   (writes PREFIX.png and PREFIX.svg)")
-    plot(load(argv[1]), argv[2])
-
-
 if __name__ == "__main__":
-    main(sys.argv)
+    plot_common.main(sys.argv, "plot_train.py", "RUN", plot)

@@ -25,6 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 
 using testing::expect_matches_golden;
+using testing::expect_plot_files;
+using testing::plotting_unavailable;
 using testing::fields_of;
 using testing::lines_of;
 using testing::normalised;
@@ -339,15 +341,9 @@ TEST(CollectivesSweep, PlotWritesPngAndSvg) {
       fmt::format("-b 1K -e 1M -f 8 --devices 2,4 --collectives all_reduce,all_to_all --abstract-above 64K --plot '{}'",
                   prefix.string()),
       dir);
-  if (run.status == 1 && run.err.find("--plot needs python3 with matplotlib") != std::string::npos)
-    GTEST_SKIP() << run.err;
+  if (plotting_unavailable(run)) GTEST_SKIP() << run.err;
   ASSERT_EQ(run.status, 0) << run.err;
-  for (const char* extension : {".png", ".svg"}) {
-    const auto path = prefix.string() + extension;
-    ASSERT_TRUE(fs::exists(path)) << path;
-    EXPECT_GT(fs::file_size(path), 1000u) << path;
-  }
-  EXPECT_FALSE(fs::exists(prefix.string() + ".plot-data.json"));  // the temporary data is gone
+  expect_plot_files(prefix);
 }
 
 }  // namespace

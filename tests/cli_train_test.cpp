@@ -19,6 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::expect_matches_golden;
+using testing::expect_plot_files;
+using testing::plotting_unavailable;
 using testing::lines_of;
 using testing::normalised;
 using testing::read_file;
@@ -163,15 +165,9 @@ TEST(Train, PlotWritesPngAndSvg) {
   const auto prefix = dir / "scaling";
   const auto run =
       run_train(fmt::format("--devices 1,2 --steps 1 --batch 16 --plot '{}'", prefix.string()), dir);
-  if (run.status == 1 && run.err.find("--plot needs python3 with matplotlib") != std::string::npos)
-    GTEST_SKIP() << run.err;
+  if (plotting_unavailable(run)) GTEST_SKIP() << run.err;
   ASSERT_EQ(run.status, 0) << run.err;
-  for (const char* extension : {".png", ".svg"}) {
-    const auto path = prefix.string() + extension;
-    ASSERT_TRUE(fs::exists(path)) << path;
-    EXPECT_GT(fs::file_size(path), 1000u) << path;
-  }
-  EXPECT_FALSE(fs::exists(prefix.string() + ".plot-data.json"));  // the temporary data is gone
+  expect_plot_files(prefix);
 }
 
 }  // namespace

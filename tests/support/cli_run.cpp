@@ -86,4 +86,17 @@ std::vector<std::vector<std::string>> table_rows(const std::string& table) {
   return rows;
 }
 
+bool plotting_unavailable(const CliRun& run) {
+  return run.status == 1 && run.err.find("--plot needs python3 with matplotlib") != std::string::npos;
+}
+
+void expect_plot_files(const fs::path& prefix) {
+  for (const char* extension : {".png", ".svg"}) {
+    const auto path = prefix.string() + extension;
+    ASSERT_TRUE(fs::exists(path)) << path;
+    EXPECT_GT(fs::file_size(path), 1000u) << path;
+  }
+  EXPECT_FALSE(fs::exists(prefix.string() + ".plot-data.json"));  // the temporary data is gone
+}
+
 }  // namespace spmdsim::testing

@@ -38,4 +38,9 @@ std::vector<std::string> fields_of(const std::string& line, char separator = ' '
 // A table's data rows (neither comments nor blank), split into cells.
 std::vector<std::vector<std::string>> table_rows(const std::string& table);
 
+// Whether a --plot run failed only because no python3 with matplotlib was found (the test then skips).
+bool plotting_unavailable(const CliRun& run);
+// PREFIX.png and PREFIX.svg exist and are not empty, and the temporary PREFIX.plot-data.json is gone.
+void expect_plot_files(const std::filesystem::path& prefix);
+
 }  // namespace spmdsim::testing
