@@ -25,10 +25,12 @@ struct Case {
   std::string algorithm;
   int p;
   std::vector<int> dimensions;  // the platform's logical shape, for hierarchical and multidim
+  std::int64_t floats = 0;      // per device; 0: kFloats
 };
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return fmt::format("{}_{}_p{}", info.param.collective, info.param.algorithm, info.param.p);
+  return fmt::format("{}_{}_p{}{}", info.param.collective, info.param.algorithm, info.param.p,
+                     info.param.floats ? fmt::format("_n{}", info.param.floats) : "");
 }
 
 // float32 elements per device: divisible by every p and product of dimensions below, so that every ring
@@ -57,7 +59,7 @@ std::vector<double> run(const Case& c, bool aggregate, bool abstract,
     collective = [call](const Array& x) { return all_gather(x, "i", 0, false, {}, call); };
   else
     collective = [call](const Array& x) { return psum_scatter(x, "i", 0, true, {}, call); };
-  const Shape shape{c.p, kFloats};
+  const Shape shape{c.p, c.floats ? c.floats : kFloats};
   const Array input = abstract ? Array::abstract(shape) : Array::full(shape, 0.5);
   Tree out = pmap([collective](const Args& a) -> Tree { return collective(a[0].array()); }, {.axis_name = "i"})(
       sim, {input});
@@ -84,6 +86,15 @@ void expect_same(const std::vector<double>& aggregated, const std::vector<double
     EXPECT_NEAR(aggregated[i], per_message[i], 1e-12 * std::abs(per_message[i])) << "figure " << i;
 }
 
+// Per device: the per-message run's peak and what it held at its peak, the time left out.
+void expect_same_memory(const std::vector<double>& aggregated, const std::vector<double>& per_message, int p) {
+  ASSERT_EQ(aggregated.size(), per_message.size());
+  const std::size_t per_device = 2 + kNumMemoryTags;
+  for (int d = 0; d < p; ++d)
+    for (std::size_t i = 1; i < per_device; ++i)
+      EXPECT_EQ(aggregated[d * per_device + i], per_message[d * per_device + i]) << "device " << d << " figure " << i;
+}
+
 class AggregatedPhases : public ::testing::TestWithParam<Case> {};
 
 TEST_P(AggregatedPhases, AbstractRunTakesThePerMessageTimeAndMemory) {
@@ -105,6 +116,21 @@ std::vector<Case> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ring, AggregatedPhases, ::testing::ValuesIn(cases()), case_name);
+
+// Pieces of unequal sizes (n not divisible by p, and fewer elements than devices): the phase's time is
+// exact only for equal pieces, but the memory each device holds at its peak is always the per-message one.
+class AggregatedPhasesOfUnequalPieces : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AggregatedPhasesOfUnequalPieces, HoldThePerMessageMemory) {
+  const auto per_message = testing::in_child_process([] { return run(GetParam(), false, true); });
+  expect_same_memory(run(GetParam(), true, true), per_message, GetParam().p);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ring, AggregatedPhasesOfUnequalPieces,
+                         ::testing::Values(Case{"psum", "ring", 5, {}, 1003}, Case{"psum", "ring", 8, {}, 3},
+                                           Case{"psum", "ring", 7, {}, 7 * 1000 + 6},
+                                           Case{"all_gather", "ring", 5, {}, 1003}),
+                         case_name);
 
 // SimGrid's default model (LV08) scales every message's latency by 13.01 and its bandwidth by 0.97; the
 // phase waits out its other messages' latencies with the same factor.

@@ -14,6 +14,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 
+#include "booked_ring.hpp"
 #include "collectives/selection.hpp"
 #include "device_communicator.hpp"
 #include "device_context.hpp"
@@ -58,7 +59,7 @@ std::vector<int> my_group(const DeviceContext& ctx, const AxisIndexGroups& group
 class CollectiveSpan {
  public:
   CollectiveSpan(DeviceContext& ctx, std::string name)
-      : ctx_(ctx), name_(std::move(name)), start_(simgrid::s4u::Engine::get_clock()) {}
+      : ctx_(ctx), name_(std::move(name)), start_((ctx.flush_compute(), simgrid::s4u::Engine::get_clock())) {}
   ~CollectiveSpan() {
     const Seconds end = simgrid::s4u::Engine::get_clock();
     ctx_.times().communication[name_] += end - start_;
@@ -130,7 +131,10 @@ class CollectiveCall {
   }
 
   Communicator& comm() { return *comm_; }
+  DeviceCommunicator& device_comm() { return *comm_; }
   const std::string& algorithm() const { return algorithm_; }
+  // Whether the ring is booked from its totals (booked_ring.hpp) rather than walked piece by piece.
+  bool books_ring(const Array& x) const { return algorithm_ == "ring" && comm_->size() > 1 && comm_->books(x); }
   // Waits for this device's last sends and places the result in its memory.
   Array finish(const Array& result) {
     comm_->finish();
@@ -156,7 +160,9 @@ Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGrou
   DeviceContext& ctx = device_for(axis_name);
   CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
                       static_cast<double>(x.nbytes()), x.dtype());
-  Array reduced = find_all_reduce(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), op);
+  const Array flat = x.reshaped(Shape{x.size()});
+  Array reduced = call.books_ring(x) ? detail::booked_ring_all_reduce(call.device_comm(), flat, op)
+                                     : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
   return call.finish(reduced.reshaped(x.shape()));
 }
 
@@ -169,6 +175,13 @@ std::vector<Array> blocks_along(const Array& x, int dimension, int count, bool t
     blocks.push_back(tiled ? kernels::slice(x, dimension, j * width, (j + 1) * width).value
                            : kernels::take(x, dimension, j).value);
   return blocks;
+}
+
+// The shape `count` pieces shaped `piece` take joined along `axis` (as assemble joins them).
+Shape gathered_shape(Shape piece, int count, int axis, bool tiled) {
+  if (tiled) piece[static_cast<std::size_t>(axis)] *= count;
+  else piece.insert(piece.begin() + axis, count);
+  return piece;
 }
 
 // Pieces in rank order joined along `axis`: stacked on a new axis untiled, concatenated tiled.
@@ -249,6 +262,10 @@ Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tile
   const int out_axis = canonical_axis(axis, x.ndim() + (tiled ? 0 : 1));
   const double gathered = static_cast<double>(x.nbytes()) * static_cast<double>(group.size());
   CollectiveCall call(ctx, std::move(group), "all_gather", CollectiveKind::all_gather, options, gathered, x.dtype());
+  if (call.books_ring(x)) {
+    const Array others = detail::booked_ring_all_gather_scratch(call.device_comm(), x);  // held until placed
+    return call.finish(Array::abstract(gathered_shape(x.shape(), call.comm().size(), out_axis, tiled), x.dtype()));
+  }
   auto pieces = find_all_gather(call.algorithm()).run(call.comm(), x);
   return call.finish(assemble(pieces, out_axis, tiled));
 }
@@ -268,6 +285,13 @@ Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimen
         "tiled reduce_scatter operand scatter dimension size {} must be divisible by shard_count {}", size, shards));
   CollectiveCall call(ctx, std::move(group), "psum_scatter", CollectiveKind::reduce_scatter, options,
                       static_cast<double>(x.nbytes()), x.dtype());
+  if (call.books_ring(x)) {
+    Shape block = x.shape();
+    block[static_cast<std::size_t>(dim)] /= shards;
+    if (!tiled) block.erase(block.begin() + dim);
+    return call.finish(detail::booked_ring_reduce_scatter(call.device_comm(), Array::abstract(block, x.dtype()),
+                                                          ReduceOp::sum));
+  }
   Array mine = find_reduce_scatter(call.algorithm()).run(call.comm(), blocks_along(x, dim, shards, tiled), ReduceOp::sum);
   return call.finish(mine);
 }

@@ -88,28 +88,52 @@ Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
 }
 
 Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) {
-  if (!ctx_.runtime().aggregate_abstract_phases() || !chunk.is_abstract() || !expected.is_abstract())
-    return sendrecv(to, chunk, from);
+  if (!books(chunk) || !expected.is_abstract()) return sendrecv(to, chunk, from);
+  book_phase(to, from, static_cast<Bytes>(chunk.nbytes()), 1, 0);
+  return ctx_.place(expected, MemoryTag::collective_scratch, collective_);  // a buffer of its own, shaped alike
+}
+
+bool DeviceCommunicator::books(const Array& x) const {
+  return ctx_.runtime().aggregate_abstract_phases() && x.is_abstract();
+}
+
+void DeviceCommunicator::book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) {
   const int to_device = device_of(to);
   const int from_device = device_of(from);
   if (phase_->to != to_device || phase_->from != from_device) flush_phase();
   phase_->to = to_device;
   phase_->from = from_device;
-  phase_->bytes_out += static_cast<Bytes>(chunk.nbytes());
-  ++phase_->messages;
-  ctx_.times().bytes_sent += static_cast<Bytes>(chunk.nbytes());
-  return ctx_.place(expected, MemoryTag::collective_scratch, collective_);  // a buffer of its own, shaped alike
+  phase_->bytes_out += bytes_out;
+  phase_->messages += messages;
+  phase_->reducing += reducing;
+  ctx_.times().bytes_sent += bytes_out;
+}
+
+namespace {
+
+kernels::KernelResult reduce_kernel(const Array& a, const Array& b, ReduceOp op) {
+  return op == ReduceOp::sum   ? kernels::add(a, b)
+         : op == ReduceOp::max ? kernels::maximum(a, b)
+                               : kernels::minimum(a, b);
+}
+
+// Inside one collective kernel: the roofline without a launch of its own.
+Seconds in_kernel_time(const DeviceSpec& spec, const kernels::KernelResult& result) {
+  return std::max(spec.op_time(result.cost.flops, result.cost.bytes, result.value.dtype()) - spec.launch_overhead,
+                  0.0);
+}
+
+}  // namespace
+
+Seconds DeviceCommunicator::reduction_time(const Array& piece, ReduceOp op) const {
+  return in_kernel_time(ctx_.spec(), reduce_kernel(piece, piece, op));
 }
 
 Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
-  kernels::KernelResult result = op == ReduceOp::sum   ? kernels::add(a, b)
-                                 : op == ReduceOp::max ? kernels::maximum(a, b)
-                                                       : kernels::minimum(a, b);
+  kernels::KernelResult result = reduce_kernel(a, b, op);
   Array placed = ctx_.place(result.value, MemoryTag::collective_scratch, collective_);
-  // Inside one collective kernel: the roofline without a launch of its own.
-  const DeviceSpec& spec = ctx_.spec();
-  const Seconds time = spec.op_time(result.cost.flops, result.cost.bytes, result.value.dtype()) - spec.launch_overhead;
-  if (phase_->messages > 0) phase_->reducing += std::max(time, 0.0);
+  const Seconds time = in_kernel_time(ctx_.spec(), result);
+  if (phase_->messages > 0) phase_->reducing += time;
   else ctx_.execute(time);
   return placed;
 }

@@ -40,6 +40,15 @@ class DeviceCommunicator final : public Communicator {
   // byte has left.
   void finish();
 
+  // For algorithms booked from their totals (booked_ring.hpp): whether x's exchanges are booked rather than
+  // sent (aggregation on, x abstract); booking `messages` exchanges with the ranks `to` and `from` that send
+  // bytes_out in all and spend `reducing` in reductions, as that many sendrecv_shaped and combine calls
+  // would; the time combine takes for a piece shaped like `piece`.
+  bool books(const Array& x) const;
+  void book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing);
+  Seconds reduction_time(const Array& piece, ReduceOp op) const;
+  DeviceContext& context() const { return ctx_; }
+
  private:
   // A send not waited for yet, and the buffer it reads, which stays allocated until then.
   struct PendingSend {

@@ -1,5 +1,7 @@
 #include "device_context.hpp"
 
+#include <utility>
+
 #include <fmt/format.h>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -34,11 +36,18 @@ void DeviceContext::execute(Seconds duration) {
 
 void DeviceContext::compute(std::string_view name, Seconds duration) {
   if (duration <= 0) return;
-  const Seconds start = simgrid::s4u::Engine::get_clock();
-  execute(duration);
-  const Seconds end = simgrid::s4u::Engine::get_clock();
-  times().compute += end - start;
-  record(SpanKind::compute, std::string(name), start, end);
+  const Seconds start = now();
+  booked_compute_ += duration;
+  times().compute += duration;
+  record(SpanKind::compute, std::string(name), start, start + duration);
+}
+
+void DeviceContext::flush_compute() {
+  execute(std::exchange(booked_compute_, 0.0));
+}
+
+Seconds DeviceContext::now() const {
+  return simgrid::s4u::Engine::get_clock() + booked_compute_;
 }
 
 void DeviceContext::record(SpanKind kind, std::string name, Seconds start, Seconds end) {
@@ -54,6 +63,11 @@ DeviceContext* current_device() {
 }
 
 void bind_current_device(DeviceContext* ctx) { simgrid::s4u::Actor::self()->set_data(ctx); }
+
+Seconds memory_event_time(int device) {
+  const DeviceContext* ctx = current_device();
+  return ctx != nullptr && ctx->device() == device ? ctx->now() : simgrid::s4u::Engine::get_clock();
+}
 
 Array account_op(std::string_view name, const OpCost& cost, Array result) {
   DeviceContext* ctx = current_device();

@@ -4,7 +4,7 @@
 #include <array>
 
 #include <fmt/format.h>
-#include <simgrid/s4u/Engine.hpp>
+#include "device_context.hpp"
 
 #include "spmdsim/errors.hpp"
 #include "units_format.hpp"
@@ -100,16 +100,16 @@ std::vector<LiveBuffer> MemoryLedger::live_buffers() const {
 DeviceAllocation::DeviceAllocation(std::shared_ptr<MemoryLedger> ledger, int device, Bytes bytes, MemoryTag tag,
                                    std::string label)
     : ledger_(ledger), device_(device), bytes_(bytes), tag_(tag) {
-  id_ = ledger->allocate(bytes, tag, std::move(label), simgrid::s4u::Engine::get_clock());
+  id_ = ledger->allocate(bytes, tag, std::move(label), detail::memory_event_time(device_));
 }
 
 DeviceAllocation::~DeviceAllocation() {
-  if (auto ledger = ledger_.lock()) ledger->release(id_, simgrid::s4u::Engine::get_clock());
+  if (auto ledger = ledger_.lock()) ledger->release(id_, detail::memory_event_time(device_));
 }
 
 void DeviceAllocation::retag(MemoryTag tag) {
   tag_ = tag;
-  if (auto ledger = ledger_.lock()) ledger->retag(id_, tag, simgrid::s4u::Engine::get_clock());
+  if (auto ledger = ledger_.lock()) ledger->retag(id_, tag, detail::memory_event_time(device_));
 }
 
 }  // namespace spmdsim

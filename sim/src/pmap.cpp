@@ -418,8 +418,11 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
     simgrid::s4u::Actor::create(fmt::format("{}:{}", options_.name, rank), host, [&, ctx, rank] {
       detail::bind_current_device(ctx);
       try {
-        auto inputs = receive_inputs(*ctx, leaves);
-        outputs[rank] = claim_outputs(*ctx, fn_(device_args(args, options_, inputs)));
+        {
+          auto inputs = receive_inputs(*ctx, leaves);
+          outputs[rank] = claim_outputs(*ctx, fn_(device_args(args, options_, inputs)));
+        }  // its inputs released at the device's own time, before the compute booked up to then runs
+        ctx->flush_compute();
       } catch (const simgrid::ForcefulKillException&) {
         throw;  // being killed after another device failed: let SimGrid unwind this actor
       } catch (...) {

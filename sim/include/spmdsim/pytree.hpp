@@ -1,11 +1,13 @@
 // PyTree: JAX's nested containers (None, leaf, tuple, list, dict with sorted string keys), generic in the
 // leaf. Tree (leaves are arrays) carries pmap's arguments and results; Axes (leaves are an optional axis)
-// carries in_axes and out_axes.
+// carries in_axes and out_axes. Immutable, so copies share their nodes: a model's params are hundreds of
+// leaves that every device passes around (a unit of them, a tree of gradients) many times a step.
 #pragma once
 
 #include <functional>
 #include <type_traits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -35,44 +37,46 @@ class PyTree {
   };
   using Node = std::variant<NoneType, Leaf, Tuple, List, Dict>;
 
-  PyTree() : node_(NoneType{}) {}
+  PyTree() : node_(none_node()) {}
+  // Copies only: a moved-from tree would hold no node, and a copy costs a reference count.
+  PyTree(const PyTree&) = default;
+  PyTree& operator=(const PyTree&) = default;
   // In an axis spec (optional leaves) None is a leaf meaning "no axis", as JAX reads in_axes/out_axes.
-  PyTree(NoneType) : node_(make_none()) {}
+  PyTree(NoneType) : node_(std::make_shared<const Node>(make_none())) {}
   template <class T>
     requires(std::is_constructible_v<Leaf, T> && !std::is_same_v<std::decay_t<T>, PyTree> &&
              !std::is_same_v<std::decay_t<T>, NoneType>)
-  PyTree(T&& leaf) : node_(Leaf(std::forward<T>(leaf))) {}
-  PyTree(Tuple t) : node_(std::move(t)) {}
-  PyTree(List l) : node_(std::move(l)) {}
-  PyTree(Dict d) : node_(std::move(d)) {}
+  PyTree(T&& leaf) : node_(std::make_shared<const Node>(Leaf(std::forward<T>(leaf)))) {}
+  PyTree(Tuple t) : node_(std::make_shared<const Node>(std::move(t))) {}
+  PyTree(List l) : node_(std::make_shared<const Node>(std::move(l))) {}
+  PyTree(Dict d) : node_(std::make_shared<const Node>(std::move(d))) {}
 
   static PyTree tuple(std::vector<PyTree> items) { return PyTree(Tuple{std::move(items)}); }
   static PyTree list(std::vector<PyTree> items) { return PyTree(List{std::move(items)}); }
   static PyTree dict(std::map<std::string, PyTree> items) { return PyTree(Dict{std::move(items)}); }
 
-  const Node& node() const { return node_; }
-  bool is_none() const { return std::holds_alternative<NoneType>(node_); }
-  bool is_leaf() const { return std::holds_alternative<Leaf>(node_); }
-  const Leaf& leaf() const { return std::get<Leaf>(node_); }
+  const Node& node() const { return *node_; }
+  bool is_none() const { return std::holds_alternative<NoneType>(*node_); }
+  bool is_leaf() const { return std::holds_alternative<Leaf>(*node_); }
+  const Leaf& leaf() const { return std::get<Leaf>(*node_); }
 
   // Children of a container in JAX's flattening order (dict keys sorted); empty for None and leaves.
   std::vector<const PyTree*> children() const {
     std::vector<const PyTree*> out;
-    if (auto* t = std::get_if<Tuple>(&node_))
-      for (auto& c : t->items) out.push_back(&c);
-    if (auto* l = std::get_if<List>(&node_))
-      for (auto& c : l->items) out.push_back(&c);
-    if (auto* d = std::get_if<Dict>(&node_))
-      for (auto& [k, c] : d->items) out.push_back(&c);
+    for_each_child([&](const PyTree& c) { out.push_back(&c); });
     return out;
   }
   // Element i of a tuple or list; key of a dict.
   const PyTree& operator[](std::size_t i) const {
-    if (auto* t = std::get_if<Tuple>(&node_)) return t->items.at(i);
-    return std::get<List>(node_).items.at(i);
+    if (auto* t = std::get_if<Tuple>(node_.get())) return t->items.at(i);
+    return std::get<List>(*node_).items.at(i);
   }
-  const PyTree& operator[](const std::string& key) const { return std::get<Dict>(node_).items.at(key); }
-  std::size_t size() const { return children().size(); }
+  const PyTree& operator[](const std::string& key) const { return std::get<Dict>(*node_).items.at(key); }
+  std::size_t size() const {
+    std::size_t count = 0;
+    for_each_child([&](const PyTree&) { ++count; });
+    return count;
+  }
 
   // Leaves in flattening order (None holds no leaf, as in JAX).
   std::vector<Leaf> leaves() const {
@@ -101,7 +105,7 @@ class PyTree {
             else return Out::list(std::move(items));
           }
         },
-        node_);
+        *node_);
   }
 
   // Same containers with the given leaves (count must match, in flattening order).
@@ -136,7 +140,7 @@ class PyTree {
             else return "[" + s + "]";
           }
         },
-        node_);
+        *node_);
   }
 
   // Same container kinds, sizes and keys (leaves and None count as themselves).
@@ -146,15 +150,28 @@ class PyTree {
   }
 
  private:
+  static const std::shared_ptr<const Node>& none_node() {
+    static const auto node = std::make_shared<const Node>(NoneType{});
+    return node;
+  }
   static Node make_none() {
     if constexpr (std::is_constructible_v<Leaf, std::nullopt_t>) return Leaf(std::nullopt);
     else return NoneType{};
   }
-  void collect(std::vector<Leaf>& out) const {
-    if (auto* leaf = std::get_if<Leaf>(&node_)) out.push_back(*leaf);
-    for (auto* c : children()) c->collect(out);
+  template <class Fn>
+  void for_each_child(Fn&& fn) const {
+    if (auto* t = std::get_if<Tuple>(node_.get()))
+      for (auto& c : t->items) fn(c);
+    if (auto* l = std::get_if<List>(node_.get()))
+      for (auto& c : l->items) fn(c);
+    if (auto* d = std::get_if<Dict>(node_.get()))
+      for (auto& [k, c] : d->items) fn(c);
   }
-  Node node_;
+  void collect(std::vector<Leaf>& out) const {
+    if (auto* leaf = std::get_if<Leaf>(node_.get())) out.push_back(*leaf);
+    for_each_child([&](const PyTree& c) { c.collect(out); });
+  }
+  std::shared_ptr<const Node> node_;
 };
 
 using Tree = PyTree<Array>;
