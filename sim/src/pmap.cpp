@@ -419,7 +419,9 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
       detail::bind_current_device(ctx);
       try {
         auto inputs = receive_inputs(*ctx, leaves);
-        outputs[rank] = claim_outputs(*ctx, fn_(device_args(args, options_, inputs)));
+        Tree out = fn_(device_args(args, options_, inputs));
+        ctx->finish_stream();  // collectives still on the device's stream are waited for
+        outputs[rank] = claim_outputs(*ctx, out);
       } catch (const simgrid::ForcefulKillException&) {
         throw;  // being killed after another device failed: let SimGrid unwind this actor
       } catch (...) {
