@@ -244,9 +244,9 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
       << fmt::format(
              "# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps; {}\n",
-             strategy_text(setup.train_options), options.optimizer_name,
-             setup.optimizer.learning_rate(), precision_name(setup.train_options.precision),
-             setup.train_options.micro_batches, scaling_name(options.scaling),
+             strategy_text(setup.train_options), options.optimizer_name, setup.optimizer.learning_rate(),
+             precision_name(setup.train_options.precision), setup.train_options.micro_batches,
+             scaling_name(options.scaling),
              options.scaling == Scaling::strong ? "global batch" : "per-device batch",
              options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
              setup.steps,
@@ -265,14 +265,15 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
         "{:>8}  {:>8}  {:>12.1f}  {:>10.2f}  {:>11.2f}  {:>9.2f}  {:>10.2f}  {:>12.2f}  {:>9.2f}  {:>10.3f}  "
         "{:>9.3f}  {:>10}\n",
         r.devices, r.global_batch, row.throughput, r.step_time * 1e6, r.compute * 1e6, r.communication * 1e6,
-        r.hidden_communication * 1e6, r.transfer * 1e6, r.idle * 1e6, row.efficiency, r.peak_memory / kMiB, loss_text(r));
+        r.hidden_communication * 1e6, r.transfer * 1e6, r.idle * 1e6, row.efficiency, r.peak_memory / kMiB,
+        loss_text(r));
   }
 }
 
-constexpr const char* kCsvColumns[] = {"devices",          "global_batch",     "samples_per_s",
-                                       "step_time_us",     "compute_us",       "communication_us",
-                                       "hidden_communication_us", "transfer_us", "idle_us",
-                                       "efficiency",       "peak_memory_bytes", "last_loss"};
+constexpr const char* kCsvColumns[] = {
+    "devices",    "global_batch",     "samples_per_s",           "step_time_us",
+    "compute_us", "communication_us", "hidden_communication_us", "transfer_us",
+    "idle_us",    "efficiency",       "peak_memory_bytes",       "last_loss"};
 
 void write_csv(std::ostream& out, const std::vector<Row>& rows) {
   out << fmt::format("{}\n", fmt::join(kCsvColumns, ","));
@@ -280,9 +281,8 @@ void write_csv(std::ostream& out, const std::vector<Row>& rows) {
     const auto& r = row.result;
     out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.devices, r.global_batch, row.throughput,
                        r.step_time * 1e6, r.compute * 1e6, r.communication * 1e6,
-                       r.hidden_communication * 1e6, r.transfer * 1e6,
-                       r.idle * 1e6, row.efficiency, r.peak_memory,
-                       r.last_loss ? fmt::format("{}", *r.last_loss) : "");
+                       r.hidden_communication * 1e6, r.transfer * 1e6, r.idle * 1e6, row.efficiency,
+                       r.peak_memory, r.last_loss ? fmt::format("{}", *r.last_loss) : "");
   }
 }
 
@@ -324,7 +324,8 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
   j["abstract"] = setup.abstract;
   j["seed"] = setup.seed;
   j["times"] =
-      "per step; compute, communication (exposed), hidden_communication (overlapped by compute), transfer and "
+      "per step; compute, communication (exposed), hidden_communication (overlapped by compute), transfer "
+      "and "
       "idle are the mean over the devices";
   j["wall_time_s"] = wall_seconds;
   j["rows"] = nlohmann::ordered_json::array();

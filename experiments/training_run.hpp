@@ -34,7 +34,7 @@ struct TrainingResult {
   std::int64_t global_batch = 0;
   Seconds step_time = 0;  // simulated time of the whole run / steps
   Seconds compute = 0;
-  Seconds communication = 0;  // exposed: the time the devices' programs were blocked in collectives
+  Seconds communication = 0;         // exposed: the time the devices' programs were blocked in collectives
   Seconds hidden_communication = 0;  // dp-overlap: collectives' time on the streams that compute overlapped
   Seconds transfer = 0;       // host <-> device
   Seconds idle = 0;

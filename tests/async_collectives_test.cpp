@@ -33,7 +33,8 @@ Array rows_by_device(int p, std::int64_t n, double scale = 1, DType dtype = DTyp
 std::vector<double> stacked_sums(int p, std::int64_t n, double scale = 1) {
   std::vector<double> sums;
   for (int d = 0; d < p; ++d)
-    for (std::int64_t j = 0; j < n; ++j) sums.push_back(scale * (p * static_cast<double>(j) + 10.0 * p * (p - 1) / 2));
+    for (std::int64_t j = 0; j < n; ++j)
+      sums.push_back(scale * (p * static_cast<double>(j) + 10.0 * p * (p - 1) / 2));
   return sums;
 }
 
@@ -67,7 +68,8 @@ TEST(AsyncCollectives, StreamAndProgramMessagesNeverCrossMatch) {
   auto f = pmap(
       [](const Args& a) -> Tree {
         Array x = a[0].array();
-        if (axis_index("i").item(0) == 0) x = x + sum(matmul(Array::zeros({256, 256}), Array::zeros({256, 8})), 0);
+        if (axis_index("i").item(0) == 0)
+          x = x + sum(matmul(Array::zeros({256, 256}), Array::zeros({256, 8})), 0);
         PendingCollective first = psum_start(x, "i");
         PendingCollective second = psum_start(x * 100.0, "i");
         const Array program = psum(x * 10000.0, "i");
@@ -83,7 +85,9 @@ TEST(AsyncCollectives, StreamAndProgramMessagesNeverCrossMatch) {
 TEST(AsyncCollectives, AnErrorOnTheStreamStopsTheCallAndReachesTheHost) {
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(4)));
   auto f = pmap(
-      [](const Args& a) -> Tree { return psum_start(a[0].array(), "i", {}, {.algorithm = "butterfly"}).wait(); },
+      [](const Args& a) -> Tree {
+        return psum_start(a[0].array(), "i", {}, {.algorithm = "butterfly"}).wait();
+      },
       {.axis_name = "i"});
   try {
     f(sim, {Array::zeros({4, 2})});
@@ -107,7 +111,8 @@ TEST(AsyncCollectives, AnErrorOnAStreamNobodyWaitsForStillSurfaces) {
 
 TEST(AsyncCollectives, TheProgramsErrorsAreJaxsAtTheCall) {
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(2)));
-  auto f = pmap([](const Args& a) -> Tree { return psum_start(a[0].array(), "j").wait(); }, {.axis_name = "i"});
+  auto f =
+      pmap([](const Args& a) -> Tree { return psum_start(a[0].array(), "j").wait(); }, {.axis_name = "i"});
   try {
     f(sim, {Array::zeros({2, 2})});
     FAIL();
@@ -138,7 +143,8 @@ TEST(AsyncCollectives, TheStreamTakesThePsumsClosedFormAndAnImmediateWaitHidesNo
   constexpr std::int64_t n = 1 << 16;  // floats per device
   constexpr double alpha = 2e-6, beta = 1.0 / 100e9;
   Simulation sim(topologies::switch_cluster(testing::free_compute_cluster(p)), {alpha_beta_config(), {}});
-  auto f = pmap([](const Args& a) -> Tree { return psum_start(a[0].array(), "i").wait(); }, {.axis_name = "i"});
+  auto f =
+      pmap([](const Args& a) -> Tree { return psum_start(a[0].array(), "i").wait(); }, {.axis_name = "i"});
   f(sim, {Array::zeros({p, n})});
   const double closed_form = 2 * (p - 1) * alpha + 2.0 * (p - 1) / p * (4.0 * n) * beta;
   const auto report = sim.report();
@@ -155,7 +161,8 @@ TEST(AsyncCollectives, TheStreamTakesThePsumsClosedFormAndAnImmediateWaitHidesNo
 TEST(AsyncCollectives, TheStreamIsASecondTrackOfTheDevice) {
   constexpr int p = 2;
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
-  auto f = pmap([](const Args& a) -> Tree { return psum_start(a[0].array(), "i").wait(); }, {.axis_name = "i"});
+  auto f =
+      pmap([](const Args& a) -> Tree { return psum_start(a[0].array(), "i").wait(); }, {.axis_name = "i"});
   f(sim, {Array::zeros({p, 1024})});
   const auto report = sim.report();
   for (const auto& spans : report.calls.back().spans) {

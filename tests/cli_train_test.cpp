@@ -44,7 +44,8 @@ TEST(Train, TableMatchesGoldenFile) {
 // The same run with dp-overlap and buckets of 0.1 MiB (the MLP's gradients make three): part of the
 // communication is hidden behind the backward pass.
 TEST(Train, DpOverlapTableMatchesGoldenFile) {
-  const auto run = run_train(fmt::format("{} --strategy dp-overlap --bucket-mb 0.1", kGoldenRun), scratch_dir());
+  const auto run =
+      run_train(fmt::format("{} --strategy dp-overlap --bucket-mb 0.1", kGoldenRun), scratch_dir());
   ASSERT_EQ(run.status, 0) << run.err;
   expect_matches_golden(normalised(run.out), "train_dp_overlap_1_2_4_devices.txt");
 }
@@ -64,8 +65,8 @@ nlohmann::json run_json(const std::string& args) {
 TEST(Train, DataParallelLossIsTheSameOnOneAndFourDevices) {
   for (const char* strategy : {"dp", "dp-overlap --bucket-mb 0.1"})
     for (const char* optimizer : {"sgd", "adam"}) {
-      const auto j = run_json(
-          fmt::format("--devices 1,4 --steps 3 --batch 32 --strategy {} --optimizer {}", strategy, optimizer));
+      const auto j = run_json(fmt::format("--devices 1,4 --steps 3 --batch 32 --strategy {} --optimizer {}",
+                                          strategy, optimizer));
       ASSERT_EQ(j["rows"].size(), 2u);
       const double one = j["rows"][0]["last_loss"].get<double>();
       const double four = j["rows"][1]["last_loss"].get<double>();
@@ -137,7 +138,8 @@ std::vector<BadInput> bad_inputs() {
        "--bucket-mb must be a positive number of MiB (got '-1')"},
       {"BucketNotANumber", "--strategy dp-overlap --bucket-mb 25MB",
        "--bucket-mb must be a positive number of MiB (got '25MB')"},
-      {"BucketWithoutOverlap", "--strategy dp --bucket-mb 25", "--bucket-mb applies to --strategy dp-overlap only"},
+      {"BucketWithoutOverlap", "--strategy dp --bucket-mb 25",
+       "--bucket-mb applies to --strategy dp-overlap only"},
       {"BatchNotDivisible", "--devices 1,3 --batch 64",
        "--batch 64 is not divisible by 3 devices: each device gets an equal share of the global batch"},
       {"ZeroDevices", "--devices 0", "--devices: '0' is not a device count from 1 to 1024"},

@@ -1,6 +1,6 @@
-// dp-overlap: DDP's bucket rule, hand-computed for the seeds' MLP; what overlaps and what does not (one bucket
-// larger than every gradient together hides nothing; small buckets shorten the step and hide part of the
-// communication, no more than the backward compute that ran beside it); only the last micro-batch
+// dp-overlap: DDP's bucket rule, hand-computed for the seeds' MLP; what overlaps and what does not (one
+// bucket larger than every gradient together hides nothing; small buckets shorten the step and hide part of
+// the communication, no more than the backward compute that ran beside it); only the last micro-batch
 // overlaps; the bucket buffers' memory tag; the transformer. The values it trains to, against one device with
 // the whole batch, are checked with the other strategies' in strategies_test.cpp (the dp_overlap cases).
 #include <gtest/gtest.h>
@@ -57,16 +57,20 @@ TEST(GradientBuckets, ASmallCapClosesABucketOnceItIsReached) {
   EXPECT_EQ(leaves_of(buckets), (std::vector<std::vector<std::size_t>>{{5, 4, 3}, {2, 1}, {0}}));
   EXPECT_EQ(bytes_of(buckets), (std::vector<Bytes>{136232, 803328, 1024}));
   // Exactly the cap closes too: w2 + b2 = 5160.
-  EXPECT_EQ(bytes_of(assign_buckets(kSeedsGradientBytes, 5160)), (std::vector<Bytes>{5160, 131072, 803328, 1024}));
+  EXPECT_EQ(bytes_of(assign_buckets(kSeedsGradientBytes, 5160)),
+            (std::vector<Bytes>{5160, 131072, 803328, 1024}));
 }
 
 // The step sizes its buckets in the reduce dtype: bfloat16 halves every gradient.
 TEST(GradientBuckets, TheStepBucketsTheGradientsInTheReduceDtype) {
-  const TrainStep fp32(kSeedsMlp, Optimizer::sgd(0.1), 2, {.strategy = Strategy::dp_overlap, .bucket_bytes = 100000});
+  const TrainStep fp32(kSeedsMlp, Optimizer::sgd(0.1), 2,
+                       {.strategy = Strategy::dp_overlap, .bucket_bytes = 100000});
   EXPECT_EQ(bytes_of(fp32.buckets()), (std::vector<Bytes>{136232, 803328, 1024}));
   const TrainStep bf16(kSeedsMlp, Optimizer::sgd(0.1), 2,
-                       {.strategy = Strategy::dp_overlap, .precision = Precision::mixed_bf16,
-                        .reduce_dtype = DType::bf16, .bucket_bytes = 100000});
+                       {.strategy = Strategy::dp_overlap,
+                        .precision = Precision::mixed_bf16,
+                        .reduce_dtype = DType::bf16,
+                        .bucket_bytes = 100000});
   // 2560 + 20 + 65536 + 256 + 401408 = 469,780, then b0's 512.
   EXPECT_EQ(bytes_of(bf16.buckets()), (std::vector<Bytes>{469780, 512}));
   const TrainStep dp(kSeedsMlp, Optimizer::sgd(0.1), 2, {.strategy = Strategy::dp});
@@ -119,7 +123,9 @@ struct StepTimes {
   Seconds compute_beside_stream = 0;
 };
 
-Seconds overlap(const Span& a, const Span& b) { return std::max(0.0, std::min(a.end, b.end) - std::max(a.start, b.start)); }
+Seconds overlap(const Span& a, const Span& b) {
+  return std::max(0.0, std::min(a.end, b.end) - std::max(a.start, b.start));
+}
 
 StepTimes train_one_step(Simulation& sim, Strategy strategy, Bytes bucket_bytes, int micro_batches = 1) {
   const TrainStep step(kSeedsMlp, Optimizer::sgd(0.1), kDevices,
@@ -133,7 +139,8 @@ StepTimes train_one_step(Simulation& sim, Strategy strategy, Bytes bucket_bytes,
     if (s.track != Track::stream) continue;
     ++out.stream_spans;
     for (const Span& c : call.spans[0])
-      if (c.track == Track::program && c.kind == SpanKind::compute) out.compute_beside_stream += overlap(s, c);
+      if (c.track == Track::program && c.kind == SpanKind::compute)
+        out.compute_beside_stream += overlap(s, c);
   }
   return out;
 }
@@ -152,10 +159,11 @@ TEST(DpOverlap, OneBucketLargerThanAllTheGradientsHidesNothing) {
 // than dp's, the program waits for less than the stream's time, and what it did not wait for lies within the
 // compute that ran beside the stream.
 TEST(DpOverlap, SmallBucketsShortenTheStepAndHidePartOfTheCommunication) {
-  const double dp_step = testing::in_child_process([] {
-    Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(kDevices)));
-    return std::vector<double>{train_one_step(sim, Strategy::dp, kDefaultBucketBytes).step};
-  }).at(0);
+  const double dp_step =
+      testing::in_child_process([] {
+        Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(kDevices)));
+        return std::vector<double>{train_one_step(sim, Strategy::dp, kDefaultBucketBytes).step};
+      }).at(0);
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(kDevices)));
   const StepTimes t = train_one_step(sim, Strategy::dp_overlap, 100000);
   EXPECT_EQ(t.stream_spans, 3);
@@ -201,8 +209,9 @@ TEST(DpOverlap, TrainsTheTransformer) {
   step(sim, step.init(transformer.init_abstract()), tokens, tokens);
   const auto report = sim.report();
   for (const auto& spans : report.calls.back().spans)
-    EXPECT_EQ(std::count_if(spans.begin(), spans.end(), [](const Span& s) { return s.track == Track::stream; }),
-              static_cast<std::ptrdiff_t>(step.buckets().size()));
+    EXPECT_EQ(
+        std::count_if(spans.begin(), spans.end(), [](const Span& s) { return s.track == Track::stream; }),
+        static_cast<std::ptrdiff_t>(step.buckets().size()));
 }
 
 }  // namespace

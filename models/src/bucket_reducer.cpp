@@ -43,7 +43,8 @@ void BucketReducer::start_complete_buckets() {
 }
 
 std::vector<Array> BucketReducer::finish() {
-  if (pending_.size() != buckets_.size()) throw std::logic_error("the backward pass left gradient buckets unfilled");
+  if (pending_.size() != buckets_.size())
+    throw std::logic_error("the backward pass left gradient buckets unfilled");
   std::vector<Array> grads(ready_.size());
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
     const Array mean = pending_[b].wait();

@@ -35,8 +35,8 @@ class BucketReducer {
   const std::vector<std::size_t>& unit_offsets_;
   std::string axis_name_;
   std::vector<std::optional<Array>> ready_;  // by flattening index, until flattened into their bucket
-  std::vector<std::vector<Shape>> shapes_;  // per started bucket, its gradients' shapes in bucket order
-  std::vector<PendingCollective> pending_;  // per started bucket
+  std::vector<std::vector<Shape>> shapes_;   // per started bucket, its gradients' shapes in bucket order
+  std::vector<PendingCollective> pending_;   // per started bucket
 };
 
 }  // namespace spmdsim::models

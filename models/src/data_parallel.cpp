@@ -1,6 +1,7 @@
 // The data-parallel train step: one per-device function for every strategy, built around four moments:
 // fetch the params a unit needs, accumulate gradients over micro-batches, reduce them (all-reduce, bucketed
-// all-reduces overlapping the backward, or reduce-scatter), update (whole leaves or this device's shards) and, for ZeRO 1/2, gather the new params.
+// all-reduces overlapping the backward, or reduce-scatter), update (whole leaves or this device's shards)
+// and, for ZeRO 1/2, gather the new params.
 #include "spmdsim/models/data_parallel.hpp"
 
 #include <functional>
@@ -10,9 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "bucket_reducer.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
-#include "bucket_reducer.hpp"
 #include "spmdsim/models/gradient_buckets.hpp"
 #include "spmdsim/models/sharding.hpp"
 #include "spmdsim/ops.hpp"
@@ -47,12 +48,15 @@ struct TrainStep::Plan {
   std::vector<Shape> shapes;  // the same leaf shapes, in flattening order
   Axes params_axes;
   Axes state_axes;
-  // dp-overlap: the gradient buckets, and the flattening index of each unit's first leaf (and the leaf count).
+  // dp-overlap: the gradient buckets, and the flattening index of each unit's first leaf (and the leaf
+  // count).
   std::vector<GradientBucket> buckets;
   std::vector<std::size_t> unit_offsets;
 
   bool mixed() const { return options.precision == Precision::mixed_bf16; }
-  bool sharded() const { return options.strategy != Strategy::dp && options.strategy != Strategy::dp_overlap; }
+  bool sharded() const {
+    return options.strategy != Strategy::dp && options.strategy != Strategy::dp_overlap;
+  }
   DType compute_dtype() const { return mixed() ? DType::bf16 : DType::f32; }
   DType reduce_dtype() const { return mixed() ? options.reduce_dtype : compute_dtype(); }
   // What the reduction takes of gradients summed over k micro-batches: their mean, in the reduce dtype.
@@ -109,7 +113,8 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
     GradsReady ready;
     if (overlap && m == k - 1)
       ready = [&](int unit, const Tree& unit_grads) {
-        const Tree summed = k == 1 ? unit_grads : add_trees(grads[static_cast<std::size_t>(unit)], unit_grads);
+        const Tree summed =
+            k == 1 ? unit_grads : add_trees(grads[static_cast<std::size_t>(unit)], unit_grads);
         reducer->add(unit, reduction_input(tag_as(summed, MemoryTag::gradients), k));
       };
     LossAndGrads lg = k == 1 ? model.value_and_grad(fetch, x, y, ready)
@@ -127,8 +132,10 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
 
   // Reduce: the mean over devices, whole (all-reduce, at once or bucket by bucket as the backward went) or
   // as this device's shard (reduce-scatter).
-  if (overlap) grads = abstract_params.rebuild(reducer->finish());
-  else grads = reduction_input(std::move(grads), k);
+  if (overlap)
+    grads = abstract_params.rebuild(reducer->finish());
+  else
+    grads = reduction_input(std::move(grads), k);
   if (strategy == Strategy::dp || strategy == Strategy::zero1)
     grads = tag_as(pmean(grads, axis), MemoryTag::gradients);
   else if (strategy != Strategy::dp_overlap)
@@ -169,7 +176,8 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
 std::string_view strategy_name(Strategy strategy) {
   switch (strategy) {
     case Strategy::dp: return "dp";
-    case Strategy::dp_overlap: return "dp-overlap";
+    case Strategy::dp_overlap:
+      return "dp-overlap";
     case Strategy::zero1: return "zero1";
     case Strategy::zero2: return "zero2";
     default: return "zero3";
@@ -192,8 +200,6 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
       options.reduce_dtype != DType::f32)
     throw ValueError(fmt::format("mixed precision reduces gradients in bfloat16 or float32, not {}",
                                  dtype_name(options.reduce_dtype)));
-  if (!(options.bucket_bytes > 0))
-    throw ValueError(fmt::format("the gradient bucket size must be positive, got {} bytes", options.bucket_bytes));
   Tree abstract_params = model.init_abstract();
   std::vector<Shape> shapes;
   for (const Array& leaf : abstract_params.leaves()) shapes.push_back(leaf.shape());
@@ -202,7 +208,8 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
   if (plan->options.strategy == Strategy::dp_overlap) {
     std::vector<Bytes> leaf_bytes;
     for (const Shape& shape : plan->shapes)
-      leaf_bytes.push_back(static_cast<Bytes>(num_elements(shape)) * static_cast<Bytes>(itemsize(plan->reduce_dtype())));
+      leaf_bytes.push_back(static_cast<Bytes>(num_elements(shape)) *
+                           static_cast<Bytes>(itemsize(plan->reduce_dtype())));
     plan->buckets = assign_buckets(leaf_bytes, plan->options.bucket_bytes);
     plan->unit_offsets.push_back(0);
     for (std::size_t u = 0; u < plan->abstract_params.size(); ++u)
@@ -238,7 +245,9 @@ int TrainStep::num_devices() const { return plan_->num_devices; }
 const PmappedFunction& TrainStep::pmapped() const { return *pmapped_; }
 const Axes& TrainStep::params_axes() const { return plan_->params_axes; }
 const Axes& TrainStep::state_axes() const { return plan_->state_axes; }
-const std::vector<GradientBucket>& TrainStep::buckets() const { return plan_->buckets; }
+const std::vector<GradientBucket>& TrainStep::buckets() const {
+  return plan_->buckets;
+}
 const std::vector<MemoryByTag>& TrainStep::memory_before_update() const { return *memory_before_update_; }
 
 TrainState TrainStep::init(const Tree& params) const {
@@ -326,7 +335,8 @@ double zero_model_state_bytes(Strategy strategy, std::int64_t psi, int num_devic
   const double n = static_cast<double>(num_devices);
   switch (strategy) {
     case Strategy::dp:
-    case Strategy::dp_overlap: return 16 * p;
+    case Strategy::dp_overlap:
+      return 16 * p;
     case Strategy::zero1: return 4 * p + 12 * p / n;
     case Strategy::zero2: return 2 * p + 14 * p / n;
     default: return 16 * p / n;

@@ -11,7 +11,8 @@
 namespace spmdsim::models {
 
 std::vector<GradientBucket> assign_buckets(const std::vector<Bytes>& leaf_bytes, Bytes cap) {
-  if (!(cap > 0)) throw ValueError(fmt::format("the gradient bucket size must be positive, got {} bytes", cap));
+  if (!(cap > 0))
+    throw ValueError(fmt::format("the gradient bucket size must be positive, got {} bytes", cap));
   std::vector<GradientBucket> buckets;
   GradientBucket open;
   for (std::size_t i = leaf_bytes.size(); i-- > 0;) {

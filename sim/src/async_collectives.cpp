@@ -21,10 +21,9 @@ PendingCollective start_all_reduce(const Array& x, std::string_view axis_name, c
   const char* name = mean ? "pmean" : "psum";
   PendingCollective pending;
   pending.stream_ = &ctx.stream();
-  pending.job_ = pending.stream_->start(
-      name, [x, axis = std::string(axis_name), groups, options, name] {
-        return all_reduce(x, axis, groups, ReduceOp::sum, name, options);
-      });
+  pending.job_ = pending.stream_->start(name, [x, axis = std::string(axis_name), groups, options, name] {
+    return all_reduce(x, axis, groups, ReduceOp::sum, name, options);
+  });
   pending.divisor_ = mean ? group_size : 0;
   return pending;
 }

@@ -1,7 +1,8 @@
 // The report as a Chrome trace (Trace Event Format), for chrome://tracing and ui.perfetto.dev: each device is
 // a process (pid = global device index) with one thread per track: tid 0 its program's compute,
 // communication and transfer spans, tid 1 its communication stream's collectives (async_collectives.hpp),
-// which overlap the program's spans; its memory in use is a counter track. Within a track spans never overlap.
+// which overlap the program's spans; its memory in use is a counter track. Within a track spans never
+// overlap.
 #include <set>
 #include <string>
 
@@ -22,7 +23,9 @@ Json process_name(int pid, const std::string& device) {
   return {{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", device}}}};
 }
 
-int thread_of(Track track) { return track == Track::program ? 0 : 1; }
+int thread_of(Track track) {
+  return track == Track::program ? 0 : 1;
+}
 
 Json thread_name(int pid, Track track) {
   return {{"ph", "M"},

@@ -66,9 +66,7 @@ class CollectiveSpan {
  public:
   CollectiveSpan(DeviceContext& ctx, std::string name)
       : ctx_(ctx), name_(std::move(name)), start_(simgrid::s4u::Engine::get_clock()) {}
-  ~CollectiveSpan() {
-    ctx_.record_communication(name_, start_, simgrid::s4u::Engine::get_clock());
-  }
+  ~CollectiveSpan() { ctx_.record_communication(name_, start_, simgrid::s4u::Engine::get_clock()); }
   CollectiveSpan(const CollectiveSpan&) = delete;
   CollectiveSpan& operator=(const CollectiveSpan&) = delete;
 

@@ -28,7 +28,8 @@ std::shared_ptr<StreamJob> CommStream::start(std::string name, std::function<Arr
 }
 
 Array CommStream::wait(StreamJob& job) {
-  if (job.collected) throw std::logic_error("wait() on a collective that was already waited for (through a copy)");
+  if (job.collected)
+    throw std::logic_error("wait() on a collective that was already waited for (through a copy)");
   const Seconds start = simgrid::s4u::Engine::get_clock();
   job.done->acquire();
   const Seconds end = simgrid::s4u::Engine::get_clock();

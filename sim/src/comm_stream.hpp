@@ -27,7 +27,7 @@ struct StreamJob {
   std::function<Array()> run;
   std::optional<Array> result;
   simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);  // released once, when done
-  bool collected = false;  // waited for by the program
+  bool collected = false;                                                // waited for by the program
 };
 
 class CommStream {

@@ -28,7 +28,7 @@ class CommStream;
 class DeviceContext {
  public:
   DeviceContext(Runtime& runtime, CallState& call, int rank, Track track = Track::program);
-  ~DeviceContext();  // CommStream is incomplete here
+  ~DeviceContext();                              // CommStream is incomplete here
   DeviceContext(const DeviceContext&) = delete;  // the stream's actor holds this address
   DeviceContext& operator=(const DeviceContext&) = delete;
 

@@ -13,7 +13,9 @@ std::string_view span_kind_name(SpanKind kind) {
   throw std::logic_error("unreachable: unknown span kind");
 }
 
-std::string_view track_name(Track track) { return track == Track::program ? "program" : "stream"; }
+std::string_view track_name(Track track) {
+  return track == Track::program ? "program" : "stream";
+}
 
 namespace {
 
@@ -25,14 +27,22 @@ Seconds sum_of(const std::map<std::string, Seconds>& times) {
 
 }  // namespace
 
-Seconds DeviceTimes::communication_total() const { return sum_of(communication); }
+Seconds DeviceTimes::communication_total() const {
+  return sum_of(communication);
+}
 
-Seconds DeviceTimes::stream_total() const { return sum_of(stream); }
+Seconds DeviceTimes::stream_total() const {
+  return sum_of(stream);
+}
 
 // The program waits only while the stream is busy, so the waits lie within the stream's time.
-Seconds DeviceTimes::hidden_communication() const { return stream_total() - stream_waits; }
+Seconds DeviceTimes::hidden_communication() const {
+  return stream_total() - stream_waits;
+}
 
-Seconds DeviceTimes::all_communication() const { return communication_total() + hidden_communication(); }
+Seconds DeviceTimes::all_communication() const {
+  return communication_total() + hidden_communication();
+}
 
 DeviceTimes& DeviceTimes::operator+=(const DeviceTimes& other) {
   compute += other.compute;

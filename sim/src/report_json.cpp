@@ -74,12 +74,11 @@ Json memory_json(const DeviceMemory& memory) {
 Json spans_json(const std::vector<Span>& spans) {
   Json out = Json::array();
   for (const auto& span : spans)
-    out.push_back(
-        {{"kind", span_kind_name(span.kind)},
-         {"name", span.name},
-         {"start", span.start},
-         {"end", span.end},
-         {"track", track_name(span.track)}});
+    out.push_back({{"kind", span_kind_name(span.kind)},
+                   {"name", span.name},
+                   {"start", span.start},
+                   {"end", span.end},
+                   {"track", track_name(span.track)}});
   return out;
 }
 

@@ -132,7 +132,8 @@ std::vector<Column> time_columns(const std::vector<DeviceTimes>& times, Seconds 
   // Only where a stream ran: hidden communication is what it did while the program went on.
   if (std::any_of(times.begin(), times.end(), [](const DeviceTimes& t) { return !t.stream.empty(); }))
     columns.push_back({"hidden communication",
-                       column_of(times, [](const DeviceTimes& t) { return t.hidden_communication(); }), as_share});
+                       column_of(times, [](const DeviceTimes& t) { return t.hidden_communication(); }),
+                       as_share});
   columns.push_back(
       {"host transfer", column_of(times, [](const DeviceTimes& t) { return t.transfer; }), as_share});
   columns.push_back({"idle", column_of(times, [](const DeviceTimes& t) { return t.idle; }), as_share});

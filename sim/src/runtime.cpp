@@ -71,7 +71,9 @@ simgrid::s4u::Mailbox* Runtime::channel(int from, int to, Track track) {
   auto it = channels_.find(key);
   if (it == channels_.end()) {
     const std::string suffix = track == Track::program ? "" : "/stream";
-    it = channels_.emplace(key, simgrid::s4u::Mailbox::by_name(endpoint_name(from) + ">" + endpoint_name(to) + suffix))
+    it = channels_
+             .emplace(key,
+                      simgrid::s4u::Mailbox::by_name(endpoint_name(from) + ">" + endpoint_name(to) + suffix))
              .first;
   }
   return it->second;

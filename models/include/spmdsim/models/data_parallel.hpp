@@ -28,8 +28,8 @@
 //   micro_batches k  gradient accumulation: each device's batch is cut into k equal micro-batches; their
 //                    gradients are summed, divided by k, and reduced once.
 //   mixed_bf16       bf16 compute with fp32 master weights: params are a bf16 copy, the optimizer state holds
-//                    the fp32 master weights ('master') next to the optimizer's own state ('opt'); forward and
-//                    backward run in bf16 (loss in fp32), gradients are bf16. reduce_dtype chooses the
+//                    the fp32 master weights ('master') next to the optimizer's own state ('opt'); forward
+//                    and backward run in bf16 (loss in fp32), gradients are bf16. reduce_dtype chooses the
 //                    communication: bf16 (the gradients are reduced in bf16 and cast to fp32 for the update)
 //                    or f32 (cast before the reduction). The update runs in fp32 on the master weights, and
 //                    the new bf16 params are cast from them (ZeRO 1/2 all-gather the bf16 params).
@@ -85,7 +85,8 @@ struct TrainOptions {
 // Model state in a strategy's layout: host arrays from init(), device-resident after a step.
 //   params     dp, dp-overlap, zero1, zero2: the full tree (fp32, or bf16 under mixed_bf16), replicated.
 //              zero3: each leaf as flat shards, host view [N, shard].
-//   opt_state  dp, dp-overlap: the optimizer's state (mixed: {'master': fp32 params, 'opt': state}), replicated.
+//   opt_state  dp, dp-overlap: the optimizer's state (mixed: {'master': fp32 params, 'opt': state}),
+//              replicated.
 //              zero: the same with every per-parameter buffer (and 'master') as flat shards [N, shard];
 //              Adam's scalar count replicated.
 struct TrainState {
