@@ -325,8 +325,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
   j["seed"] = setup.seed;
   j["times"] =
       "per step; compute, communication (exposed), hidden_communication (overlapped by compute), transfer "
-      "and "
-      "idle are the mean over the devices";
+      "and idle are the mean over the devices";
   j["wall_time_s"] = wall_seconds;
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& row : rows) {
