@@ -294,7 +294,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
     return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
   };
   nlohmann::ordered_json j;
-  j["schema_version"] = 2;  // 2: hidden_communication_us, bucket_bytes
+  j["schema_version"] = 1;  // hidden_communication_us and bucket_bytes were added without changing a field
   j["command"] = "spmdsim train";
   j["platform"] = rows.front().result.platform;
   j["topology"] = text_or_null(options.platform.topology);

@@ -82,7 +82,7 @@ TEST(Train, JsonAndCsvAgreeWithTable) {
       fmt::format("{} --json '{}' --csv '{}'", kGoldenRun, json_path.string(), csv_path.string()), dir);
   ASSERT_EQ(run.status, 0) << run.err;
   const auto j = nlohmann::json::parse(read_file(json_path));
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], 1);
   EXPECT_TRUE(j["bucket_bytes"].is_null());  // dp
   EXPECT_EQ(j["command"], "spmdsim train");
   const auto table = table_rows(run.out);

@@ -458,7 +458,7 @@ TEST(TrainStepErrors, BadConfigurationsAreValueErrors) {
     parse_strategy("zero4");
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "unknown training strategy 'zero4' (valid: dp, zero1, zero2, zero3)");
+    EXPECT_STREQ(e.what(), "unknown training strategy 'zero4' (valid: dp, dp-overlap, zero1, zero2, zero3)");
   }
   try {
     shard_batch(Array::zeros({10, 4}), 4);
