@@ -178,15 +178,16 @@ TEST(AsyncCollectives, TheStreamIsASecondTrackOfTheDevice) {
   std::ostringstream trace;
   write_chrome_trace(trace, report);
   const auto events = nlohmann::json::parse(trace.str())["traceEvents"];
-  int stream_events = 0, stream_names = 0;
+  int stream_events = 0, stream_names = 0, program_names = 0;
   for (const auto& event : events) {
     if (event["ph"] == "X" && event["tid"] == 1) ++stream_events;
-    if (event["ph"] == "M" && event["name"] == "thread_name" && event["tid"] == 1 &&
-        event["args"]["name"] == "communication stream")
-      ++stream_names;
+    if (event["ph"] != "M" || event["name"] != "thread_name") continue;
+    if (event["tid"] == 1 && event["args"]["name"] == "communication stream") ++stream_names;
+    if (event["tid"] == 0 && event["args"]["name"] == "program") ++program_names;
   }
   EXPECT_EQ(stream_events, p);
   EXPECT_EQ(stream_names, p);
+  EXPECT_EQ(program_names, p);
 }
 
 }  // namespace

@@ -60,14 +60,15 @@ void write_chrome_trace(std::ostream& out, const SimulationReport& report) {
   Json events = Json::array();
   for (std::size_t d = 0; d < report.device_names.size(); ++d)
     events.push_back(process_name(static_cast<int>(d), report.device_names[d]));
-  std::set<int> with_stream;  // devices whose stream ran something: they get the stream's thread name
+  std::set<int> with_stream;  // devices whose stream ran something: both their threads get a name
   for (const auto& call : report.calls)
     for (std::size_t i = 0; i < call.devices.size(); ++i)
       for (const auto& span : call.spans[i]) {
         events.push_back(complete_event(call.devices[i], span, call.name));
         if (span.track == Track::stream) with_stream.insert(call.devices[i]);
       }
-  for (int pid : with_stream) events.push_back(thread_name(pid, Track::stream));
+  for (int pid : with_stream)
+    for (Track track : {Track::program, Track::stream}) events.push_back(thread_name(pid, track));
   for (std::size_t d = 0; d < report.memory_timelines.size(); ++d)
     for (const auto& event : report.memory_timelines[d])
       events.push_back(memory_counter(static_cast<int>(d), event));
