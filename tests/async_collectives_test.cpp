@@ -60,19 +60,27 @@ TEST(AsyncCollectives, StartThenWaitGivesPsumsAndPmeansValues) {
   EXPECT_EQ(out[4].leaf().to_doubles(), out[5].leaf().to_doubles());
 }
 
-// Two reductions in flight on the stream while the program runs a psum of its own, with device 0 late to
-// every one of them: each gets its own sum, so no message of one was taken by another.
+// Two reductions on the stream and a psum of the program's own, each in the same order on every device
+// within its own sequence, but interleaved differently: device 0 runs its psum before it starts the first
+// reduction, the others start it and compute before their psum. On shared channels the first messages of one
+// would be taken by the other. Each gets its own sum.
 TEST(AsyncCollectives, StreamAndProgramMessagesNeverCrossMatch) {
   constexpr int p = 4;
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
   auto f = pmap(
       [](const Args& a) -> Tree {
-        Array x = a[0].array();
-        if (axis_index("i").item(0) == 0)
-          x = x + sum(matmul(Array::zeros({256, 256}), Array::zeros({256, 8})), 0);
-        PendingCollective first = psum_start(x, "i");
+        const Array& x = a[0].array();
+        const Array y = x * 10000.0;
+        Array program;
+        PendingCollective first;
+        if (axis_index("i").item(0) == 0) {
+          program = psum(y, "i");
+          first = psum_start(x, "i");
+        } else {
+          first = psum_start(x, "i");
+          program = psum(y + sum(matmul(Array::zeros({256, 256}), Array::zeros({256, 8})), 0), "i");
+        }
         PendingCollective second = psum_start(x * 100.0, "i");
-        const Array program = psum(x * 10000.0, "i");
         return Tree::tuple({first.wait(), second.wait(), program});
       },
       {.axis_name = "i"});
