@@ -198,5 +198,28 @@ TEST(AsyncCollectives, TheStreamIsASecondTrackOfTheDevice) {
   EXPECT_EQ(program_names, p);
 }
 
+// The JSON report carries the stream's times and each span's track; the table adds the hidden column.
+TEST(AsyncCollectives, TheReportsWritersShowTheStream) {
+  constexpr int p = 2;
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
+  auto f = pmap([](const Args& a) -> Tree { return psum_start(a[0].array(), "i").wait(); }, {.axis_name = "i"});
+  f(sim, {Array::zeros({p, 1024})});
+  const auto report = sim.report();
+  const auto json = report_to_json(report);
+  EXPECT_EQ(json["schema_version"], 2);
+  const DeviceTimes& times = report.calls.back().times[0];
+  const auto& written = json["calls"][0]["devices"][0];
+  EXPECT_EQ(written["times"]["stream"]["psum"].get<double>(), times.stream.at("psum"));
+  EXPECT_EQ(written["times"]["stream_total"].get<double>(), times.stream_total());
+  EXPECT_EQ(written["times"]["stream_waits"].get<double>(), times.stream_waits);
+  EXPECT_EQ(written["times"]["hidden_communication"].get<double>(), times.hidden_communication());
+  int stream_spans = 0;
+  for (const auto& span : written["spans"]) stream_spans += span["track"] == "stream";
+  EXPECT_EQ(stream_spans, 1);
+  std::ostringstream table;
+  write_report_table(table, report);
+  EXPECT_NE(table.str().find("hidden communication"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace spmdsim
