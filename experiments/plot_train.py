@@ -18,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import plot_common  # noqa: E402
 
 # The parts of a step, bottom to top, as the JSON rows name them.
-PARTS = [("compute_us", "compute"), ("communication_us", "communication"), ("transfer_us", "host transfer"),
+PARTS = [("compute_us", "compute"), ("communication_us", "exposed communication"), ("transfer_us", "host transfer"),
          ("idle_us", "idle")]
 
 

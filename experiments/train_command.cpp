@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <optional>
 #include <string_view>
@@ -69,8 +70,10 @@ std::int64_t global_batch(const TrainCommandOptions& options, int devices) {
   return options.batch / options.devices.front() * devices;
 }
 
+constexpr double kMiB = 1024.0 * 1024.0;
+
 std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, scaling, batch, strategy, micro_batches, precision, steps;
+  std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb;
   double learning_rate = 0;
   PlatformRequest platform;
   TrainCommandOptions options;
@@ -85,7 +88,10 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "batch", po::value(&batch)->default_value("256"),
       "global batch (weak scaling: at the smallest device count); each device gets an equal share")(
       "steps", po::value(&steps)->default_value("10"), "training steps per device count")(
-      "strategy", po::value(&strategy)->default_value("dp"), "dp, zero1, zero2 or zero3 (docs/training.md)")(
+      "strategy", po::value(&strategy)->default_value("dp"),
+      "dp, dp-overlap, zero1, zero2 or zero3 (docs/training.md)")(
+      "bucket-mb", po::value(&bucket_mb),
+      "dp-overlap: gradient bucket cap in MiB (default 25, as PyTorch DDP's bucket_cap_mb)")(
       "micro-batches", po::value(&micro_batches)->default_value("1"),
       "gradient accumulation: micro-batches per device and step")(
       "precision", po::value(&precision)->default_value("fp32"),
@@ -148,6 +154,20 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       throw UsageError(fmt::format("--strategy: {}", e.what()));
     }
   });
+  values.attributed({"bucket-mb", "strategy"}, [&] {
+    if (bucket_mb.empty()) return;
+    if (setup.train_options.strategy != models::Strategy::dp_overlap)
+      throw UsageError("--bucket-mb applies to --strategy dp-overlap only");
+    std::size_t used = 0;
+    double mib = 0;
+    try {
+      mib = std::stod(bucket_mb, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != bucket_mb.size() || !(mib > 0) || !std::isfinite(mib))
+      throw UsageError(fmt::format("--bucket-mb must be a positive number of MiB (got '{}')", bucket_mb));
+    setup.train_options.bucket_bytes = mib * kMiB;
+  });
   setup.train_options.precision =
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
   setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
@@ -200,11 +220,16 @@ std::string_view precision_name(models::Precision p) {
   return p == models::Precision::fp32 ? "fp32" : "mixed_bf16";
 }
 
+// The strategy, with dp-overlap's bucket cap.
+std::string strategy_text(const models::TrainOptions& train) {
+  const auto name = models::strategy_name(train.strategy);
+  if (train.strategy != models::Strategy::dp_overlap) return std::string(name);
+  return fmt::format("{} (buckets of {:g} MiB)", name, train.bucket_bytes / kMiB);
+}
+
 std::string loss_text(const TrainingResult& r) {
   return r.last_loss ? fmt::format("{:.6f}", *r.last_loss) : "n/a";
 }
-
-constexpr double kMiB = 1024.0 * 1024.0;
 
 void write_table(std::ostream& out, const TrainCommandOptions& options, const std::string& simgrid_source,
                  const std::vector<Row>& rows) {
@@ -219,43 +244,45 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
       << fmt::format(
              "# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps; {}\n",
-             models::strategy_name(setup.train_options.strategy), options.optimizer_name,
-             setup.optimizer.learning_rate(), precision_name(setup.train_options.precision),
-             setup.train_options.micro_batches, scaling_name(options.scaling),
+             strategy_text(setup.train_options), options.optimizer_name, setup.optimizer.learning_rate(),
+             precision_name(setup.train_options.precision), setup.train_options.micro_batches,
+             scaling_name(options.scaling),
              options.scaling == Scaling::strong ? "global batch" : "per-device batch",
              options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
              setup.steps,
              setup.abstract ? "abstract (shapes only)" : fmt::format("random data (seed {})", setup.seed))
-      << "# legend:   per step, the run's simulated time / steps; compute, comm (exposed: nothing overlaps "
-         "it), "
-         "transfer (host <-> device) and idle are the mean over the devices; efficiency = throughput per "
-         "device "
-         "against the smallest count's; peak = the largest device's; loss = the last step's\n"
-      << fmt::format("#{:>7}  {:>8}  {:>12}  {:>10}  {:>11}  {:>9}  {:>12}  {:>9}  {:>10}  {:>9}  {:>10}\n",
-                     "devices", "batch", "samples/s", "step(us)", "compute(us)", "comm(us)", "transfer(us)",
-                     "idle(us)", "efficiency", "peak(MiB)", "loss");
+      << "# legend:   per step, the run's simulated time / steps; compute, comm (exposed: the devices wait "
+         "for it), hidden (communication overlapped by compute: dp-overlap's buckets), transfer (host <-> "
+         "device) and idle are the mean over the devices; efficiency = throughput per device against the "
+         "smallest count's; peak = the largest device's; loss = the last step's\n"
+      << fmt::format(
+             "#{:>7}  {:>8}  {:>12}  {:>10}  {:>11}  {:>9}  {:>10}  {:>12}  {:>9}  {:>10}  {:>9}  {:>10}\n",
+             "devices", "batch", "samples/s", "step(us)", "compute(us)", "comm(us)", "hidden(us)",
+             "transfer(us)", "idle(us)", "efficiency", "peak(MiB)", "loss");
   for (const auto& row : rows) {
     const auto& r = row.result;
     out << fmt::format(
-        "{:>8}  {:>8}  {:>12.1f}  {:>10.2f}  {:>11.2f}  {:>9.2f}  {:>12.2f}  {:>9.2f}  {:>10.3f}  "
+        "{:>8}  {:>8}  {:>12.1f}  {:>10.2f}  {:>11.2f}  {:>9.2f}  {:>10.2f}  {:>12.2f}  {:>9.2f}  {:>10.3f}  "
         "{:>9.3f}  {:>10}\n",
         r.devices, r.global_batch, row.throughput, r.step_time * 1e6, r.compute * 1e6, r.communication * 1e6,
-        r.transfer * 1e6, r.idle * 1e6, row.efficiency, r.peak_memory / kMiB, loss_text(r));
+        r.hidden_communication * 1e6, r.transfer * 1e6, r.idle * 1e6, row.efficiency, r.peak_memory / kMiB,
+        loss_text(r));
   }
 }
 
-constexpr const char* kCsvColumns[] = {"devices",    "global_batch",      "samples_per_s", "step_time_us",
-                                       "compute_us", "communication_us",  "transfer_us",   "idle_us",
-                                       "efficiency", "peak_memory_bytes", "last_loss"};
+constexpr const char* kCsvColumns[] = {
+    "devices",    "global_batch",     "samples_per_s",           "step_time_us",
+    "compute_us", "communication_us", "hidden_communication_us", "transfer_us",
+    "idle_us",    "efficiency",       "peak_memory_bytes",       "last_loss"};
 
 void write_csv(std::ostream& out, const std::vector<Row>& rows) {
   out << fmt::format("{}\n", fmt::join(kCsvColumns, ","));
   for (const auto& row : rows) {
     const auto& r = row.result;
-    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", r.devices, r.global_batch, row.throughput,
-                       r.step_time * 1e6, r.compute * 1e6, r.communication * 1e6, r.transfer * 1e6,
-                       r.idle * 1e6, row.efficiency, r.peak_memory,
-                       r.last_loss ? fmt::format("{}", *r.last_loss) : "");
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.devices, r.global_batch, row.throughput,
+                       r.step_time * 1e6, r.compute * 1e6, r.communication * 1e6,
+                       r.hidden_communication * 1e6, r.transfer * 1e6, r.idle * 1e6, row.efficiency,
+                       r.peak_memory, r.last_loss ? fmt::format("{}", *r.last_loss) : "");
   }
 }
 
@@ -267,7 +294,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
     return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
   };
   nlohmann::ordered_json j;
-  j["schema_version"] = 1;
+  j["schema_version"] = 1;  // hidden_communication_us and bucket_bytes were added without changing a field
   j["command"] = "spmdsim train";
   j["platform"] = rows.front().result.platform;
   j["topology"] = text_or_null(options.platform.topology);
@@ -284,6 +311,9 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
                 {"activation", "tanh"},
                 {"loss", "softmax_cross_entropy"}};
   j["strategy"] = models::strategy_name(setup.train_options.strategy);
+  j["bucket_bytes"] = setup.train_options.strategy == models::Strategy::dp_overlap
+                          ? nlohmann::ordered_json(setup.train_options.bucket_bytes)
+                          : nlohmann::ordered_json(nullptr);
   j["micro_batches"] = setup.train_options.micro_batches;
   j["precision"] = precision_name(setup.train_options.precision);
   j["optimizer"] = options.optimizer_name;
@@ -293,7 +323,9 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
   j["steps"] = setup.steps;
   j["abstract"] = setup.abstract;
   j["seed"] = setup.seed;
-  j["times"] = "per step; compute, communication, transfer and idle are the mean over the devices";
+  j["times"] =
+      "per step; compute, communication (exposed), hidden_communication (overlapped by compute), transfer "
+      "and idle are the mean over the devices";
   j["wall_time_s"] = wall_seconds;
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& row : rows) {
@@ -304,6 +336,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
                          {"step_time_us", r.step_time * 1e6},
                          {"compute_us", r.compute * 1e6},
                          {"communication_us", r.communication * 1e6},
+                         {"hidden_communication_us", r.hidden_communication * 1e6},
                          {"transfer_us", r.transfer * 1e6},
                          {"idle_us", r.idle * 1e6},
                          {"efficiency", row.efficiency},

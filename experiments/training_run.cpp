@@ -54,6 +54,7 @@ void to_json(nlohmann::json& j, const TrainingResult& r) {
        {"step_time", r.step_time},
        {"compute", r.compute},
        {"communication", r.communication},
+       {"hidden_communication", r.hidden_communication},
        {"transfer", r.transfer},
        {"idle", r.idle},
        {"peak_memory", r.peak_memory},
@@ -69,6 +70,7 @@ void from_json(const nlohmann::json& j, TrainingResult& r) {
   j.at("step_time").get_to(r.step_time);
   j.at("compute").get_to(r.compute);
   j.at("communication").get_to(r.communication);
+  j.at("hidden_communication").get_to(r.hidden_communication);
   j.at("transfer").get_to(r.transfer);
   j.at("idle").get_to(r.idle);
   j.at("peak_memory").get_to(r.peak_memory);
@@ -120,6 +122,7 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
     const DeviceTimes& times = report.device_totals[static_cast<std::size_t>(d)];
     result.compute += times.compute * per_step;
     result.communication += times.communication_total() * per_step;
+    result.hidden_communication += times.hidden_communication() * per_step;
     result.transfer += times.transfer * per_step;
     result.idle += times.idle * per_step;
     result.peak_memory = std::max(result.peak_memory, report.memory[static_cast<std::size_t>(d)].peak);

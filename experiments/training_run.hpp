@@ -34,7 +34,8 @@ struct TrainingResult {
   std::int64_t global_batch = 0;
   Seconds step_time = 0;  // simulated time of the whole run / steps
   Seconds compute = 0;
-  Seconds communication = 0;  // exposed: nothing overlaps it with compute
+  Seconds communication = 0;         // exposed: the time the devices' programs were blocked in collectives
+  Seconds hidden_communication = 0;  // dp-overlap: collectives' time on the streams that compute overlapped
   Seconds transfer = 0;       // host <-> device
   Seconds idle = 0;
   Bytes peak_memory = 0;            // the largest of the devices' whole-run peaks

@@ -41,6 +41,15 @@ TEST(Train, TableMatchesGoldenFile) {
   expect_matches_golden(normalised(run.out), "train_dp_1_2_4_devices.txt");
 }
 
+// The same run with dp-overlap and buckets of 0.1 MiB (the MLP's gradients make three): part of the
+// communication is hidden behind the backward pass.
+TEST(Train, DpOverlapTableMatchesGoldenFile) {
+  const auto run =
+      run_train(fmt::format("{} --strategy dp-overlap --bucket-mb 0.1", kGoldenRun), scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_matches_golden(normalised(run.out), "train_dp_overlap_1_2_4_devices.txt");
+}
+
 // The rows of a run written with --json.
 nlohmann::json run_json(const std::string& args) {
   const auto dir = scratch_dir();
@@ -54,14 +63,15 @@ nlohmann::json run_json(const std::string& args) {
 // shards' gradients with pmean train the same model as 1 device on the whole batch. Only the order of the
 // gradient sums differs (a few float32 ulps per step), hence rtol 1e-5, as tests/strategies_test.cpp uses.
 TEST(Train, DataParallelLossIsTheSameOnOneAndFourDevices) {
-  for (const char* optimizer : {"sgd", "adam"}) {
-    const auto j =
-        run_json(fmt::format("--devices 1,4 --steps 3 --batch 32 --strategy dp --optimizer {}", optimizer));
-    ASSERT_EQ(j["rows"].size(), 2u);
-    const double one = j["rows"][0]["last_loss"].get<double>();
-    const double four = j["rows"][1]["last_loss"].get<double>();
-    EXPECT_NEAR(four, one, 1e-5 * std::abs(one)) << optimizer;
-  }
+  for (const char* strategy : {"dp", "dp-overlap --bucket-mb 0.1"})
+    for (const char* optimizer : {"sgd", "adam"}) {
+      const auto j = run_json(fmt::format("--devices 1,4 --steps 3 --batch 32 --strategy {} --optimizer {}",
+                                          strategy, optimizer));
+      ASSERT_EQ(j["rows"].size(), 2u);
+      const double one = j["rows"][0]["last_loss"].get<double>();
+      const double four = j["rows"][1]["last_loss"].get<double>();
+      EXPECT_NEAR(four, one, 1e-5 * std::abs(one)) << strategy << ", " << optimizer;
+    }
 }
 
 TEST(Train, JsonAndCsvAgreeWithTable) {
@@ -73,6 +83,7 @@ TEST(Train, JsonAndCsvAgreeWithTable) {
   ASSERT_EQ(run.status, 0) << run.err;
   const auto j = nlohmann::json::parse(read_file(json_path));
   EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_TRUE(j["bucket_bytes"].is_null());  // dp
   EXPECT_EQ(j["command"], "spmdsim train");
   const auto table = table_rows(run.out);
   const auto csv = lines_of(read_file(csv_path));
@@ -83,7 +94,9 @@ TEST(Train, JsonAndCsvAgreeWithTable) {
     const auto& row = j["rows"][i];
     EXPECT_EQ(table[i][0], fmt::format("{}", row["devices"].get<int>()));
     EXPECT_EQ(table[i][2], fmt::format("{:.1f}", row["samples_per_s"].get<double>()));
-    EXPECT_EQ(table[i][8], fmt::format("{:.3f}", row["efficiency"].get<double>()));
+    EXPECT_EQ(table[i][5], fmt::format("{:.2f}", row["communication_us"].get<double>()));
+    EXPECT_EQ(table[i][6], fmt::format("{:.2f}", row["hidden_communication_us"].get<double>()));
+    EXPECT_EQ(table[i][9], fmt::format("{:.3f}", row["efficiency"].get<double>()));
     EXPECT_TRUE(csv[i + 1].starts_with(
         fmt::format("{},{},", row["devices"].get<int>(), row["global_batch"].get<int>())));
   }
@@ -118,7 +131,15 @@ struct BadInput {
 std::vector<BadInput> bad_inputs() {
   return {
       {"UnknownStrategy", "--strategy zero4",
-       "--strategy: unknown training strategy 'zero4' (valid: dp, zero1, zero2, zero3)"},
+       "--strategy: unknown training strategy 'zero4' (valid: dp, dp-overlap, zero1, zero2, zero3)"},
+      {"ZeroBucket", "--strategy dp-overlap --bucket-mb 0",
+       "--bucket-mb must be a positive number of MiB (got '0')"},
+      {"NegativeBucket", "--strategy dp-overlap --bucket-mb=-1",
+       "--bucket-mb must be a positive number of MiB (got '-1')"},
+      {"BucketNotANumber", "--strategy dp-overlap --bucket-mb 25MB",
+       "--bucket-mb must be a positive number of MiB (got '25MB')"},
+      {"BucketWithoutOverlap", "--strategy dp --bucket-mb 25",
+       "--bucket-mb applies to --strategy dp-overlap only"},
       {"BatchNotDivisible", "--devices 1,3 --batch 64",
        "--batch 64 is not divisible by 3 devices: each device gets an equal share of the global batch"},
       {"ZeroDevices", "--devices 0", "--devices: '0' is not a device count from 1 to 1024"},

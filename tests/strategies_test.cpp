@@ -95,6 +95,7 @@ struct StrategyCase {
   int micro_batches = 1;
   Precision precision = Precision::fp32;
   DType reduce_dtype = DType::bf16;
+  Bytes bucket_bytes = kDefaultBucketBytes;  // dp-overlap
 };
 
 Optimizer make_optimizer(Optimizer::Kind kind) {
@@ -117,12 +118,24 @@ const std::vector<StrategyCase> kStrategyCases = {
     {"zero2_sgd", Strategy::zero2, Optimizer::Kind::sgd},
     {"zero3_momentum_accumulate3", Strategy::zero3, Optimizer::Kind::momentum, 3},
     {"mixed_momentum", Strategy::dp, Optimizer::Kind::momentum, 1, Precision::mixed_bf16},
-    {"mixed_reduce_f32_momentum", Strategy::dp, Optimizer::Kind::momentum, 1, Precision::mixed_bf16, DType::f32},
+    {"mixed_reduce_f32_momentum", Strategy::dp, Optimizer::Kind::momentum, 1, Precision::mixed_bf16,
+     DType::f32},
     {"mixed_adam", Strategy::dp, Optimizer::Kind::adam, 1, Precision::mixed_bf16},
     {"mixed_zero1_momentum", Strategy::zero1, Optimizer::Kind::momentum, 1, Precision::mixed_bf16},
     {"mixed_zero2_momentum", Strategy::zero2, Optimizer::Kind::momentum, 1, Precision::mixed_bf16},
     {"mixed_zero3_momentum", Strategy::zero3, Optimizer::Kind::momentum, 1, Precision::mixed_bf16},
     {"mixed_zero3_adam", Strategy::zero3, Optimizer::Kind::adam, 1, Precision::mixed_bf16},
+    // dp-overlap: one bucket, then buckets of 600 bytes (float32: {w2, b2, w1} 656, {b1, w0} 2080, {b0} 64
+    // bytes) and 300 bytes (bfloat16: {w2, b2, w1} 328, {b1, w0} 1040, {b0} 32).
+    {"dp_overlap_sgd", Strategy::dp_overlap, Optimizer::Kind::sgd},
+    {"dp_overlap_buckets_adam", Strategy::dp_overlap, Optimizer::Kind::adam, 1, Precision::fp32, DType::bf16,
+     600},
+    {"dp_overlap_buckets_accumulate3_momentum", Strategy::dp_overlap, Optimizer::Kind::momentum, 3,
+     Precision::fp32, DType::bf16, 600},
+    {"mixed_dp_overlap_buckets_momentum", Strategy::dp_overlap, Optimizer::Kind::momentum, 1,
+     Precision::mixed_bf16, DType::bf16, 300},
+    {"mixed_dp_overlap_buckets_reduce_f32_momentum", Strategy::dp_overlap, Optimizer::Kind::momentum, 1,
+     Precision::mixed_bf16, DType::f32, 600},
 };
 
 // What one step on one device with the whole batch gives: the reference, computed on the host with the
@@ -192,8 +205,11 @@ TEST_P(StrategyEquivalence, MatchesOneDeviceWithTheWholeBatchAndReplicasStayIden
   const Reference ref = reference_run(mlp, optimizer, mixed, params0, x, y);
 
   TrainStep step(mlp, optimizer, n,
-                 {.strategy = c.strategy, .micro_batches = c.micro_batches, .precision = c.precision,
-                  .reduce_dtype = c.reduce_dtype});
+                 {.strategy = c.strategy,
+                  .micro_batches = c.micro_batches,
+                  .precision = c.precision,
+                  .reduce_dtype = c.reduce_dtype,
+                  .bucket_bytes = c.bucket_bytes});
   TrainState state = step.init(params0);
   const bool exact = n == 1 && c.micro_batches == 1;
   const Tolerance tol = tolerance_for(c);
@@ -442,7 +458,7 @@ TEST(TrainStepErrors, BadConfigurationsAreValueErrors) {
     parse_strategy("zero4");
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "unknown training strategy 'zero4' (valid: dp, zero1, zero2, zero3)");
+    EXPECT_STREQ(e.what(), "unknown training strategy 'zero4' (valid: dp, dp-overlap, zero1, zero2, zero3)");
   }
   try {
     shard_batch(Array::zeros({10, 4}), 4);

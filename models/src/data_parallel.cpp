@@ -1,16 +1,20 @@
 // The data-parallel train step: one per-device function for every strategy, built around four moments:
-// fetch the params a unit needs, accumulate gradients over micro-batches, reduce them (all-reduce or
-// reduce-scatter), update (whole leaves or this device's shards) and, for ZeRO 1/2, gather the new params.
+// fetch the params a unit needs, accumulate gradients over micro-batches, reduce them (all-reduce, bucketed
+// all-reduces overlapping the backward, or reduce-scatter), update (whole leaves or this device's shards)
+// and, for ZeRO 1/2, gather the new params.
 #include "spmdsim/models/data_parallel.hpp"
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "bucket_reducer.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
+#include "spmdsim/models/gradient_buckets.hpp"
 #include "spmdsim/models/sharding.hpp"
 #include "spmdsim/ops.hpp"
 #include "spmdsim/simulation.hpp"
@@ -44,13 +48,30 @@ struct TrainStep::Plan {
   std::vector<Shape> shapes;  // the same leaf shapes, in flattening order
   Axes params_axes;
   Axes state_axes;
+  // dp-overlap: the gradient buckets, and the flattening index of each unit's first leaf (and the leaf
+  // count).
+  std::vector<GradientBucket> buckets;
+  std::vector<std::size_t> unit_offsets;
 
   bool mixed() const { return options.precision == Precision::mixed_bf16; }
-  bool sharded() const { return options.strategy != Strategy::dp; }
+  bool sharded() const {
+    return options.strategy != Strategy::dp && options.strategy != Strategy::dp_overlap;
+  }
   DType compute_dtype() const { return mixed() ? DType::bf16 : DType::f32; }
+  DType reduce_dtype() const { return mixed() ? options.reduce_dtype : compute_dtype(); }
+  // What the reduction takes of gradients summed over k micro-batches: their mean, in the reduce dtype.
+  Tree reduction_input(Tree grads, int k) const;
 
   Tree device_step(const Args& args, std::vector<MemoryByTag>& memory) const;
 };
+
+Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
+  if (k > 1)
+    grads = tag_as(mapped(grads, [k](const Array& g, std::size_t) { return g / static_cast<double>(k); }),
+                   MemoryTag::gradients);
+  if (reduce_dtype() != compute_dtype()) grads = tag_as(cast(grads, reduce_dtype()), MemoryTag::gradients);
+  return grads;
+}
 
 Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& memory) const {
   const std::string& axis = options.axis_name;
@@ -80,32 +101,44 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
     throw ValueError(fmt::format("{}: a per-device batch of {} examples cannot be cut into {} equal micro-batches",
                                  options.name, batch, k));
   const auto micro = batch / k;
+  // dp-overlap: the last micro-batch's backward hands each unit's gradients, summed with the earlier
+  // micro-batches', to the reducer as it finishes them (the earlier backwards only accumulate, as under
+  // DDP's no_sync).
+  const bool overlap = strategy == Strategy::dp_overlap;
+  std::optional<BucketReducer> reducer;
+  if (overlap) reducer.emplace(buckets, unit_offsets, axis);
   Tree grads;
   Array loss;
   for (int m = 0; m < k; ++m) {
-    LossAndGrads lg = k == 1 ? model.value_and_grad(fetch, x, y)
+    GradsReady ready;
+    if (overlap && m == k - 1)
+      ready = [&](int unit, const Tree& unit_grads) {
+        const Tree summed =
+            k == 1 ? unit_grads : add_trees(grads[static_cast<std::size_t>(unit)], unit_grads);
+        reducer->add(unit, reduction_input(tag_as(summed, MemoryTag::gradients), k));
+      };
+    LossAndGrads lg = k == 1 ? model.value_and_grad(fetch, x, y, ready)
                              : model.value_and_grad(fetch, slice(x, 0, m * micro, (m + 1) * micro),
-                                                    slice(y, 0, m * micro, (m + 1) * micro));
+                                                    slice(y, 0, m * micro, (m + 1) * micro), ready);
     if (m == 0) {
       grads = std::move(lg.grads);
       loss = lg.loss;
     } else {
-      grads = tag_as(add_trees(grads, lg.grads), MemoryTag::gradients);
+      if (!ready) grads = tag_as(add_trees(grads, lg.grads), MemoryTag::gradients);
       loss = loss + lg.loss;
     }
   }
-  if (k > 1) {
-    grads = tag_as(mapped(grads, [k](const Array& g, std::size_t) { return g / static_cast<double>(k); }),
-                   MemoryTag::gradients);
-    loss = loss / static_cast<double>(k);
-  }
+  if (k > 1) loss = loss / static_cast<double>(k);
 
-  // Reduce: the mean over devices, whole (all-reduce) or as this device's shard (reduce-scatter).
-  if (mixed() && options.reduce_dtype != compute_dtype())
-    grads = tag_as(cast(grads, options.reduce_dtype), MemoryTag::gradients);
+  // Reduce: the mean over devices, whole (all-reduce, at once or bucket by bucket as the backward went) or
+  // as this device's shard (reduce-scatter).
+  if (overlap)
+    grads = abstract_params.rebuild(reducer->finish());
+  else
+    grads = reduction_input(std::move(grads), k);
   if (strategy == Strategy::dp || strategy == Strategy::zero1)
     grads = tag_as(pmean(grads, axis), MemoryTag::gradients);
-  else
+  else if (strategy != Strategy::dp_overlap)
     grads = tag_as(mapped(grads, [&](const Array& g, std::size_t) { return mean_scatter_leaf(g, axis, n); }),
                    MemoryTag::gradients);
   loss = pmean(loss, axis);
@@ -143,6 +176,8 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
 std::string_view strategy_name(Strategy strategy) {
   switch (strategy) {
     case Strategy::dp: return "dp";
+    case Strategy::dp_overlap:
+      return "dp-overlap";
     case Strategy::zero1: return "zero1";
     case Strategy::zero2: return "zero2";
     default: return "zero3";
@@ -150,9 +185,10 @@ std::string_view strategy_name(Strategy strategy) {
 }
 
 Strategy parse_strategy(std::string_view name) {
-  for (Strategy s : {Strategy::dp, Strategy::zero1, Strategy::zero2, Strategy::zero3})
+  for (Strategy s : {Strategy::dp, Strategy::dp_overlap, Strategy::zero1, Strategy::zero2, Strategy::zero3})
     if (strategy_name(s) == name) return s;
-  throw ValueError(fmt::format("unknown training strategy '{}' (valid: dp, zero1, zero2, zero3)", name));
+  throw ValueError(
+      fmt::format("unknown training strategy '{}' (valid: dp, dp-overlap, zero1, zero2, zero3)", name));
 }
 
 TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devices, TrainOptions options) {
@@ -169,6 +205,16 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
   for (const Array& leaf : abstract_params.leaves()) shapes.push_back(leaf.shape());
   auto plan = std::make_shared<Plan>(Plan{std::move(model), std::move(optimizer), num_devices, std::move(options),
                                           std::move(abstract_params), std::move(shapes), Axes(none), Axes(none)});
+  if (plan->options.strategy == Strategy::dp_overlap) {
+    std::vector<Bytes> leaf_bytes;
+    for (const Shape& shape : plan->shapes)
+      leaf_bytes.push_back(static_cast<Bytes>(num_elements(shape)) *
+                           static_cast<Bytes>(itemsize(plan->reduce_dtype())));
+    plan->buckets = assign_buckets(leaf_bytes, plan->options.bucket_bytes);
+    plan->unit_offsets.push_back(0);
+    for (std::size_t u = 0; u < plan->abstract_params.size(); ++u)
+      plan->unit_offsets.push_back(plan->unit_offsets.back() + plan->abstract_params[u].leaves().size());
+  }
   if (plan->options.strategy == Strategy::zero3) plan->params_axes = Axes(0);
   if (plan->sharded()) {
     std::map<std::string, Axes> inner;
@@ -199,6 +245,9 @@ int TrainStep::num_devices() const { return plan_->num_devices; }
 const PmappedFunction& TrainStep::pmapped() const { return *pmapped_; }
 const Axes& TrainStep::params_axes() const { return plan_->params_axes; }
 const Axes& TrainStep::state_axes() const { return plan_->state_axes; }
+const std::vector<GradientBucket>& TrainStep::buckets() const {
+  return plan_->buckets;
+}
 const std::vector<MemoryByTag>& TrainStep::memory_before_update() const { return *memory_before_update_; }
 
 TrainState TrainStep::init(const Tree& params) const {
@@ -285,7 +334,9 @@ double zero_model_state_bytes(Strategy strategy, std::int64_t psi, int num_devic
   const double p = static_cast<double>(psi);
   const double n = static_cast<double>(num_devices);
   switch (strategy) {
-    case Strategy::dp: return 16 * p;
+    case Strategy::dp:
+    case Strategy::dp_overlap:
+      return 16 * p;
     case Strategy::zero1: return 4 * p + 12 * p / n;
     case Strategy::zero2: return 2 * p + 14 * p / n;
     default: return 16 * p / n;

@@ -131,7 +131,8 @@ LossAndGrads Mlp::value_and_grad(const Tree& params, const Array& x, const Array
   return value_and_grad([&params](int l) { return params[static_cast<std::size_t>(l)]; }, x, y);
 }
 
-LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y) const {
+LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y,
+                                 const GradsReady& ready) const {
   const int layers = num_layers();
   if (x.ndim() != 2 || x.shape()[1] != layer_sizes_.front())
     throw ValueError(fmt::format("MLP input: expected shape (batch, {}), got {}", layer_sizes_.front(),
@@ -172,6 +173,7 @@ LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const 
     Array dw = tag_as(matmul(transpose(input), dz), MemoryTag::gradients);
     Array db = tag_as(sum(dz, 0), MemoryTag::gradients);
     grads[static_cast<std::size_t>(l)] = Tree::dict({{"b", db}, {"w", dw}});
+    if (ready) ready(l, grads[static_cast<std::size_t>(l)]);
     if (l > 0) dz = activation_backward(activation_, input, matmul(dz, transpose(layer["w"].leaf())));
   }
   return {ls.loss, Tree::list(std::move(grads))};

@@ -374,7 +374,7 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
 }
 
 LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& tokens, const Array& labels,
-                                         Recompute recompute) const {
+                                         Recompute recompute, const GradsReady& ready) const {
   const auto& c = config_;
   check_int_batch(tokens, "tokens", c.seq_len);
   check_int_batch(labels, "labels", c.seq_len);
@@ -452,12 +452,14 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     dx = std::move(ln_f.dx);
     grads.back() = c.tied_embeddings ? Tree::dict({{"ln_f", ln_f.grads}})
                                      : Tree::dict({{"ln_f", ln_f.grads}, {"lm_head", head_grads}});
+    if (ready) ready(head, grads.back());
   }
   for (int unit = head - 1; unit >= 1; --unit) {
     BlockBackward b =
         block_backward(fetch_checked(unit), std::move(saved[static_cast<std::size_t>(unit - 1)]), dx);
     grads[static_cast<std::size_t>(unit)] = std::move(b.grads);
     dx = std::move(b.dx);
+    if (ready) ready(unit, grads[static_cast<std::size_t>(unit)]);
   }
   {
     const Tree embedding = fetch_checked(0);
@@ -470,8 +472,14 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     grads.front() =
         tag_as(Tree::dict({{"position_embedding", d_position}, {"token_embedding", d_token_embedding}}),
                MemoryTag::gradients);
+    if (ready) ready(0, grads.front());
   }
   return {loss, Tree::list(std::move(grads))};
+}
+
+LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& tokens, const Array& labels,
+                                         const GradsReady& ready) const {
+  return value_and_grad(fetch, tokens, labels, Recompute::none, ready);
 }
 
 LossAndGrads Transformer::value_and_grad(const Tree& params, const Array& tokens, const Array& labels,

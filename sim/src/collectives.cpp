@@ -15,6 +15,7 @@
 #include <simgrid/s4u/Link.hpp>
 
 #include "booked_ring.hpp"
+#include "collective_calls.hpp"
 #include "collectives/selection.hpp"
 #include "device_communicator.hpp"
 #include "device_context.hpp"
@@ -22,11 +23,7 @@
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
 
-namespace spmdsim {
-namespace {
-
-using detail::DeviceCommunicator;
-using detail::DeviceContext;
+namespace spmdsim::detail {
 
 DeviceContext& device_for(std::string_view axis_name) {
   DeviceContext* ctx = detail::current_device();
@@ -35,7 +32,6 @@ DeviceContext& device_for(std::string_view axis_name) {
   return *ctx;
 }
 
-// The call ranks of the group this device reduces with: all of them without groups.
 std::vector<int> my_group(const DeviceContext& ctx, const AxisIndexGroups& groups) {
   if (groups.empty()) {
     std::vector<int> all(static_cast<std::size_t>(ctx.axis_size()));
@@ -55,16 +51,23 @@ std::vector<int> my_group(const DeviceContext& ctx, const AxisIndexGroups& group
   throw std::logic_error("unreachable: every rank is in a group");
 }
 
-// Times one collective on this device: its whole span counts as communication under its name.
+}  // namespace spmdsim::detail
+
+namespace spmdsim {
+namespace {
+
+using detail::device_for;
+using detail::DeviceCommunicator;
+using detail::DeviceContext;
+using detail::my_group;
+
+// Times one collective on this device: its whole span counts as communication under its name (on the
+// stream's track when the stream runs it).
 class CollectiveSpan {
  public:
   CollectiveSpan(DeviceContext& ctx, std::string name)
       : ctx_(ctx), name_(std::move(name)), start_((ctx.flush_compute(), simgrid::s4u::Engine::get_clock())) {}
-  ~CollectiveSpan() {
-    const Seconds end = simgrid::s4u::Engine::get_clock();
-    ctx_.times().communication[name_] += end - start_;
-    ctx_.record(SpanKind::communication, name_, start_, end);
-  }
+  ~CollectiveSpan() { ctx_.record_communication(name_, start_, simgrid::s4u::Engine::get_clock()); }
   CollectiveSpan(const CollectiveSpan&) = delete;
   CollectiveSpan& operator=(const CollectiveSpan&) = delete;
 
@@ -155,17 +158,6 @@ int canonical_axis(int axis, std::int64_t ndim) {
   return axis < 0 ? static_cast<int>(axis + ndim) : axis;
 }
 
-Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups, ReduceOp op,
-                 const char* name, const CollectiveOptions& options) {
-  DeviceContext& ctx = device_for(axis_name);
-  CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
-                      static_cast<double>(x.nbytes()), x.dtype());
-  const Array flat = x.reshaped(Shape{x.size()});
-  Array reduced = call.books_ring(x) ? detail::booked_ring_all_reduce(call.device_comm(), flat, op)
-                                     : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
-  return call.finish(reduced.reshaped(x.shape()));
-}
-
 // The blocks of x along `dimension`, one per rank: x[j] (the dimension removed) untiled, the j-th
 // contiguous slice tiled.
 std::vector<Array> blocks_along(const Array& x, int dimension, int count, bool tiled) {
@@ -222,6 +214,27 @@ Array permute(const Array& x, std::string_view axis_name, const std::vector<std:
 
 }  // namespace
 
+namespace detail {
+
+Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups, ReduceOp op,
+                 const char* name, const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
+                      static_cast<double>(x.nbytes()), x.dtype());
+  const Array flat = x.reshaped(Shape{x.size()});
+  Array reduced = call.books_ring(x) ? booked_ring_all_reduce(call.device_comm(), flat, op)
+                                     : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
+  return call.finish(reduced.reshaped(x.shape()));
+}
+
+Array mean_of_sum(const Array& total, double count) {
+  return is_floating(total.dtype()) ? total / count : astype(total, DType::f32) / count;
+}
+
+}  // namespace detail
+
+using detail::all_reduce;
+
 Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
   return all_reduce(x, axis_name, groups, ReduceOp::sum, "psum", options);
@@ -230,9 +243,7 @@ Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& gr
 Array pmean(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
             const CollectiveOptions& options) {
   Array total = all_reduce(x, axis_name, groups, ReduceOp::sum, "pmean", options);
-  const auto count = static_cast<double>(my_group(device_for(axis_name), groups).size());
-  // jax.lax.pmean divides the sum by the group size; integers become float32 as in JAX.
-  return is_floating(total.dtype()) ? total / count : astype(total, DType::f32) / count;
+  return detail::mean_of_sum(total, static_cast<double>(my_group(device_for(axis_name), groups).size()));
 }
 
 Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,

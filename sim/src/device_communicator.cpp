@@ -44,7 +44,7 @@ std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
 int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.at(static_cast<std::size_t>(peer))); }
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
-  auto* channel = ctx_.runtime().channel(ctx_.device(), device_of(peer));
+  auto* channel = ctx_.channel(ctx_.device(), device_of(peer));
   ctx_.times().bytes_sent += static_cast<Bytes>(chunk.nbytes());
   // The receiver takes ownership of the heap copy of the handle: the storage is shared, the sender's device
   // buffer is not, so this device's memory depends on its own references alone.
@@ -52,7 +52,7 @@ simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk
 }
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_recv(int peer, Array** slot) {
-  return ctx_.runtime().channel(device_of(peer), ctx_.device())->get_async<Array>(slot);
+  return ctx_.channel(device_of(peer), ctx_.device())->get_async<Array>(slot);
 }
 
 Array DeviceCommunicator::take(Array* received) {
@@ -145,8 +145,8 @@ void DeviceCommunicator::flush_phase() {
   // The payload is never read: the pieces' shapes were booked on both sides.
   static int token;
   int* received = nullptr;
-  auto incoming = runtime.channel(phase.from, ctx_.device())->get_async<int>(&received);
-  auto outgoing = runtime.channel(ctx_.device(), phase.to)->put_async(&token, phase.bytes_out);
+  auto incoming = ctx_.channel(phase.from, ctx_.device())->get_async<int>(&received);
+  auto outgoing = ctx_.channel(ctx_.device(), phase.to)->put_async(&token, phase.bytes_out);
   incoming->wait();
   outgoing->wait();
   // Each further message of the run would have paid its route's latency once more.

@@ -1,19 +1,37 @@
 #include "device_context.hpp"
 
+#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Host.hpp>
 
+#include "comm_stream.hpp"
 #include "op_accounting.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory.hpp"
 
 namespace spmdsim::detail {
 
-DeviceContext::DeviceContext(Runtime& runtime, CallState& call, int rank)
-    : runtime_(runtime), call_(call), rank_(rank) {}
+DeviceContext::DeviceContext(Runtime& runtime, CallState& call, int rank, Track track)
+    : runtime_(runtime), call_(call), rank_(rank), track_(track) {}
+
+DeviceContext::~DeviceContext() = default;
+
+simgrid::s4u::Mailbox* DeviceContext::channel(int from_device, int to_device) const {
+  return runtime_.channel(from_device, to_device, track_);
+}
+
+CommStream& DeviceContext::stream() {
+  if (track_ != Track::program) throw std::logic_error("a communication stream has no stream of its own");
+  if (!stream_) stream_ = std::make_unique<CommStream>(*this);
+  return *stream_;
+}
+
+void DeviceContext::finish_stream() {
+  if (stream_) stream_->finish();
+}
 
 const DeviceSpec& DeviceContext::spec() const {
   return runtime_.platform().devices[static_cast<std::size_t>(device())].spec;
@@ -36,6 +54,16 @@ void DeviceContext::execute(Seconds duration) {
 
 void DeviceContext::compute(std::string_view name, Seconds duration) {
   if (duration <= 0) return;
+  if (stream_ && stream_->busy()) {
+    // The stream's reductions share the host now: run the op at once and measure it, stretched as it may be.
+    flush_compute();
+    const Seconds start = simgrid::s4u::Engine::get_clock();
+    execute(duration);
+    const Seconds end = simgrid::s4u::Engine::get_clock();
+    times().compute += end - start;
+    record(SpanKind::compute, std::string(name), start, end);
+    return;
+  }
   const Seconds start = now();
   booked_compute_ += duration;
   times().compute += duration;
@@ -51,7 +79,13 @@ Seconds DeviceContext::now() const {
 }
 
 void DeviceContext::record(SpanKind kind, std::string name, Seconds start, Seconds end) {
-  call_.report.spans[static_cast<std::size_t>(rank_)].push_back({kind, std::move(name), start, end});
+  call_.report.spans[static_cast<std::size_t>(rank_)].push_back({kind, std::move(name), start, end, track_});
+}
+
+void DeviceContext::record_communication(const std::string& name, Seconds start, Seconds end) {
+  auto& by_collective = track_ == Track::program ? times().communication : times().stream;
+  by_collective[name] += end - start;
+  record(SpanKind::communication, name, start, end);
 }
 
 DeviceTimes& DeviceContext::times() { return call_.report.times[static_cast<std::size_t>(rank_)]; }

@@ -1,7 +1,10 @@
 // What a device actor knows while it runs its share of a pmap call: who it is, the call it belongs to,
-// its memory and its clock. The ops and collectives find it through current_device().
+// its memory and its clock. The ops and collectives find it through current_device(). A device has two
+// actors in a call that starts asynchronous collectives: its program and its communication stream
+// (comm_stream.hpp), each with a context of its own on its own track; both report into the device's times.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,11 +23,17 @@ struct CallState {
   CallReport report;
 };
 
+class CommStream;
+
 class DeviceContext {
  public:
-  DeviceContext(Runtime& runtime, CallState& call, int rank);
+  DeviceContext(Runtime& runtime, CallState& call, int rank, Track track = Track::program);
+  ~DeviceContext();                              // CommStream is incomplete here
+  DeviceContext(const DeviceContext&) = delete;  // the stream's actor holds this address
+  DeviceContext& operator=(const DeviceContext&) = delete;
 
   Runtime& runtime() const { return runtime_; }
+  CallState& call() const { return call_; }
   // Position in the call: the device's axis_index.
   int rank() const { return rank_; }
   int device() const { return call_.devices[static_cast<std::size_t>(rank_)]; }
@@ -32,6 +41,9 @@ class DeviceContext {
   // The global index of the device at a call rank.
   int device_at(int rank) const { return call_.devices[static_cast<std::size_t>(rank)]; }
   const DeviceSpec& spec() const;
+  Track track() const { return track_; }
+  // The channel between two devices in this actor's namespace (Runtime::channel).
+  simgrid::s4u::Mailbox* channel(int from_device, int to_device) const;
   // Throws NameError ("unbound axis name: j") unless pmap bound this name.
   void check_axis_name(std::string_view name) const;
 
@@ -49,12 +61,22 @@ class DeviceContext {
   // A SimGrid execution of `duration` now, unrecorded: the caller's span (a collective) accounts for it.
   void execute(Seconds duration);
   void record(SpanKind kind, std::string name, Seconds start, Seconds end);
+  // A collective's span on this actor's track: exposed communication on the program, stream time on the
+  // stream.
+  void record_communication(const std::string& name, Seconds start, Seconds end);
   DeviceTimes& times();
+
+  // Program only: the device's communication stream in this call, started on first use.
+  CommStream& stream();
+  // Program only: waits for what the stream still runs and stops it (pmap, when the function returns).
+  void finish_stream();
 
  private:
   Runtime& runtime_;
   CallState& call_;
   int rank_;
+  Track track_;
+  std::unique_ptr<CommStream> stream_;
   Seconds booked_compute_ = 0;
 };
 

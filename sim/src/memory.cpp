@@ -13,8 +13,8 @@ namespace spmdsim {
 namespace {
 
 constexpr std::array<std::string_view, kNumMemoryTags> kTagNames{
-    "replicated_args", "input_shards", "outputs",         "collective_scratch", "temporaries",
-    "parameters",      "optimizer_state", "gradients", "activations"};
+    "replicated_args", "input_shards",    "outputs",   "collective_scratch", "temporaries",
+    "parameters",      "optimizer_state", "gradients", "activations",        "communication_buckets"};
 
 }  // namespace
 

@@ -420,7 +420,9 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
       try {
         {
           auto inputs = receive_inputs(*ctx, leaves);
-          outputs[rank] = claim_outputs(*ctx, fn_(device_args(args, options_, inputs)));
+          Tree out = fn_(device_args(args, options_, inputs));
+          ctx->finish_stream();  // collectives still on the device's stream are waited for
+          outputs[rank] = claim_outputs(*ctx, out);
         }  // its inputs released at the device's own time, before the compute booked up to then runs
         ctx->flush_compute();
       } catch (const simgrid::ForcefulKillException&) {

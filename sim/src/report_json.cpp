@@ -19,13 +19,19 @@
 //       index         int       global device index (into devices)
 //       times         times
 //       memory        memory    peak within the call; absent for device_get, which allocates nothing
-//       spans         [{kind: "compute" | "communication" | "transfer", name: string, start: s, end: s}]
+//       spans         [{kind: "compute" | "communication" | "transfer", name: string, start: s, end: s,
+//                      track: "program" | "stream"}]
 //   memory_timelines  [{device: string, time: [s], in_use: [bytes], tag: [int], delta: [bytes]}]
 //                     one per device; the arrays are parallel, one entry per allocation (delta > 0) or
 //                     release (delta < 0), in_use being the total after it. Columns rather than one object
 //                     per event keep a long run's file small.
 // times:  {compute: s, communication: {collective: s}, communication_total: s, transfer: s (host <-> device),
-//          idle: s, bytes_sent: bytes (to other devices)}
+//          idle: s, bytes_sent: bytes (to other devices),
+//          stream: {collective: s}, stream_total: s, stream_waits: s, hidden_communication: s}
+//          communication is exposed: the time the program was blocked in each collective (the wait() of an
+//          asynchronous one); stream is the asynchronous collectives' time on the communication stream,
+//          stream_waits the program's waits for them, hidden_communication = stream_total - stream_waits.
+// Version 2 added the stream fields and the spans' track.
 // memory: {capacity: bytes, peak: bytes, at_peak: {tag name: bytes, every tag}}
 #include <string>
 
@@ -38,15 +44,23 @@ namespace {
 // Ordered so that the written file reads in schema order, schema_version first.
 using Json = nlohmann::ordered_json;
 
+Json by_collective(const std::map<std::string, Seconds>& times) {
+  Json out = Json::object();
+  for (const auto& [name, seconds] : times) out[name] = seconds;
+  return out;
+}
+
 Json times_json(const DeviceTimes& times) {
-  Json communication = Json::object();
-  for (const auto& [name, seconds] : times.communication) communication[name] = seconds;
   return {{"compute", times.compute},
-          {"communication", communication},
+          {"communication", by_collective(times.communication)},
           {"communication_total", times.communication_total()},
           {"transfer", times.transfer},
           {"idle", times.idle},
-          {"bytes_sent", times.bytes_sent}};
+          {"bytes_sent", times.bytes_sent},
+          {"stream", by_collective(times.stream)},
+          {"stream_total", times.stream_total()},
+          {"stream_waits", times.stream_waits},
+          {"hidden_communication", times.hidden_communication()}};
 }
 
 Json memory_json(const DeviceMemory& memory) {
@@ -60,8 +74,11 @@ Json memory_json(const DeviceMemory& memory) {
 Json spans_json(const std::vector<Span>& spans) {
   Json out = Json::array();
   for (const auto& span : spans)
-    out.push_back(
-        {{"kind", span_kind_name(span.kind)}, {"name", span.name}, {"start", span.start}, {"end", span.end}});
+    out.push_back({{"kind", span_kind_name(span.kind)},
+                   {"name", span.name},
+                   {"start", span.start},
+                   {"end", span.end},
+                   {"track", track_name(span.track)}});
   return out;
 }
 

@@ -129,6 +129,11 @@ std::vector<Column> time_columns(const std::vector<DeviceTimes>& times, Seconds 
   for (const auto& name : collectives)
     columns.push_back(
         {name, column_of(times, [&name](const DeviceTimes& t) { return time_in(t, name); }), as_share});
+  // Only where a stream ran: hidden communication is what it did while the program went on.
+  if (std::any_of(times.begin(), times.end(), [](const DeviceTimes& t) { return !t.stream.empty(); }))
+    columns.push_back({"hidden communication",
+                       column_of(times, [](const DeviceTimes& t) { return t.hidden_communication(); }),
+                       as_share});
   columns.push_back(
       {"host transfer", column_of(times, [](const DeviceTimes& t) { return t.transfer; }), as_share});
   columns.push_back({"idle", column_of(times, [](const DeviceTimes& t) { return t.idle; }), as_share});
@@ -174,6 +179,10 @@ void print_header(std::ostream& out, const SimulationReport& report) {
   out << "Times: per device, with their share of the call (of the whole run in the totals).\n"
          "Idle: waiting for inputs or for other devices. Bytes sent: to other devices.\n"
          "Memory: each device's peak, and what it held at that peak by kind of buffer.\n";
+  const auto& totals = report.device_totals;
+  if (std::any_of(totals.begin(), totals.end(), [](const DeviceTimes& t) { return !t.stream.empty(); }))
+    out << "Communication: exposed, the program waiting; hidden communication: asynchronous collectives that\n"
+           "ran on the communication stream while the program went on.\n";
 }
 
 void print_call(std::ostream& out, const SimulationReport& report, std::size_t index) {

@@ -66,11 +66,16 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
 
 Runtime::~Runtime() { engine_taken = false; }
 
-simgrid::s4u::Mailbox* Runtime::channel(int from, int to) {
-  const auto key = std::make_pair(from, to);
+simgrid::s4u::Mailbox* Runtime::channel(int from, int to, Track track) {
+  const auto key = std::make_tuple(from, to, track);
   auto it = channels_.find(key);
-  if (it == channels_.end())
-    it = channels_.emplace(key, simgrid::s4u::Mailbox::by_name(endpoint_name(from) + ">" + endpoint_name(to))).first;
+  if (it == channels_.end()) {
+    const std::string suffix = track == Track::program ? "" : "/stream";
+    it = channels_
+             .emplace(key,
+                      simgrid::s4u::Mailbox::by_name(endpoint_name(from) + ">" + endpoint_name(to) + suffix))
+             .first;
+  }
   return it->second;
 }
 

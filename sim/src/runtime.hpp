@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -40,8 +41,9 @@ class Runtime {
   bool aggregate_abstract_phases() const { return aggregate_abstract_phases_; }
 
   // The channel from one endpoint to another. Messages between one ordered pair are matched in the order
-  // both sides post them, which is SPMD program order, so a fast sender can never be received early.
-  simgrid::s4u::Mailbox* channel(int from, int to);
+  // both sides post them, which is SPMD program order, so a fast sender can never be received early. The
+  // communication streams (async_collectives.hpp) have channels of their own, matched in the streams' order.
+  simgrid::s4u::Mailbox* channel(int from, int to, Track track = Track::program);
   // The latency one message from device `from` to device `to` pays: its route's, times the network
   // model's latency factor.
   Seconds message_latency(int from, int to);
@@ -64,7 +66,7 @@ class Runtime {
   int pipeline_chunks_ = 1;
   std::vector<std::string> dimension_algorithms_;
   bool aggregate_abstract_phases_ = false;
-  std::map<std::pair<int, int>, simgrid::s4u::Mailbox*> channels_;
+  std::map<std::tuple<int, int, Track>, simgrid::s4u::Mailbox*> channels_;
   std::map<std::pair<int, int>, Seconds> message_latencies_;
   std::exception_ptr failure_;
   std::vector<CallReport> calls_;

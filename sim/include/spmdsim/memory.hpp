@@ -25,8 +25,9 @@ enum class MemoryTag : std::uint8_t {
   optimizer_state,
   gradients,
   activations,
+  communication_buckets,  // gradients flattened into one buffer per bucket for an overlapped all-reduce
 };
-inline constexpr int kNumMemoryTags = 9;
+inline constexpr int kNumMemoryTags = 10;
 std::string_view memory_tag_name(MemoryTag tag);
 
 struct MemoryEvent {

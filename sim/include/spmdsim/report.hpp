@@ -13,11 +13,16 @@
 
 namespace spmdsim {
 
-inline constexpr int kReportSchemaVersion = 1;
+inline constexpr int kReportSchemaVersion = 2;
 
 enum class SpanKind { compute, communication, transfer };
 // One spelling for the JSON "kind" of a span and the Chrome-trace category.
 std::string_view span_kind_name(SpanKind kind);
+
+// Which of a device's two timelines a span is on: its program (the pmapped function's actor) or its
+// communication stream (the asynchronous collectives of async_collectives.hpp).
+enum class Track { program, stream };
+std::string_view track_name(Track track);
 
 // One interval of a device's timeline (trace material).
 struct Span {
@@ -25,16 +30,27 @@ struct Span {
   std::string name;
   Seconds start;
   Seconds end;
+  Track track = Track::program;
 };
 
 struct DeviceTimes {
   Seconds compute = 0;
   Seconds transfer = 0;  // host <-> device
-  std::map<std::string, Seconds> communication;  // per collective (psum, all_gather, ...)
+  // Exposed communication, per collective (psum, all_gather, ...): the time the device's program was blocked
+  // in it, the whole of a synchronous collective and the wait() of an asynchronous one.
+  std::map<std::string, Seconds> communication;
+  // Asynchronous collectives' whole time on the device's communication stream, per collective.
+  std::map<std::string, Seconds> stream;
+  Seconds stream_waits = 0;  // the part of the exposed communication spent waiting for the stream
   Seconds idle = 0;      // the rest of the interval the device was part of
   Bytes bytes_sent = 0;  // to other devices
 
-  Seconds communication_total() const;
+  Seconds communication_total() const;  // exposed
+  Seconds stream_total() const;
+  // Stream time the program did not wait for: communication hidden behind the program's own work.
+  Seconds hidden_communication() const;
+  // Exposed plus hidden: every collective's time.
+  Seconds all_communication() const;
   DeviceTimes& operator+=(const DeviceTimes& other);
 };
 

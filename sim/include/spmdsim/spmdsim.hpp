@@ -2,6 +2,7 @@
 #pragma once
 
 #include "spmdsim/array.hpp"
+#include "spmdsim/async_collectives.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/device_spec.hpp"
@@ -24,6 +25,7 @@
 #include "spmdsim/topologies/switch_cluster.hpp"
 #include "spmdsim/models/data_parallel.hpp"
 #include "spmdsim/models/cnn.hpp"
+#include "spmdsim/models/gradient_buckets.hpp"
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/models/optimizers.hpp"
 #include "spmdsim/models/sharding.hpp"

@@ -12,6 +12,13 @@
 //          params with its shard of the state, then the params are all-gathered.
 //   zero2  ZeRO stage 2 (P_os+g): as zero1, but the gradients are reduce-scattered (psum_scatter / N), so
 //          each device only ever keeps its 1/N shard of the averaged gradients.
+//   dp-overlap  dp with the gradients bucketed and all-reduced while the backward pass continues, as PyTorch
+//          DDP does: each unit's gradients join buckets as the backward finishes them (last unit first, a
+//          unit's leaves in reverse order); a bucket is closed once it holds bucket_bytes or more, flattened
+//          into one buffer (tagged communication_buckets) and its pmean started on the device's communication
+//          stream (async_collectives.hpp); the last, partial bucket is started when the backward ends. Then
+//          every bucket is waited for, unflattened, and the update is dp's. With micro_batches > 1 only the
+//          last micro-batch's backward overlaps (DDP's no_sync for the others).
 //   zero3  ZeRO stage 3 (P_os+g+p): params sharded too; each fetch unit's params (every leaf, to its shape
 //          in init_abstract()) are all-gathered just before the unit's forward and again before its backward,
 //          and freed right after; gradients
@@ -21,8 +28,8 @@
 //   micro_batches k  gradient accumulation: each device's batch is cut into k equal micro-batches; their
 //                    gradients are summed, divided by k, and reduced once.
 //   mixed_bf16       bf16 compute with fp32 master weights: params are a bf16 copy, the optimizer state holds
-//                    the fp32 master weights ('master') next to the optimizer's own state ('opt'); forward and
-//                    backward run in bf16 (loss in fp32), gradients are bf16. reduce_dtype chooses the
+//                    the fp32 master weights ('master') next to the optimizer's own state ('opt'); forward
+//                    and backward run in bf16 (loss in fp32), gradients are bf16. reduce_dtype chooses the
 //                    communication: bf16 (the gradients are reduced in bf16 and cast to fp32 for the update)
 //                    or f32 (cast before the reduction). The update runs in fp32 on the master weights, and
 //                    the new bf16 params are cast from them (ZeRO 1/2 all-gather the bf16 params).
@@ -41,6 +48,7 @@
 #include <vector>
 
 #include "spmdsim/memory_tags.hpp"
+#include "spmdsim/models/gradient_buckets.hpp"
 #include "spmdsim/models/optimizers.hpp"
 #include "spmdsim/models/trainable_model.hpp"
 #include "spmdsim/pmap.hpp"
@@ -52,18 +60,22 @@ class Simulation;
 
 namespace spmdsim::models {
 
-enum class Strategy { dp, zero1, zero2, zero3 };
+enum class Strategy { dp, dp_overlap, zero1, zero2, zero3 };
 std::string_view strategy_name(Strategy strategy);
-// "dp", "zero1", "zero2", "zero3"; anything else is a ValueError listing them.
+// "dp", "dp-overlap", "zero1", "zero2", "zero3"; anything else is a ValueError listing them.
 Strategy parse_strategy(std::string_view name);
 
 enum class Precision { fp32, mixed_bf16 };
+
+inline constexpr Bytes kDefaultBucketBytes = 25.0 * 1024 * 1024;
 
 struct TrainOptions {
   Strategy strategy = Strategy::dp;
   int micro_batches = 1;  // gradient accumulation steps per update
   Precision precision = Precision::fp32;
   DType reduce_dtype = DType::bf16;  // mixed_bf16 only: bf16 or f32
+  // dp-overlap: a bucket is closed once it holds this many bytes or more (PyTorch DDP's bucket_cap_mb = 25).
+  Bytes bucket_bytes = kDefaultBucketBytes;
   std::string axis_name = "batch";
   // Global device indices of the step (pmap's devices); by default the first num_devices.
   std::optional<std::vector<int>> devices;
@@ -71,9 +83,10 @@ struct TrainOptions {
 };
 
 // Model state in a strategy's layout: host arrays from init(), device-resident after a step.
-//   params     dp, zero1, zero2: the full tree (fp32, or bf16 under mixed_bf16), replicated.
+//   params     dp, dp-overlap, zero1, zero2: the full tree (fp32, or bf16 under mixed_bf16), replicated.
 //              zero3: each leaf as flat shards, host view [N, shard].
-//   opt_state  dp: the optimizer's state (mixed: {'master': fp32 params, 'opt': state}), replicated.
+//   opt_state  dp, dp-overlap: the optimizer's state (mixed: {'master': fp32 params, 'opt': state}),
+//              replicated.
 //              zero: the same with every per-parameter buffer (and 'master') as flat shards [N, shard];
 //              Adam's scalar count replicated.
 struct TrainState {
@@ -120,6 +133,8 @@ class TrainStep {
   // in_axes of (params, opt_state): None where replicated, 0 where sharded.
   const Axes& params_axes() const;
   const Axes& state_axes() const;
+  // dp-overlap: the gradient buckets (gradient_buckets.hpp) in the order they are started; empty otherwise.
+  const std::vector<GradientBucket>& buckets() const;
 
   // Per device (in call order) of the last call: what its buffers held, by tag, just before the update.
   const std::vector<MemoryByTag>& memory_before_update() const;

@@ -50,8 +50,10 @@ class Mlp {
   Array loss(const Tree& params, const Array& x, const Array& y) const;
   // jax.value_and_grad of loss(params, x, y) with respect to params, by a hand-written backward pass.
   LossAndGrads value_and_grad(const Tree& params, const Array& x, const Array& y) const;
-  // The same with the parameters fetched layer by layer (see LayerFetch; a unit is a layer's {'b', 'w'}).
-  LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y) const;
+  // The same with the parameters fetched layer by layer (see LayerFetch; a unit is a layer's {'b', 'w'}),
+  // telling `ready` each layer's gradients as the backward makes them, last layer first.
+  LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y,
+                              const GradsReady& ready = {}) const;
 
  private:
   void check_params(const Tree& params) const;

@@ -1,7 +1,9 @@
 // What TrainStep needs of a model, and the value type it keeps one in. A trainable model gives
 //   init_abstract(dtype)          its params as abstract arrays: a list of fetch units (value_and_grad.hpp)
-//   value_and_grad(fetch, x, y)   the loss of a batch and gradients shaped like the params, asking for each
-//                                 unit's params through fetch when the pass needs them
+//   value_and_grad(fetch, x, y, ready)
+//                                 the loss of a batch and gradients shaped like the params, asking for each
+//                                 unit's params through fetch when the pass needs them and telling ready
+//                                 each unit's gradients as the backward finishes them
 // The MLP and the transformer both qualify.
 //
 // Why a concept and a type-erased holder rather than an abstract base class: the models are plain value types
@@ -23,9 +25,10 @@ namespace spmdsim::models {
 
 template <class M>
 concept TrainableModel = std::copy_constructible<M> &&
-                         requires(const M& model, DType dtype, const LayerFetch& fetch, const Array& x, const Array& y) {
+                         requires(const M& model, DType dtype, const LayerFetch& fetch, const Array& x, const Array& y,
+                                  const GradsReady& ready) {
                            { model.init_abstract(dtype) } -> std::same_as<Tree>;
-                           { model.value_and_grad(fetch, x, y) } -> std::same_as<LossAndGrads>;
+                           { model.value_and_grad(fetch, x, y, ready) } -> std::same_as<LossAndGrads>;
                          };
 
 // Any TrainableModel, held by value (copies share the immutable model).
@@ -38,22 +41,25 @@ class AnyTrainableModel {
       : model_(std::make_shared<Holder<M>>(std::move(model))) {}
 
   Tree init_abstract(DType dtype = DType::f32) const { return model_->init_abstract(dtype); }
-  LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y) const {
-    return model_->value_and_grad(fetch, x, y);
+  LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y,
+                              const GradsReady& ready = {}) const {
+    return model_->value_and_grad(fetch, x, y, ready);
   }
 
  private:
   struct Interface {
     virtual ~Interface() = default;
     virtual Tree init_abstract(DType dtype) const = 0;
-    virtual LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y) const = 0;
+    virtual LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y,
+                                        const GradsReady& ready) const = 0;
   };
   template <class M>
   struct Holder final : Interface {
     explicit Holder(M m) : model(std::move(m)) {}
     Tree init_abstract(DType dtype) const override { return model.init_abstract(dtype); }
-    LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y) const override {
-      return model.value_and_grad(fetch, x, y);
+    LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y,
+                                const GradsReady& ready) const override {
+      return model.value_and_grad(fetch, x, y, ready);
     }
     M model;
   };

@@ -124,9 +124,14 @@ class Transformer {
   BlockBackward block_backward(const Tree& block, BlockActivations saved, const Array& dout) const;
 
   // The loss of int32 tokens and labels [b, s] (abstract) and its gradients, unit by unit through fetch:
-  // forward 0, 1..L, L+1 (and 0 again for tied logits), backward in reverse.
+  // forward 0, 1..L, L+1 (and 0 again for tied logits), backward in reverse, telling `ready` each unit's
+  // gradients as they are finished: the head, blocks L..1, the embedding (last, also when tied: the tied
+  // table's gradient is made at the head but belongs to unit 0).
   LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& tokens, const Array& labels,
-                              Recompute recompute = Recompute::none) const;
+                              Recompute recompute = Recompute::none, const GradsReady& ready = {}) const;
+  // The same without recomputation: the form TrainStep calls (trainable_model.hpp).
+  LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& tokens, const Array& labels,
+                              const GradsReady& ready) const;
   LossAndGrads value_and_grad(const Tree& params, const Array& tokens, const Array& labels,
                               Recompute recompute = Recompute::none) const;
 

@@ -1,7 +1,8 @@
 // What every model's value_and_grad hands back, and how it is handed its parameters. A model's params are a
 // list of fetch units (the MLP: one dict per layer; the transformer: embedding, blocks, head); a pass asks
 // for a unit's params when it needs them, so a strategy that keeps them sharded (ZeRO-3) can all-gather
-// them just in time and have them freed right after.
+// them just in time and have them freed right after; it tells the caller each unit's gradients as they are
+// ready (GradsReady), so a strategy can reduce them while the backward continues.
 #pragma once
 
 #include <functional>
@@ -21,5 +22,10 @@ struct LossAndGrads {
 // unit. A forward pass fetches the units in order, the backward pass in reverse order, every unit (as a
 // ZeRO-3 / FSDP pre-backward hook does, even where the backward needs no weight).
 using LayerFetch = std::function<Tree(int unit)>;
+
+// Told each unit's gradients as soon as the backward pass has finished them (it never touches them again),
+// in the order it finishes them: last unit first. A data-parallel step can start reducing them while the
+// backward goes on (dp-overlap, as PyTorch DDP's autograd hooks do). May be empty.
+using GradsReady = std::function<void(int unit, const Tree& grads)>;
 
 }  // namespace spmdsim::models

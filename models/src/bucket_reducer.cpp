@@ -1,0 +1,58 @@
+#include "bucket_reducer.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+#include "spmdsim/memory_tags.hpp"
+
+namespace spmdsim::models {
+
+BucketReducer::BucketReducer(const std::vector<GradientBucket>& buckets,
+                             const std::vector<std::size_t>& unit_offsets, std::string axis_name)
+    : buckets_(buckets),
+      unit_offsets_(unit_offsets),
+      axis_name_(std::move(axis_name)),
+      ready_(unit_offsets.back()) {}
+
+void BucketReducer::add(int unit, const Tree& grads) {
+  std::size_t index = unit_offsets_.at(static_cast<std::size_t>(unit));
+  for (const Array& leaf : grads.leaves()) ready_.at(index++) = leaf;
+  if (index != unit_offsets_.at(static_cast<std::size_t>(unit) + 1))
+    throw std::logic_error("a unit's gradients do not match its parameters");
+  start_complete_buckets();
+}
+
+// Buckets complete in order, as the gradients come last first.
+void BucketReducer::start_complete_buckets() {
+  while (pending_.size() < buckets_.size()) {
+    const GradientBucket& bucket = buckets_[pending_.size()];
+    const bool complete = std::all_of(bucket.leaves.begin(), bucket.leaves.end(),
+                                      [this](std::size_t i) { return ready_[i].has_value(); });
+    if (!complete) return;
+    std::vector<Array> grads;
+    std::vector<Shape> shapes;
+    for (std::size_t i : bucket.leaves) {
+      grads.push_back(*std::exchange(ready_[i], std::nullopt));
+      shapes.push_back(grads.back().shape());
+    }
+    const Array flat = tag_as(flatten_bucket(grads), MemoryTag::communication_buckets);
+    shapes_.push_back(std::move(shapes));
+    pending_.push_back(pmean_start(flat, axis_name_));
+  }
+}
+
+std::vector<Array> BucketReducer::finish() {
+  if (pending_.size() != buckets_.size())
+    throw std::logic_error("the backward pass left gradient buckets unfilled");
+  std::vector<Array> grads(ready_.size());
+  for (std::size_t b = 0; b < buckets_.size(); ++b) {
+    const Array mean = pending_[b].wait();
+    std::vector<Array> pieces = unflatten_bucket(mean, shapes_[b]);
+    for (std::size_t j = 0; j < pieces.size(); ++j)
+      grads[buckets_[b].leaves[j]] = tag_as(pieces[j], MemoryTag::gradients);
+  }
+  return grads;
+}
+
+}  // namespace spmdsim::models
