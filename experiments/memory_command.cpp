@@ -112,17 +112,8 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       throw UsageError(fmt::format("--devices must be from 1 to {} (got {})", kMaxDevices, n));
     return n;
   }));
-  options.models = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"}, [&] {
-    std::vector<ModelChoice> chosen;
-    for (const auto& name : split_list(model_list)) {
-      if (std::any_of(chosen.begin(), chosen.end(), [&](const auto& m) { return m.name == name; }))
-        throw UsageError(fmt::format("--model names '{}' twice", name));
-      chosen.push_back(choose_model(name, model));
-    }
-    if (chosen.empty()) throw UsageError("--model names no model");
-    check_recompute_used(model, chosen);
-    return chosen;
-  });
+  options.models = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"},
+                                     [&] { return choose_models(split_list(model_list), model); });
   options.strategies = values.attributed({"strategy"}, [&] {
     std::vector<models::Strategy> chosen;
     for (const auto& name : split_list(strategy_list)) {

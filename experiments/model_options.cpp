@@ -1,5 +1,7 @@
 #include "model_options.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -55,6 +57,36 @@ std::string grouped(std::int64_t n) {
   for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3)
     digits.insert(static_cast<std::size_t>(i), ",");
   return digits;
+}
+
+// One item of --model (choose_models checks the list).
+ModelChoice choose_model(const std::string& name, const ModelRequest& request) {
+  ModelChoice choice{.name = name};
+  choice.recompute = request.recompute.empty() ? models::Recompute::none : parse_recompute(request.recompute);
+  if (name == "mlp") {
+    choice.layer_sizes = kSeedsMlp;
+    return choice;
+  }
+  for (const auto& known : kKnownTransformers)
+    if (name == known.name) choice.transformer = known.config();
+  if (name == "custom") {
+    if (request.layers.empty() || request.hidden.empty() || request.heads.empty() ||
+        request.seq_len.empty() || request.vocab.empty())
+      throw UsageError("--model custom needs --layers, --hidden, --heads, --seq-len and --vocab");
+    choice.transformer = models::TransformerConfig{.layers = parse_size(request.layers, "layers"),
+                                                   .hidden = parse_size(request.hidden, "hidden"),
+                                                   .heads = parse_size(request.heads, "heads"),
+                                                   .seq_len = parse_size(request.seq_len, "seq-len"),
+                                                   .vocab = parse_size(request.vocab, "vocab")};
+    try {
+      models::Transformer check(*choice.transformer);
+    } catch (const ValueError& e) {
+      throw UsageError(fmt::format("--model custom: {}", e.what()));
+    }
+  }
+  if (!choice.transformer)
+    throw UsageError(fmt::format("unknown --model '{}'; valid: {}", name, model_names_text()));
+  return choice;
 }
 
 }  // namespace
@@ -126,45 +158,24 @@ nlohmann::ordered_json ModelChoice::to_json() const {
           {"recompute", models::recompute_name(recompute)}};
 }
 
-ModelChoice choose_model(const std::string& name, const ModelRequest& request) {
+std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, const ModelRequest& request) {
+  if (names.empty()) throw UsageError("--model names no model");
+  const auto named = [&](const std::string& name) { return std::count(names.begin(), names.end(), name); };
+  for (const auto& name : names)
+    if (named(name) > 1) throw UsageError(fmt::format("--model names '{}' twice", name));
   const bool shape_given = !request.layers.empty() || !request.hidden.empty() || !request.heads.empty() ||
                            !request.seq_len.empty() || !request.vocab.empty();
-  if (shape_given && name != "custom")
+  if (shape_given && !named("custom"))
     throw UsageError(fmt::format(
-        "--layers, --hidden, --heads, --seq-len and --vocab give the shape of --model custom, not of '{}'", name));
-  ModelChoice choice{.name = name};
-  choice.recompute = request.recompute.empty() ? models::Recompute::none : parse_recompute(request.recompute);
-  if (name == "mlp") {
-    choice.layer_sizes = kSeedsMlp;
-    return choice;
-  }
-  for (const auto& known : kKnownTransformers)
-    if (name == known.name) choice.transformer = known.config();
-  if (name == "custom") {
-    if (!shape_given || request.layers.empty() || request.hidden.empty() || request.heads.empty() ||
-        request.seq_len.empty() || request.vocab.empty())
-      throw UsageError("--model custom needs --layers, --hidden, --heads, --seq-len and --vocab");
-    choice.transformer = models::TransformerConfig{.layers = parse_size(request.layers, "layers"),
-                                                   .hidden = parse_size(request.hidden, "hidden"),
-                                                   .heads = parse_size(request.heads, "heads"),
-                                                   .seq_len = parse_size(request.seq_len, "seq-len"),
-                                                   .vocab = parse_size(request.vocab, "vocab")};
-    try {
-      models::Transformer check(*choice.transformer);
-    } catch (const ValueError& e) {
-      throw UsageError(fmt::format("--model custom: {}", e.what()));
-    }
-  }
-  if (!choice.transformer)
-    throw UsageError(fmt::format("unknown --model '{}'; valid: {}", name, model_names_text()));
-  return choice;
-}
-
-void check_recompute_used(const ModelRequest& request, const std::vector<ModelChoice>& models) {
-  if (request.recompute.empty()) return;
-  for (const auto& model : models)
-    if (model.is_transformer()) return;
-  throw UsageError("--recompute applies to transformers; the MLP keeps every activation");
+        "--layers, --hidden, --heads, --seq-len and --vocab give the shape of --model custom, which --model '{}' "
+        "does not name",
+        fmt::join(names, ",")));
+  std::vector<ModelChoice> models;
+  for (const auto& name : names) models.push_back(choose_model(name, request));
+  if (!request.recompute.empty() &&
+      std::none_of(models.begin(), models.end(), [](const auto& m) { return m.is_transformer(); }))
+    throw UsageError("--recompute applies to transformers; the MLP keeps every activation");
+  return models;
 }
 
 }  // namespace spmdsim::cli

@@ -55,13 +55,10 @@ struct ModelChoice {
   nlohmann::ordered_json to_json() const;
 };
 
-// Checks `request` for the model `name` (one item of --model) and returns it. Throws UsageError for an unknown
-// name (listing the valid ones), shape options without `custom` or missing with it, a size that is not a whole
-// number from 1, heads that do not divide the hidden size and an unknown --recompute. The MLP ignores
-// --recompute: a command that trains no transformer refuses it (check_recompute_used).
-ModelChoice choose_model(const std::string& name, const ModelRequest& request);
-
-// Throws UsageError when --recompute is given and none of `models` is a transformer.
-void check_recompute_used(const ModelRequest& request, const std::vector<ModelChoice>& models);
+// Checks `request` for the models `names` (the items of --model) and returns them, in order. Throws UsageError
+// for no name, a name given twice, an unknown name (listing the valid ones), shape options without `custom` in
+// the list or missing with it, a size that is not a whole number from 1, heads that do not divide the hidden
+// size, an unknown --recompute, and --recompute without a transformer in the list (the MLP ignores it).
+std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, const ModelRequest& request);
 
 }  // namespace spmdsim::cli

@@ -19,6 +19,12 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import plot_common  # noqa: E402
 
 GIB = float(1 << 30)
+# The capacity line is drawn to scale when the tallest bar reaches this fraction of it; otherwise the axis
+# follows the data and the legend says the capacity is off the scale.
+CAPACITY_IN_VIEW = 0.25
+# A timeline is drawn from at most this many samples (each bin's fullest moment), so that a step of
+# 100,000 ledger events still plots in seconds and the peaks stay in the picture.
+TIMELINE_SAMPLES = 1500
 
 
 def tag_colours(tags):
@@ -27,21 +33,38 @@ def tag_colours(tags):
     return {tag: palette[i % len(palette)] for i, tag in enumerate(tags)}
 
 
+def draw_capacity(axis, capacity_bytes, tallest_gib, label=True):
+    """The capacity as a dashed line, or, when it is far above the data, a note in the legend."""
+    capacity = capacity_bytes / GIB
+    if tallest_gib >= CAPACITY_IN_VIEW * capacity:
+        axis.axhline(capacity, color="black", linewidth=1.0, linestyle="--",
+                     label=f"capacity {capacity:g} GiB" if label else None)
+        axis.set_ylim(0, max(capacity, tallest_gib) * 1.05)
+    else:
+        axis.set_ylim(0, tallest_gib * 1.15)
+        if label:
+            axis.plot([], [], color="black", linewidth=1.0, linestyle="--",
+                      label=f"capacity {capacity:g} GiB (off the scale)")
+
+
 def plot_peaks(axis, run, colours):
     rows = run["rows"]
     labels = [f"{r['model']}\n{r['strategy']}" for r in rows]
     positions = range(len(rows))
+    # A tag gets a legend entry when a bar or a timeline shows it (gradients live between the peaks).
+    in_timelines = {run["timeline_tags"][tag] for r in rows if r["out_of_memory"] is None
+                    for _, tag, delta in r["timeline"] if delta > 0}
     bottom = [0.0] * len(rows)
     for tag in run["tags"]:
         values = [r["at_peak_bytes"][tag] / GIB if r["out_of_memory"] is None else 0.0 for r in rows]
-        if any(values):
+        if any(values) or tag in in_timelines:
             axis.bar(positions, values, bottom=bottom, label=tag, color=colours[tag], width=0.6)
             bottom = [b + v for b, v in zip(bottom, values)]
     capacity = rows[0]["capacity_bytes"] / GIB
-    axis.axhline(capacity, color="black", linewidth=1.0, linestyle="--", label=f"capacity {capacity:g} GiB")
-    for i, r in enumerate(rows):
-        if r["out_of_memory"] is not None:
-            axis.text(i, capacity / 2, "out of\nmemory", ha="center", va="center", fontsize=8, color="firebrick")
+    out_of_memory = [i for i, r in enumerate(rows) if r["out_of_memory"] is not None]
+    draw_capacity(axis, rows[0]["capacity_bytes"], max(bottom) if not out_of_memory else capacity)
+    for i in out_of_memory:
+        axis.text(i, capacity / 2, "out of\nmemory", ha="center", va="center", fontsize=8, color="firebrick")
     axis.set_xticks(list(positions), labels, fontsize=8)
     axis.set_ylabel("peak memory of the largest device (GiB)")
     axis.set_title("peak by tag")
@@ -61,6 +84,14 @@ def plot_timeline(axis, run, row, colours):
         else:
             times.append(time)
             stacks.append(list(held))
+    if len(times) > TIMELINE_SAMPLES:  # each bin's fullest moment
+        start, end = times[0], times[-1]
+        bins = {}
+        for time, stack in zip(times, stacks):
+            b = min(int((time - start) / (end - start) * TIMELINE_SAMPLES), TIMELINE_SAMPLES - 1)
+            if b not in bins or sum(stack) > sum(bins[b][1]):
+                bins[b] = (time, stack)
+        times, stacks = zip(*(bins[b] for b in sorted(bins)))
     scale = 1e3  # ms
     xs = [t * scale for t in times]
     lower = [0.0] * len(xs)
@@ -71,11 +102,10 @@ def plot_timeline(axis, run, row, colours):
             axis.fill_between(xs, lower, upper, step="post", color=colours[name], linewidth=0)
         lower = upper
     axis.axvspan(row["step_start_s"] * scale, row["step_end_s"] * scale, color="grey", alpha=0.12)
-    axis.axhline(row["capacity_bytes"] / GIB, color="black", linewidth=1.0, linestyle="--")
+    draw_capacity(axis, row["capacity_bytes"], max(lower), label=False)
     axis.set_title(f"{row['model']} {row['strategy']}: device 0", fontsize=9)
     axis.set_xlabel("simulated time (ms; step shaded)", fontsize=8)
     axis.set_ylabel("GiB", fontsize=8)
-    axis.set_ylim(0, max(max(lower), row["capacity_bytes"] / GIB) * 1.05)
     axis.tick_params(labelsize=7)
     axis.grid(True, linewidth=0.4, alpha=0.6)
 

@@ -98,11 +98,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   }
 
   auto& setup = options.setup;
-  setup.model = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"}, [&] {
-    auto chosen = choose_model(model.model, model);
-    check_recompute_used(model, {chosen});
-    return chosen;
-  });
+  setup.model = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"},
+                                  [&] { return choose_models({model.model}, model).front(); });
   if (setup.model.is_transformer()) setup.abstract = true;  // the header says so
   values.attributed({"devices"}, [&] {
     for (const auto& item : split_list(devices)) {

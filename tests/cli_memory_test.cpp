@@ -222,7 +222,9 @@ std::vector<BadInput> bad_inputs() {
       {"CustomWithoutShape", "--model custom --layers 2",
        "--model custom needs --layers, --hidden, --heads, --seq-len and --vocab"},
       {"ShapeOfANamedModel", "--model gpt2_small --layers 24",
-       "--layers, --hidden, --heads, --seq-len and --vocab give the shape of --model custom, not of 'gpt2_small'"},
+       "--layers, --hidden, --heads, --seq-len and --vocab give the shape of --model custom, which --model "
+       "'gpt2_small' does not name"},
+      {"ModelTwice", "--model mlp,gpt2_small,mlp", "--model names 'mlp' twice"},
       {"HeadsNotDividing", "--model custom --layers 2 --hidden 64 --heads 6 --seq-len 32 --vocab 128",
        "--model custom: transformer: 6 heads do not divide the hidden size 64"},
       {"ZeroHidden", "--model custom --layers 2 --hidden 0 --heads 8 --seq-len 32 --vocab 128",
