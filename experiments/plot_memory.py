@@ -47,7 +47,7 @@ def draw_capacity(axis, capacity_bytes, tallest_gib, label=True):
                       label=f"capacity {capacity:g} GiB (off the scale)")
 
 
-def plot_peaks(axis, run, colours):
+def plot_peaks(axis, run, colours, tallest):
     rows = run["rows"]
     labels = [f"{r['model']}\n{r['strategy']}" for r in rows]
     positions = range(len(rows))
@@ -61,9 +61,8 @@ def plot_peaks(axis, run, colours):
             axis.bar(positions, values, bottom=bottom, label=tag, color=colours[tag], width=0.6)
             bottom = [b + v for b, v in zip(bottom, values)]
     capacity = rows[0]["capacity_bytes"] / GIB
-    out_of_memory = [i for i, r in enumerate(rows) if r["out_of_memory"] is not None]
-    draw_capacity(axis, rows[0]["capacity_bytes"], max(bottom) if not out_of_memory else capacity)
-    for i in out_of_memory:
+    draw_capacity(axis, rows[0]["capacity_bytes"], tallest)
+    for i in (i for i, r in enumerate(rows) if r["out_of_memory"] is not None):
         axis.text(i, capacity / 2, "out of\nmemory", ha="center", va="center", fontsize=8, color="firebrick")
     axis.set_xticks(list(positions), labels, fontsize=8)
     axis.set_ylabel("peak memory of the largest device (GiB)")
@@ -72,8 +71,8 @@ def plot_peaks(axis, run, colours):
     axis.grid(True, axis="y", linewidth=0.4, alpha=0.6)
 
 
-def plot_timeline(axis, run, row, colours):
-    """Device 0's bytes per tag after each ledger event, stacked as steps."""
+def plot_timeline(axis, run, row, colours, tallest):
+    """Device 0's bytes per tag after each ledger event, stacked as steps, on the peak panel's scale."""
     tags = run["timeline_tags"]
     held = [0.0] * len(tags)
     times, stacks = [0.0], [[0.0] * len(tags)]
@@ -102,7 +101,7 @@ def plot_timeline(axis, run, row, colours):
             axis.fill_between(xs, lower, upper, step="post", color=colours[name], linewidth=0)
         lower = upper
     axis.axvspan(row["step_start_s"] * scale, row["step_end_s"] * scale, color="grey", alpha=0.12)
-    draw_capacity(axis, row["capacity_bytes"], max(lower), label=False)
+    draw_capacity(axis, row["capacity_bytes"], tallest, label=False)
     axis.set_title(f"{row['model']} {row['strategy']}: device 0", fontsize=9)
     axis.set_xlabel("simulated time (ms; step shaded)", fontsize=8)
     axis.set_ylabel("GiB", fontsize=8)
@@ -115,14 +114,17 @@ def plot(run, prefix):
         sys.exit("plot_memory.py: the run has no rows to plot")
     fitted = [r for r in run["rows"] if r["out_of_memory"] is None]
     colours = tag_colours(run["tags"])
+    # One scale for every panel: the tallest peak, or the capacity itself when a row ran out of memory.
+    tallest = max([r["peak_bytes"] / GIB for r in fitted] +
+                  [r["capacity_bytes"] / GIB for r in run["rows"] if r["out_of_memory"] is not None])
     columns = max(1, min(4, len(fitted)))
     timeline_rows = (len(fitted) + columns - 1) // columns
     width = 13.0
     figure = plt.figure(figsize=(width, 4.2 + 2.6 * timeline_rows))
     grid = figure.add_gridspec(1 + timeline_rows, columns, height_ratios=[1.6] + [1.0] * timeline_rows)
-    plot_peaks(figure.add_subplot(grid[0, :]), run, colours)
+    plot_peaks(figure.add_subplot(grid[0, :]), run, colours, tallest)
     for i, row in enumerate(fitted):
-        plot_timeline(figure.add_subplot(grid[1 + i // columns, i % columns]), run, row, colours)
+        plot_timeline(figure.add_subplot(grid[1 + i // columns, i % columns]), run, row, colours, tallest)
 
     settings = ", ".join(f"{k}:{v}" for k, v in run.get("simgrid_config", {}).items())
     characters = int(width * 11)  # of a 10-point title per inch of figure, as plot_collectives.py wraps it
