@@ -112,8 +112,13 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       throw UsageError(fmt::format("--devices must be from 1 to {} (got {})", kMaxDevices, n));
     return n;
   }));
-  options.models = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"},
-                                     [&] { return choose_models(split_list(model_list), model); });
+  options.fit = values.attributed({"fit"}, [&] { return parse_fit(fit); });
+  options.models = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"}, [&] {
+    ModelRequest shape = model;
+    // --fit layers searches the layers: a custom shape needs the other sizes only (and --layers is refused below).
+    if (options.fit == FitTarget::layers && shape.layers.empty()) shape.layers = "1";
+    return choose_models(split_list(model_list), shape);
+  });
   options.strategies = values.attributed({"strategy"}, [&] {
     std::vector<models::Strategy> chosen;
     for (const auto& name : split_list(strategy_list)) {
@@ -130,13 +135,12 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
   setup.train_options.precision = values.attributed({"precision"}, [&] { return parse_precision(precision); });
   setup.optimizer = values.attributed({"optimizer"}, [&] { return make_optimizer(options.optimizer_name, 1e-4); });
-  options.fit = values.attributed({"fit"}, [&] { return parse_fit(fit); });
   values.attributed({"fit", "fit-max", "batch", "micro-batches", "model", "layers", "plot"}, [&] {
+    if (options.fit != FitTarget::batch && setup.per_device_batch % setup.train_options.micro_batches != 0)
+      throw UsageError(fmt::format("--batch {} is not divisible by --micro-batches {}", setup.per_device_batch,
+                                   setup.train_options.micro_batches));
     if (options.fit == FitTarget::none) {
       if (!fit_max.empty()) throw UsageError("--fit-max bounds the search of --fit batch or --fit layers");
-      if (setup.per_device_batch % setup.train_options.micro_batches != 0)
-        throw UsageError(fmt::format("--batch {} is not divisible by --micro-batches {}", setup.per_device_batch,
-                                     setup.train_options.micro_batches));
       return;
     }
     if (!options.plot_prefix.empty())
@@ -149,9 +153,6 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       for (const auto& m : options.models)
         if (!m.is_transformer())
           throw UsageError(fmt::format("--fit layers needs transformers; --model '{}' has no blocks", m.name));
-      if (setup.per_device_batch % setup.train_options.micro_batches != 0)
-        throw UsageError(fmt::format("--batch {} is not divisible by --micro-batches {}", setup.per_device_batch,
-                                     setup.train_options.micro_batches));
     }
     options.fit_max = fit_max.empty() ? (options.fit == FitTarget::batch ? 65536 : 4096)
                                       : parse_count(fit_max, "--fit-max", 1);
@@ -199,6 +200,9 @@ struct FitSearch {
   std::optional<MemoryMeasurement> at_largest;
   std::optional<MemoryMeasurement> at_failing;  // its out-of-memory message
   int runs = 0;
+
+  // A run's platform figures (the capacity), whichever runs there were.
+  const MemoryMeasurement& any_run() const { return at_largest ? *at_largest : *at_failing; }
 };
 
 FitSearch search_largest_fit(std::int64_t max, const std::function<MemoryMeasurement(std::int64_t)>& run) {
@@ -254,7 +258,9 @@ void write_header(std::ostream& out, const MemoryCommandOptions& options, const 
                          ? std::string()
                          : fmt::format(", per-device batch {} (MLP samples, transformer sequences)",
                                        setup.per_device_batch));
-  for (const auto& model : options.models) out << fmt::format("# model:    {}\n", model.description());
+  for (const auto& model : options.models)
+    out << fmt::format("# model:    {}{}\n", model.description(),
+                       options.fit == FitTarget::layers ? "; the search varies L" : "");
 }
 
 void write_table(std::ostream& out, const std::vector<Row>& rows) {
@@ -366,13 +372,19 @@ struct FitRow {
   FitSearch search;
 };
 
+// What one step of the search moves: the batch by --micro-batches (each micro-batch gets a whole share), the
+// layers by one.
+std::int64_t fit_unit(const MemoryCommandOptions& options) {
+  return options.fit == FitTarget::batch ? options.setup.train_options.micro_batches : 1;
+}
+
 std::string fit_value_text(const std::optional<std::int64_t>& value) {
   return value ? fmt::format("{}", *value) : std::string("none");
 }
 
 void write_fit_table(std::ostream& out, const MemoryCommandOptions& options, const std::vector<FitRow>& rows) {
   const bool batch = options.fit == FitTarget::batch;
-  const std::int64_t unit = batch ? options.setup.train_options.micro_batches : 1;
+  const std::int64_t unit = fit_unit(options);
   out << fmt::format(
       "# fit:      the largest {} that fits, searched over {} to {} (--fit-max){}: doubling from the smallest "
       "until a run is out of memory, then bisection; each value one step in its own simulation\n",
@@ -387,12 +399,11 @@ void write_fit_table(std::ostream& out, const MemoryCommandOptions& options, con
     const auto scaled = [&](const std::optional<std::int64_t>& v) {
       return v ? std::optional<std::int64_t>(*v * unit) : std::nullopt;
     };
-    const auto& any = s.at_largest ? *s.at_largest : *s.at_failing;
     out << fmt::format("{:<12}  {:<8}  {:>8}  {:>8}  {:>10}  {:>13.3f}  {:>4}\n", row.model,
                        models::strategy_name(row.strategy), fit_value_text(scaled(s.largest)),
                        fit_value_text(scaled(s.first_failing)),
                        s.at_largest ? fmt::format("{:.3f}", s.at_largest->peak / kMiB) : std::string("-"),
-                       any.capacity / kMiB, s.runs);
+                       s.any_run().capacity / kMiB, s.runs);
   }
   for (const auto& row : rows)
     if (row.search.at_failing) {
@@ -405,27 +416,25 @@ void write_fit_table(std::ostream& out, const MemoryCommandOptions& options, con
 }
 
 void write_fit_csv(std::ostream& out, const MemoryCommandOptions& options, const std::vector<FitRow>& rows) {
-  const std::int64_t unit = options.fit == FitTarget::batch ? options.setup.train_options.micro_batches : 1;
+  const std::int64_t unit = fit_unit(options);
   out << fmt::format("model,strategy,fit,largest,next,peak_bytes_at_largest,capacity_bytes,runs\n");
   for (const auto& row : rows) {
     const auto& s = row.search;
-    const auto& any = s.at_largest ? *s.at_largest : *s.at_failing;
     out << fmt::format("{},{},{},{},{},{},{},{}\n", row.model, models::strategy_name(row.strategy),
                        fit_name(options.fit), s.largest ? fmt::format("{}", *s.largest * unit) : "",
                        s.first_failing ? fmt::format("{}", *s.first_failing * unit) : "",
-                       s.at_largest ? fmt::format("{}", s.at_largest->peak) : "", any.capacity, s.runs);
+                       s.at_largest ? fmt::format("{}", s.at_largest->peak) : "", s.any_run().capacity, s.runs);
   }
 }
 
 void write_fit_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommandOptions& options,
                     const std::vector<FitRow>& rows) {
-  const std::int64_t unit = options.fit == FitTarget::batch ? options.setup.train_options.micro_batches : 1;
+  const std::int64_t unit = fit_unit(options);
   j["fit"] = {{"target", fit_name(options.fit)}, {"lower_bound", unit}, {"upper_bound", options.fit_max * unit}};
   if (options.fit == FitTarget::layers) j["per_device_batch"] = options.setup.per_device_batch;
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& row : rows) {
     const auto& s = row.search;
-    const auto& any = s.at_largest ? *s.at_largest : *s.at_failing;
     const auto value = [&](const std::optional<std::int64_t>& v) {
       return v ? nlohmann::ordered_json(*v * unit) : nlohmann::ordered_json(nullptr);
     };
@@ -435,7 +444,7 @@ void write_fit_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCom
          {"largest", value(s.largest)},
          {"next", value(s.first_failing)},
          {"peak_bytes_at_largest", s.at_largest ? nlohmann::ordered_json(s.at_largest->peak) : nullptr},
-         {"capacity_bytes", any.capacity},
+         {"capacity_bytes", s.any_run().capacity},
          {"next_out_of_memory", s.at_failing ? nlohmann::ordered_json(*s.at_failing->out_of_memory) : nullptr},
          {"runs", s.runs}});
   }
@@ -458,7 +467,7 @@ int run_fit(const MemoryCommandOptions& options, const SplitArguments& split) {
       const auto search = search_largest_fit(options.fit_max, [&](std::int64_t value) {
         MemorySetup setup = base;
         if (options.fit == FitTarget::batch)
-          setup.per_device_batch = value * setup.train_options.micro_batches;
+          setup.per_device_batch = value * fit_unit(options);
         else
           setup.model = model.with_layers(value);
         return run_one(setup, options.platform, split.simgrid);
@@ -468,7 +477,7 @@ int run_fit(const MemoryCommandOptions& options, const SplitArguments& split) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
-  const auto& first = rows.front().search.at_largest ? *rows.front().search.at_largest : *rows.front().search.at_failing;
+  const auto& first = rows.front().search.any_run();
   write_header(std::cout, options, simgrid_source(options.platform, simgrid_args), first);
   write_fit_table(std::cout, options, rows);
   int runs = 0;

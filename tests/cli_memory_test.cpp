@@ -122,13 +122,11 @@ TEST(Memory, FitLayersFitsAndOneMoreLayerDoesNot) {
   const int largest = row["largest"];
   ASSERT_EQ(row["next"], largest + 1);
   EXPECT_EQ(fit["fit"]["upper_bound"], 4096);
-  const auto custom = [&](int layers) {
-    return fmt::format(
-        "--model custom --layers {} --hidden 12288 --heads 96 --seq-len 2048 --vocab 50257 --strategy zero3",
-        layers);
-  };
-  EXPECT_TRUE(run_json(custom(largest))["rows"][0]["out_of_memory"].is_null());
-  EXPECT_TRUE(run_json(custom(largest + 1))["rows"][0]["out_of_memory"].is_string());
+  const std::string custom = "--model custom --hidden 12288 --heads 96 --seq-len 2048 --vocab 50257 --strategy zero3";
+  EXPECT_TRUE(run_json(fmt::format("{} --layers {}", custom, largest))["rows"][0]["out_of_memory"].is_null());
+  EXPECT_TRUE(run_json(fmt::format("{} --layers {}", custom, largest + 1))["rows"][0]["out_of_memory"].is_string());
+  // A custom shape needs no --layers to be fitted, and finds the same answer as the named shape.
+  EXPECT_EQ(run_json(custom + " --fit layers")["rows"][0]["largest"], largest);
 }
 
 // A bound that fits is reported as such: no next candidate.
@@ -216,6 +214,8 @@ std::vector<BadInput> bad_inputs() {
        "--batch and --fit batch exclude each other: the search chooses the batch"},
       {"FitLayersWithMlp", "--model gpt2_small,mlp --fit layers",
        "--fit layers needs transformers; --model 'mlp' has no blocks"},
+      {"FitLayersWithLayers", "--model custom --layers 2 --hidden 64 --heads 8 --seq-len 32 --vocab 128 --fit layers",
+       "--layers and --fit layers exclude each other: the search chooses the layers"},
       {"FitMaxWithoutFit", "--fit-max 8", "--fit-max bounds the search of --fit batch or --fit layers"},
       {"FitWithPlot", "--fit batch --plot p",
        "--plot and --fit exclude each other: the plot shows one step per model and strategy"},
