@@ -114,10 +114,13 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   }));
   options.fit = values.attributed({"fit"}, [&] { return parse_fit(fit); });
   options.models = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"}, [&] {
+    const auto names = split_list(model_list);
     ModelRequest shape = model;
     // --fit layers searches the layers: a custom shape needs the other sizes only (and --layers is refused below).
-    if (options.fit == FitTarget::layers && shape.layers.empty()) shape.layers = "1";
-    return choose_models(split_list(model_list), shape);
+    if (options.fit == FitTarget::layers && shape.layers.empty() &&
+        std::find(names.begin(), names.end(), "custom") != names.end())
+      shape.layers = "1";
+    return choose_models(names, shape);
   });
   options.strategies = values.attributed({"strategy"}, [&] {
     std::vector<models::Strategy> chosen;
