@@ -5,6 +5,7 @@
 #include <chrono>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 
 #include "command_line.hpp"
 #include "config_file.hpp"
+#include "fit_search.hpp"
 #include "forked_run.hpp"
 #include "memory_run.hpp"
 #include "model_options.hpp"
@@ -119,7 +121,7 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
     // --fit layers searches the layers: a custom shape needs the other sizes only (and --layers is refused below).
     if (options.fit == FitTarget::layers && shape.layers.empty() &&
         std::find(names.begin(), names.end(), "custom") != names.end())
-      shape.layers = "1";
+      shape.layers = std::to_string(1);  // not = "1": GCC 12 warns falsely (-Wrestrict, bug 105329)
     return choose_models(names, shape);
   });
   options.strategies = values.attributed({"strategy"}, [&] {
@@ -192,49 +194,6 @@ MemorySetup setup_for(const MemoryCommandOptions& options, const ModelChoice& mo
   setup.model = model;
   setup.train_options.strategy = strategy;
   return setup;
-}
-
-// The largest value in [1, max] for which `fits` holds, assuming it holds up to some value and fails above:
-// doubling from 1 until a value fails (or max is reached), then bisection between the last that fitted and the
-// first that failed.
-struct FitSearch {
-  std::optional<std::int64_t> largest;       // none: 1 does not fit
-  std::optional<std::int64_t> first_failing; // the smallest value found to fail (largest + 1), none up to max
-  std::optional<MemoryMeasurement> at_largest;
-  std::optional<MemoryMeasurement> at_failing;  // its out-of-memory message
-  int runs = 0;
-
-  // A run's platform figures (the capacity), whichever runs there were.
-  const MemoryMeasurement& any_run() const { return at_largest ? *at_largest : *at_failing; }
-};
-
-FitSearch search_largest_fit(std::int64_t max, const std::function<MemoryMeasurement(std::int64_t)>& run) {
-  FitSearch search;
-  const auto fits = [&](std::int64_t value) {
-    ++search.runs;
-    auto m = run(value);
-    const bool ok = !m.out_of_memory;
-    if (ok) {
-      search.largest = value;
-      search.at_largest = std::move(m);
-    } else {
-      search.first_failing = value;
-      search.at_failing = std::move(m);
-    }
-    return ok;
-  };
-  std::int64_t value = 1;
-  while (fits(value) && value < max) value = std::min(2 * value, max);
-  if (!search.largest || !search.first_failing) return search;  // none fits, or max fits
-  auto low = *search.largest, high = *search.first_failing;
-  while (high - low > 1) {
-    const auto middle = low + (high - low) / 2;
-    if (fits(middle))
-      low = middle;
-    else
-      high = middle;
-  }
-  return search;  // largest and first_failing are low and high: every run moved one of them inwards
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -368,11 +327,19 @@ void write_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommand
   out << j.dump(2) << "\n";
 }
 
-// --fit: one line per model and strategy.
+// --fit: one line per model and strategy, with the runs of the search by value.
 struct FitRow {
   std::string model;
   models::Strategy strategy = models::Strategy::dp;
-  FitSearch search;
+  FitBounds search;
+  std::map<std::int64_t, MemoryMeasurement> runs;
+
+  const MemoryMeasurement* at_largest() const { return search.largest ? &runs.at(*search.largest) : nullptr; }
+  const MemoryMeasurement* at_failing() const {
+    return search.first_failing ? &runs.at(*search.first_failing) : nullptr;
+  }
+  // A run's platform figures (the capacity): every run has them.
+  const MemoryMeasurement& any_run() const { return runs.begin()->second; }
 };
 
 // What one step of the search moves: the batch by --micro-batches (each micro-batch gets a whole share), the
@@ -405,12 +372,12 @@ void write_fit_table(std::ostream& out, const MemoryCommandOptions& options, con
     out << fmt::format("{:<12}  {:<8}  {:>8}  {:>8}  {:>10}  {:>13.3f}  {:>4}\n", row.model,
                        models::strategy_name(row.strategy), fit_value_text(scaled(s.largest)),
                        fit_value_text(scaled(s.first_failing)),
-                       s.at_largest ? fmt::format("{:.3f}", s.at_largest->peak / kMiB) : std::string("-"),
-                       s.any_run().capacity / kMiB, s.runs);
+                       row.at_largest() ? fmt::format("{:.3f}", row.at_largest()->peak / kMiB) : std::string("-"),
+                       row.any_run().capacity / kMiB, s.runs);
   }
   for (const auto& row : rows)
-    if (row.search.at_failing) {
-      std::istringstream message(*row.search.at_failing->out_of_memory);
+    if (row.at_failing()) {
+      std::istringstream message(*row.at_failing()->out_of_memory);
       std::string first_line;
       std::getline(message, first_line);
       out << fmt::format("# {} {} at {} {}: {}\n", row.model, models::strategy_name(row.strategy), fit_name(options.fit),
@@ -426,7 +393,7 @@ void write_fit_csv(std::ostream& out, const MemoryCommandOptions& options, const
     out << fmt::format("{},{},{},{},{},{},{},{}\n", row.model, models::strategy_name(row.strategy),
                        fit_name(options.fit), s.largest ? fmt::format("{}", *s.largest * unit) : "",
                        s.first_failing ? fmt::format("{}", *s.first_failing * unit) : "",
-                       s.at_largest ? fmt::format("{}", s.at_largest->peak) : "", s.any_run().capacity, s.runs);
+                       row.at_largest() ? fmt::format("{}", row.at_largest()->peak) : "", row.any_run().capacity, s.runs);
   }
 }
 
@@ -446,9 +413,9 @@ void write_fit_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCom
          {"strategy", models::strategy_name(row.strategy)},
          {"largest", value(s.largest)},
          {"next", value(s.first_failing)},
-         {"peak_bytes_at_largest", s.at_largest ? nlohmann::ordered_json(s.at_largest->peak) : nullptr},
-         {"capacity_bytes", s.any_run().capacity},
-         {"next_out_of_memory", s.at_failing ? nlohmann::ordered_json(*s.at_failing->out_of_memory) : nullptr},
+         {"peak_bytes_at_largest", row.at_largest() ? nlohmann::ordered_json(row.at_largest()->peak) : nullptr},
+         {"capacity_bytes", row.any_run().capacity},
+         {"next_out_of_memory", row.at_failing() ? nlohmann::ordered_json(*row.at_failing()->out_of_memory) : nullptr},
          {"runs", s.runs}});
   }
   out << j.dump(2) << "\n";
@@ -467,20 +434,22 @@ int run_fit(const MemoryCommandOptions& options, const SplitArguments& split) {
   for (const auto& model : options.models)
     for (auto strategy : options.strategies) {
       const MemorySetup base = setup_for(options, model, strategy);
-      const auto search = search_largest_fit(options.fit_max, [&](std::int64_t value) {
+      FitRow row{.model = model.name, .strategy = strategy};
+      row.search = search_largest_fit(options.fit_max, [&](std::int64_t value) {
         MemorySetup setup = base;
         if (options.fit == FitTarget::batch)
           setup.per_device_batch = value * fit_unit(options);
         else
           setup.model = model.with_layers(value);
-        return run_one(setup, options.platform, split.simgrid);
+        const auto& run = row.runs.emplace(value, run_one(setup, options.platform, split.simgrid)).first->second;
+        return !run.out_of_memory;
       });
-      rows.push_back({model.name, strategy, search});
+      rows.push_back(std::move(row));
     }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
-  const auto& first = rows.front().search.any_run();
+  const auto& first = rows.front().any_run();
   write_header(std::cout, options, simgrid_source(options.platform, simgrid_args), first);
   write_fit_table(std::cout, options, rows);
   int runs = 0;

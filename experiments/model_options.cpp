@@ -53,10 +53,13 @@ std::int64_t parse_size(const std::string& text, const char* option) {
 
 // 124439808 -> "124,439,808".
 std::string grouped(std::int64_t n) {
-  std::string digits = std::to_string(n);
-  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3)
-    digits.insert(static_cast<std::size_t>(i), ",");
-  return digits;
+  const std::string digits = std::to_string(n);
+  std::string text;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text.push_back(',');
+    text.push_back(digits[i]);
+  }
+  return text;
 }
 
 // One item of --model (choose_models checks the list).
