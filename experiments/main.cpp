@@ -10,6 +10,7 @@
 #include "collectives_sweep.hpp"
 #include "command_line.hpp"
 #include "demo.hpp"
+#include "memory_command.hpp"
 #include "presets_command.hpp"
 #include "spmdsim/errors.hpp"
 #include "train_command.hpp"
@@ -26,8 +27,10 @@ constexpr const char* kUsage =
     "  presets  the devices, links, nodes and TPU slices spmdsim knows, with every figure and its source\n"
     "  calibrate  the node presets' simulated all-reduce busbw against published nccl-tests figures;\n"
     "             --write-docs regenerates docs/calibration.md\n"
-    "  train   strong and weak scaling of data-parallel training of the MLP over device counts: throughput,\n"
-    "          step-time breakdown, scaling efficiency, peak memory\n"
+    "  train   strong and weak scaling of data-parallel training of the MLP or a transformer over device\n"
+    "          counts: throughput, step-time breakdown, scaling efficiency, peak memory\n"
+    "  memory  device memory of one training step per model and strategy, by tag, against the ZeRO paper\n"
+    "          and the capacity; --fit finds the largest batch or number of layers that fits\n"
     "\n"
     "`spmdsim <command> --help` lists a command's options; SimGrid's own --cfg=... and --log=... are\n"
     "accepted by every command.\n";
@@ -48,8 +51,9 @@ int main(int argc, char** argv) {
     if (command == "presets") return spmdsim::cli::run_presets(argv[0], rest);
     if (command == "calibrate") return spmdsim::cli::run_calibrate(argv[0], rest);
     if (command == "train") return spmdsim::cli::run_train(argv[0], rest);
+    if (command == "memory") return spmdsim::cli::run_memory(argv[0], rest);
     std::cerr << "spmdsim: unknown command '" << command
-              << "'; valid commands: demo, collectives, presets, calibrate, train\n";
+              << "'; valid commands: demo, collectives, presets, calibrate, train, memory\n";
     return 2;
   } catch (const spmdsim::cli::UsageError& e) {
     std::cerr << "spmdsim " << command << ": " << e.what() << "\n(see spmdsim " << command << " --help)\n";

@@ -402,4 +402,21 @@ std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::
   return given.empty() ? source : fmt::format("{}; --cfg for {}", source, fmt::join(given, ", "));
 }
 
+void add_platform_json(nlohmann::ordered_json& j, const ChosenPlatform& chosen, const std::string& description,
+                       const std::vector<std::pair<std::string, std::string>>& settings,
+                       const std::vector<std::string>& simgrid_args) {
+  const auto text_or_null = [](const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+  };
+  j["platform"] = description;
+  j["topology"] = text_or_null(chosen.topology);
+  j["platform_file"] = text_or_null(chosen.platform_file);
+  j["preset"] = chosen.preset;
+  j["nodes"] = chosen.nodes == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(chosen.nodes);
+  j["simgrid_config"] = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : settings) j["simgrid_config"][key] = value;
+  j["simgrid_source"] = simgrid_source(chosen, simgrid_args);
+  j["simgrid_args"] = simgrid_args;
+}
+
 }  // namespace spmdsim::cli

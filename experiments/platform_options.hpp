@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <boost/program_options/options_description.hpp>
+#include <nlohmann/json.hpp>
 
 #include "spmdsim/platform.hpp"
 
@@ -55,5 +56,11 @@ std::vector<std::pair<std::string, std::string>> simgrid_settings();
 
 // Where those settings come from: "dgx_h100's network model; --cfg for network/model", "SimGrid's defaults".
 std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::string>& simgrid_args);
+
+// The platform's fields of a command's JSON: platform (its description), topology, platform_file, preset, nodes,
+// simgrid_config (`settings`), simgrid_source and simgrid_args.
+void add_platform_json(nlohmann::ordered_json& j, const ChosenPlatform& chosen, const std::string& description,
+                       const std::vector<std::pair<std::string, std::string>>& settings,
+                       const std::vector<std::string>& simgrid_args);
 
 }  // namespace spmdsim::cli

@@ -1,7 +1,7 @@
 """What the spmdsim plotting scripts share: reading spmdsim's JSON, writing the figure, the command line.
 
-Imported by plot_collectives.py and plot_train.py, which sit beside it in the source tree and where they
-are installed.
+Imported by plot_collectives.py, plot_train.py and plot_memory.py, which sit beside it in the source tree and
+where they are installed.
 """
 
 import json

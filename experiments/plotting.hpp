@@ -1,6 +1,6 @@
 // `--plot PREFIX`: a subcommand writes its results as JSON and hands them to one of the python3 +
-// matplotlib scripts beside it (plot_collectives.py, plot_train.py), which writes PREFIX.png and PREFIX.svg.
-// Plots are never needed for a command's table.
+// matplotlib scripts beside it (plot_collectives.py, plot_train.py, plot_memory.py), which writes
+// PREFIX.png and PREFIX.svg. Plots are never needed for a command's table.
 #pragma once
 
 #include <functional>

@@ -15,18 +15,17 @@
 #include "command_line.hpp"
 #include "config_file.hpp"
 #include "forked_run.hpp"
+#include "model_options.hpp"
 #include "platform_options.hpp"
 #include "plotting.hpp"
 #include "spmdsim/errors.hpp"
+#include "training_options.hpp"
 #include "training_run.hpp"
 
 namespace spmdsim::cli {
 namespace {
 
 namespace po = boost::program_options;
-
-// The seeds' MLP: MNIST-sized inputs, two tanh hidden layers, ten classes.
-const std::vector<std::int64_t> kSeedsMlp = {784, 256, 128, 10};
 
 enum class Scaling { strong, weak };
 
@@ -42,27 +41,6 @@ struct TrainCommandOptions {
   std::string plot_prefix;
 };
 
-models::Optimizer make_optimizer(const std::string& name, double learning_rate) {
-  if (name == "sgd") return models::Optimizer::sgd(learning_rate);
-  if (name == "momentum") return models::Optimizer::momentum(learning_rate);
-  if (name == "adam") return models::Optimizer::adam(learning_rate);
-  throw UsageError(fmt::format("unknown --optimizer '{}'; valid: sgd, momentum, adam", name));
-}
-
-models::Precision parse_precision(const std::string& name) {
-  if (name == "fp32") return models::Precision::fp32;
-  if (name == "mixed_bf16") return models::Precision::mixed_bf16;
-  throw UsageError(fmt::format("unknown --precision '{}'; valid: fp32, mixed_bf16", name));
-}
-
-// A whole number from `least` up, for `option`.
-std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoll(text) < least)
-    throw UsageError(fmt::format("{} must be a whole number of at least {} (got '{}')", option, least, text));
-  return std::stoll(text);
-}
-
 // The global batch at `devices`: fixed under strong scaling; under weak scaling it grows with the devices,
 // so that each device keeps the per-device batch of the smallest count.
 std::int64_t global_batch(const TrainCommandOptions& options, int devices) {
@@ -76,6 +54,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb;
   double learning_rate = 0;
   PlatformRequest platform;
+  ModelRequest model;
   TrainCommandOptions options;
   po::options_description described("spmdsim train options");
   described.add_options()("help,h", "show this help")(
@@ -86,7 +65,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
                   "count at every "
                   "count")(
       "batch", po::value(&batch)->default_value("256"),
-      "global batch (weak scaling: at the smallest device count); each device gets an equal share")(
+      "global batch (weak scaling: at the smallest device count), in samples or a transformer's sequences; "
+      "each device gets an equal share")(
       "steps", po::value(&steps)->default_value("10"), "training steps per device count")(
       "strategy", po::value(&strategy)->default_value("dp"),
       "dp, dp-overlap, zero1, zero2 or zero3 (docs/training.md)")(
@@ -102,6 +82,10 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "train on shapes only: every cost and size, no values (and no loss)")(
       "seed", po::value(&options.setup.seed)->default_value(0),
       "seed of the initial params and the random batches");
+  const std::string model_help = fmt::format(
+      "the model: {} (docs/training.md); transformers train abstract only (shapes, no values)", model_names_text());
+  described.add_options()("model", po::value(&model.model)->default_value("mlp"), model_help.c_str());
+  add_model_shape_options(described, model);
   add_platform_options(described, platform);
   described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
       "json", po::value(&options.json_path), "also write the run as JSON to this file")(
@@ -113,14 +97,16 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   if (values.map().count("help")) {
     std::cout
         << "usage: spmdsim train [options] [--config FILE] [--cfg=simgrid/setting:value ...]\n\n"
-        << "Strong or weak scaling of data-parallel training of the MLP [784, 256, 128, 10] over device\n"
-        << "counts, each count in its own simulation on one simulated platform.\n\n"
+        << "Strong or weak scaling of data-parallel training of a model (the MLP [784, 256, 128, 10] or a\n"
+        << "transformer) over device counts, each count in its own simulation on one simulated platform.\n\n"
         << described << "\n";
     return std::nullopt;
   }
 
   auto& setup = options.setup;
-  setup.layer_sizes = kSeedsMlp;
+  setup.model = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"},
+                                  [&] { return choose_models({model.model}, model).front(); });
+  if (setup.model.is_transformer()) setup.abstract = true;  // the header says so
   values.attributed({"devices"}, [&] {
     for (const auto& item : split_list(devices)) {
       int p = 0;
@@ -147,13 +133,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       static_cast<int>(values.attributed({"steps"}, [&] { return parse_count(steps, "--steps", 1); }));
   setup.train_options.micro_batches = static_cast<int>(
       values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
-  values.attributed({"strategy"}, [&] {
-    try {
-      setup.train_options.strategy = models::parse_strategy(strategy);
-    } catch (const ValueError& e) {
-      throw UsageError(fmt::format("--strategy: {}", e.what()));
-    }
-  });
+  setup.train_options.strategy =
+      values.attributed({"strategy"}, [&] { return parse_strategy_option(strategy); });
   values.attributed({"bucket-mb", "strategy"}, [&] {
     if (bucket_mb.empty()) return;
     if (setup.train_options.strategy != models::Strategy::dp_overlap)
@@ -216,9 +197,6 @@ std::vector<Row> make_rows(const std::vector<TrainingResult>& results) {
 std::string_view scaling_name(Scaling scaling) {
   return scaling == Scaling::strong ? "strong" : "weak";
 }
-std::string_view precision_name(models::Precision p) {
-  return p == models::Precision::fp32 ? "fp32" : "mixed_bf16";
-}
 
 // The strategy, with dp-overlap's bucket cap.
 std::string strategy_text(const models::TrainOptions& train) {
@@ -237,9 +215,7 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
   const auto& first = rows.front().result;
   std::vector<std::string> settings;
   for (const auto& [key, value] : first.simgrid) settings.push_back(key + ":" + value);
-  out << fmt::format(
-             "# spmdsim train: data-parallel training of the MLP [{}] (tanh, softmax cross-entropy)\n",
-             fmt::join(setup.layer_sizes, ", "))
+  out << fmt::format("# spmdsim train: data-parallel training of {}\n", setup.model.description())
       << fmt::format("# platform: {} ({})\n", first.platform, options.platform.summary)
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
       << fmt::format(
@@ -250,7 +226,10 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
              options.scaling == Scaling::strong ? "global batch" : "per-device batch",
              options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
              setup.steps,
-             setup.abstract ? "abstract (shapes only)" : fmt::format("random data (seed {})", setup.seed))
+             setup.model.is_transformer() ? "abstract (shapes only: transformers are abstract-only); batches are "
+                                            "sequences, the model state is made on the devices"
+             : setup.abstract             ? "abstract (shapes only)"
+                                          : fmt::format("random data (seed {})", setup.seed))
       << "# legend:   per step, the run's simulated time / steps; compute, comm (exposed: the devices wait "
          "for it), hidden (communication overlapped by compute: dp-overlap's buckets), transfer (host <-> "
          "device) and idle are the mean over the devices; efficiency = throughput per device against the "
@@ -287,29 +266,13 @@ void write_csv(std::ostream& out, const std::vector<Row>& rows) {
 }
 
 void write_json(std::ostream& out, const TrainCommandOptions& options,
-                const std::vector<std::string>& simgrid_args, const std::string& simgrid_source,
-                const std::vector<Row>& rows, double wall_seconds) {
+                const std::vector<std::string>& simgrid_args, const std::vector<Row>& rows, double wall_seconds) {
   const auto& setup = options.setup;
-  const auto text_or_null = [](const std::string& text) {
-    return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
-  };
   nlohmann::ordered_json j;
   j["schema_version"] = 1;  // hidden_communication_us and bucket_bytes were added without changing a field
   j["command"] = "spmdsim train";
-  j["platform"] = rows.front().result.platform;
-  j["topology"] = text_or_null(options.platform.topology);
-  j["platform_file"] = text_or_null(options.platform.platform_file);
-  j["preset"] = options.platform.preset;
-  j["nodes"] = options.platform.nodes == 0 ? nlohmann::ordered_json(nullptr)
-                                           : nlohmann::ordered_json(options.platform.nodes);
-  j["simgrid_config"] = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : rows.front().result.simgrid) j["simgrid_config"][key] = value;
-  j["simgrid_source"] = simgrid_source;
-  j["simgrid_args"] = simgrid_args;
-  j["model"] = {{"kind", "mlp"},
-                {"layer_sizes", setup.layer_sizes},
-                {"activation", "tanh"},
-                {"loss", "softmax_cross_entropy"}};
+  add_platform_json(j, options.platform, rows.front().result.platform, rows.front().result.simgrid, simgrid_args);
+  j["model"] = setup.model.to_json();
   j["strategy"] = models::strategy_name(setup.train_options.strategy);
   j["bucket_bytes"] = setup.train_options.strategy == models::Strategy::dp_overlap
                           ? nlohmann::ordered_json(setup.train_options.bucket_bytes)
@@ -377,7 +340,7 @@ int run_train(const std::string& program, const std::vector<std::string>& args) 
 
   if (!options.csv_path.empty())
     write_file_atomically(options.csv_path, [&](std::ostream& out) { write_csv(out, rows); });
-  const auto json = [&](std::ostream& out) { write_json(out, options, simgrid_args, source, rows, wall); };
+  const auto json = [&](std::ostream& out) { write_json(out, options, simgrid_args, rows, wall); };
   if (!options.json_path.empty()) write_file_atomically(options.json_path, json);
   if (!options.plot_prefix.empty()) {
     write_plots(python, "plot_train.py", options.json_path, options.plot_prefix, json);

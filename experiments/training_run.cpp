@@ -17,8 +17,8 @@ namespace {
 // on the seed, the step and the batch size only, so every device count of a strong-scaling run trains on
 // the same data.
 std::pair<Array, Array> random_batch(const TrainingSetup& setup, int step, std::int64_t batch) {
-  const std::int64_t features = setup.layer_sizes.front();
-  const std::int64_t classes = setup.layer_sizes.back();
+  const std::int64_t features = setup.model.layer_sizes.front();
+  const std::int64_t classes = setup.model.layer_sizes.back();
   std::seed_seq seed{setup.seed, static_cast<unsigned>(step)};
   std::mt19937_64 generator(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -79,35 +79,43 @@ void from_json(const nlohmann::json& j, TrainingResult& r) {
   j.at("simgrid").get_to(r.simgrid);
 }
 
-TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
-                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch) {
+std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
+                                                      std::vector<std::string> simgrid_argv, int devices,
+                                                      bool aggregate_abstract_phases) {
   const std::vector<std::string> simgrid_args(simgrid_argv.begin() + 1, simgrid_argv.end());
   // SimGrid reports every configuration change at INFO; the header says which settings ran instead.
   simgrid_argv.insert(simgrid_argv.begin() + 1, "--log=xbt_cfg.thres:warning");
   Argv argv(simgrid_argv);
-  Simulation sim(argv.argc(), argv.argv(), platform.builder,
-                 {.simgrid_config = settings_not_overridden(platform.simgrid_config, simgrid_args)});
+  auto sim = std::make_unique<Simulation>(
+      argv.argc(), argv.argv(), platform.builder,
+      SimulationOptions{.simgrid_config = settings_not_overridden(platform.simgrid_config, simgrid_args),
+                        .aggregate_abstract_phases = aggregate_abstract_phases});
   // choose_platform checked the other platforms; a file's devices are known once SimGrid has loaded it.
-  if (sim.num_devices() < devices)
+  if (sim->num_devices() < devices)
     throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", devices,
-                                 sim.num_devices(), platform.platform_file));
-  check_float32_peak(sim, devices);
+                                 sim->num_devices(), platform.platform_file));
+  check_float32_peak(*sim, devices);
+  return sim;
+}
 
-  const models::Mlp mlp(setup.layer_sizes, models::Activation::tanh, models::Loss::softmax_cross_entropy);
-  const models::TrainStep step(mlp, setup.optimizer, devices, setup.train_options);
-  models::TrainState state = step.init(setup.abstract ? mlp.init_abstract() : mlp.init(setup.seed));
+TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
+                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch) {
+  const auto simulation = start_training_simulation(platform, std::move(simgrid_argv), devices, false);
+  Simulation& sim = *simulation;
+
+  const models::TrainStep step(setup.model.trainable(), setup.optimizer, devices, setup.train_options);
+  // A transformer's state is made on the devices, as a training loop finds it (sending a Psi-sized state from
+  // the host is what no real run does); the MLP's comes from the host, as the tutorials' loop sends it.
+  models::TrainState state = setup.model.is_transformer() ? step.init_on_devices(sim)
+                             : setup.abstract ? step.init(step.model().init_abstract())
+                                              : step.init(models::Mlp(setup.model.layer_sizes).init(setup.seed));
   const std::int64_t per_device = global_batch / devices;
   Array loss;
   for (int s = 0; s < setup.steps; ++s) {
-    const auto [x, y] =
-        setup.abstract
-            ? std::pair{Array::abstract({devices, per_device, setup.layer_sizes.front()}, DType::f32),
-                        Array::abstract({devices, per_device}, DType::i32)}
-            : [&] {
-                const auto [global_x, global_y] = random_batch(setup, s, global_batch);
-                return std::pair{models::shard_batch(global_x, devices),
-                                 models::shard_batch(global_y, devices)};
-              }();
+    const auto [x, y] = setup.abstract ? setup.model.abstract_batch(devices, per_device) : [&] {
+      const auto [global_x, global_y] = random_batch(setup, s, global_batch);
+      return std::pair{models::shard_batch(global_x, devices), models::shard_batch(global_y, devices)};
+    }();
     auto result = step(sim, state, x, y);
     state = std::move(result.state);
     loss = std::move(result.loss);

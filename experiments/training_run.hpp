@@ -1,9 +1,10 @@
-// One device count of `spmdsim train`: data-parallel training of an MLP for a number of steps in one
+// One device count of `spmdsim train`: data-parallel training of a model for a number of steps in one
 // Simulation, summarised per step. It runs in a child process of its own (forked_run.hpp): one SimGrid
 // engine per process.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -11,15 +12,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model_options.hpp"
 #include "platform_options.hpp"
 #include "spmdsim/models/data_parallel.hpp"
+#include "spmdsim/simulation.hpp"
 #include "spmdsim/units.hpp"
 
 namespace spmdsim::cli {
 
 // What every device count trains: the same model, optimizer, strategy and data.
 struct TrainingSetup {
-  std::vector<std::int64_t> layer_sizes;
+  ModelChoice model;  // a transformer trains abstract only
   models::Optimizer optimizer = models::Optimizer::sgd(0.01);
   models::TrainOptions train_options;
   int steps = 1;
@@ -47,7 +50,15 @@ struct TrainingResult {
 void to_json(nlohmann::json& j, const TrainingResult& result);
 void from_json(const nlohmann::json& j, TrainingResult& result);
 
-// Trains on the first `devices` devices of `platform` with a global batch of `global_batch`, SimGrid getting
+// A Simulation of `platform` for training on its first `devices` devices, SimGrid getting `simgrid_argv` (the
+// program name, then --cfg / --log; the preset's settings where these do not override them). Throws
+// UsageError when the platform has fewer devices, or devices without the float32 peak the loss needs.
+std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
+                                                      std::vector<std::string> simgrid_argv, int devices,
+                                                      bool aggregate_abstract_phases);
+
+// Trains on the first `devices` devices of `platform` with a global batch of `global_batch` (samples, or a
+// transformer's sequences), SimGrid getting
 // `simgrid_argv` (the program name, then --cfg / --log). Throws UsageError when the platform has fewer
 // devices.
 TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,

@@ -50,6 +50,13 @@ TEST(Train, DpOverlapTableMatchesGoldenFile) {
   expect_matches_golden(normalised(run.out), "train_dp_overlap_1_2_4_devices.txt");
 }
 
+// A transformer trains abstract (implied): the header names the model, its parameter count and says so.
+TEST(Train, TransformerTableMatchesGoldenFile) {
+  const auto run = run_train("--model gpt2_small --devices 1,2 --batch 2 --steps 1", scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_matches_golden(normalised(run.out), "train_gpt2_small_1_2_devices.txt");
+}
+
 // The rows of a run written with --json.
 nlohmann::json run_json(const std::string& args) {
   const auto dir = scratch_dir();
@@ -151,6 +158,11 @@ std::vector<BadInput> bad_inputs() {
       {"NoFloat32Peak", "--preset tpu_v4 --devices 2 --batch 8",
        "the Google TPU v4 devices have no peak FLOP/s for float32, which training needs for its loss "
        "even under --precision mixed_bf16; use a device preset that has one (a GPU)"},
+      {"UnknownModel", "--model bert", "unknown --model 'bert'; valid: mlp, gpt2_small, gpt_7b, gpt3_175b, custom"},
+      {"CustomWithoutShape", "--model custom --hidden 64",
+       "--model custom needs --layers, --hidden, --heads, --seq-len and --vocab"},
+      {"RecomputeForTheMlp", "--recompute selective",
+       "--recompute applies to transformers; the MLP keeps every activation"},
       {"TooManyDevices", "--preset dgx_h100 --devices 16",
        "--devices 16 is more than the 8 devices of --preset dgx_h100 (--nodes N joins N of them)"},
   };
@@ -173,11 +185,11 @@ INSTANTIATE_TEST_SUITE_P(Train, BadInputTest, ::testing::ValuesIn(bad_inputs()),
 TEST(Train, BadConfigKeyNamesTheFile) {
   const auto dir = scratch_dir();
   const auto config = dir / "train.ini";
-  std::ofstream(config) << "devices = 1,2\nlayers = 3\n";
+  std::ofstream(config) << "devices = 1,2\nwidth = 3\n";
   const auto run = run_train(fmt::format("--config '{}'", config.string()), dir);
   EXPECT_EQ(run.status, 2);
   EXPECT_TRUE(lines_of(run.err).at(0).starts_with(
-      fmt::format("spmdsim train: {}: unknown key 'layers'; valid: ", config.string())))
+      fmt::format("spmdsim train: {}: unknown key 'width'; valid: ", config.string())))
       << run.err;
 }
 

@@ -1,0 +1,27 @@
+// Option values that the training commands (`spmdsim train`, `spmdsim memory`) read alike: counts, the
+// optimizer, the precision, the strategy.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "spmdsim/models/data_parallel.hpp"
+#include "spmdsim/models/optimizers.hpp"
+
+namespace spmdsim::cli {
+
+// A whole number from `least` up, for `option`; UsageError "--batch must be a whole number of at least 1
+// (got 'x')" otherwise.
+std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least);
+
+// sgd, momentum (0.9) or adam.
+models::Optimizer make_optimizer(const std::string& name, double learning_rate);
+
+models::Precision parse_precision(const std::string& name);
+std::string_view precision_name(models::Precision precision);
+
+// dp, zero1, zero2 or zero3; UsageError "--strategy: unknown training strategy ..." otherwise.
+models::Strategy parse_strategy_option(const std::string& name);
+
+}  // namespace spmdsim::cli

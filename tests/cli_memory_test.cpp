@@ -1,0 +1,257 @@
+// `spmdsim memory` as a user runs it: the built program (SPMDSIM_CLI) on small cases. Its tables against golden
+// files, the model states against the ZeRO paper's formula, an out-of-memory row, --fit's answer against its
+// definition, and each bad input's exit status and message.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_run.hpp"
+
+namespace spmdsim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::expect_matches_golden;
+using testing::expect_plot_files;
+using testing::fields_of;
+using testing::lines_of;
+using testing::normalised;
+using testing::plotting_unavailable;
+using testing::read_file;
+using testing::scratch_dir;
+using testing::table_rows;
+
+// `spmdsim memory <args>`.
+testing::CliRun run_memory(const std::string& args, const fs::path& dir) {
+  return testing::run_cli(SPMDSIM_CLI, "memory", args, dir);
+}
+
+// The JSON of a run that must succeed.
+nlohmann::json run_json(const std::string& args) {
+  const auto dir = scratch_dir();
+  const auto path = dir / "run.json";
+  const auto run = run_memory(fmt::format("{} --json '{}'", args, path.string()), dir);
+  EXPECT_EQ(run.status, 0) << run.err;
+  return run.status == 0 ? nlohmann::json::parse(read_file(path)) : nlohmann::json();
+}
+
+TEST(Memory, MlpTableMatchesGoldenFile) {
+  const auto run = run_memory("--model mlp --devices 2 --batch 4", scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_matches_golden(normalised(run.out), "memory_mlp_2_devices.txt");
+}
+
+TEST(Memory, Gpt2SmallTableMatchesGoldenFile) {
+  const auto run = run_memory("--model gpt2_small --devices 4", scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_matches_golden(normalised(run.out), "memory_gpt2_small_4_devices.txt");
+}
+
+// Every leaf of this transformer (L 2, h 64, a 8, s 32, V 128, tied) is a multiple of 8 elements, so no shard
+// is padded on 4 devices, and mixed-precision Adam is the paper's case: the measured model states are the
+// formula's, plus Adam's int32 step count that every device keeps whole.
+// Psi = L (12 h^2 + 13 h) + V h + s h + 2 h = 2 * 49,984 + 8,192 + 2,048 + 128 = 110,336.
+constexpr const char* kSmallTransformer =
+    "--model custom --layers 2 --hidden 64 --heads 8 --seq-len 32 --vocab 128 --devices 4 --batch 2";
+
+TEST(Memory, ModelStatesAreTheZeroPapersForMixedPrecisionAdam) {
+  const auto j = run_json(kSmallTransformer);
+  ASSERT_EQ(j["models"][0]["parameters"], 110336);
+  const double psi = 110336, n = 4;
+  const std::map<std::string, double> paper = {{"dp", 16 * psi},
+                                               {"zero1", 4 * psi + 12 * psi / n},
+                                               {"zero2", 2 * psi + 14 * psi / n},
+                                               {"zero3", 16 * psi / n}};
+  ASSERT_EQ(j["rows"].size(), 4u);
+  for (const auto& row : j["rows"]) {
+    const std::string strategy = row["strategy"];
+    EXPECT_EQ(row["zero_formula_bytes"].get<double>(), paper.at(strategy)) << strategy;
+    EXPECT_EQ(row["model_states_bytes"].get<double>(), paper.at(strategy) + 4) << strategy;
+    const auto& at_peak = row["at_peak_bytes"];
+    EXPECT_EQ(row["peak_bytes"].get<double>(),
+              [&] {
+                double sum = 0;
+                for (const auto& [tag, bytes] : at_peak.items()) sum += bytes.get<double>();
+                return sum;
+              }())
+        << strategy << ": the tags add up to the peak";
+  }
+}
+
+// gpt3_175b's model states alone are 16 Psi = 2.8 TB under dp and 350 GB per device under zero3 on 8 devices:
+// neither fits an 80 GiB A100. The rows say so with the allocation that failed; the command still succeeds.
+TEST(Memory, OutOfMemoryIsARowWithTheErrorsMessage) {
+  const auto run = run_memory("--model gpt3_175b --strategy dp,zero3", scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_matches_golden(normalised(run.out), "memory_gpt3_175b_out_of_memory.txt");
+  const auto rows = table_rows(run.out);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) EXPECT_EQ(row.back(), "memory") << "out of memory";
+}
+
+// --fit batch finds the largest per-device batch that fits: it fits, and the next batch does not.
+TEST(Memory, FitBatchFitsAndTheNextBatchDoesNot) {
+  const std::string shape = "--model gpt2_small --strategy zero3 --devices 2";
+  const auto fit = run_json(shape + " --fit batch");
+  ASSERT_EQ(fit["rows"].size(), 1u);
+  const auto& row = fit["rows"][0];
+  ASSERT_TRUE(row["largest"].is_number()) << row.dump();
+  const int largest = row["largest"];
+  ASSERT_EQ(row["next"], largest + 1);
+  EXPECT_TRUE(row["next_out_of_memory"].get<std::string>().starts_with("RESOURCE_EXHAUSTED: Out of memory on "));
+  const auto at_largest = run_json(fmt::format("{} --batch {}", shape, largest));
+  EXPECT_TRUE(at_largest["rows"][0]["out_of_memory"].is_null());
+  EXPECT_EQ(at_largest["rows"][0]["peak_bytes"], row["peak_bytes_at_largest"]);
+  const auto at_next = run_json(fmt::format("{} --batch {}", shape, largest + 1));
+  EXPECT_TRUE(at_next["rows"][0]["out_of_memory"].is_string());
+}
+
+// --fit layers: the largest number of blocks of the shape that fits, and one more does not.
+TEST(Memory, FitLayersFitsAndOneMoreLayerDoesNot) {
+  const std::string shape = "--model gpt3_175b --strategy zero3";
+  const auto fit = run_json(shape + " --fit layers");
+  const auto& row = fit["rows"][0];
+  ASSERT_TRUE(row["largest"].is_number()) << row.dump();
+  const int largest = row["largest"];
+  ASSERT_EQ(row["next"], largest + 1);
+  EXPECT_EQ(fit["fit"]["upper_bound"], 4096);
+  const std::string custom = "--model custom --hidden 12288 --heads 96 --seq-len 2048 --vocab 50257 --strategy zero3";
+  EXPECT_TRUE(run_json(fmt::format("{} --layers {}", custom, largest))["rows"][0]["out_of_memory"].is_null());
+  EXPECT_TRUE(run_json(fmt::format("{} --layers {}", custom, largest + 1))["rows"][0]["out_of_memory"].is_string());
+  // A custom shape needs no --layers to be fitted, and finds the same answer as the named shape.
+  EXPECT_EQ(run_json(custom + " --fit layers")["rows"][0]["largest"], largest);
+}
+
+// A bound that fits is reported as such: no next candidate.
+TEST(Memory, FitUpToABoundThatFits) {
+  const auto dir = scratch_dir();
+  const auto run = run_memory("--model mlp --strategy dp --devices 1 --fit batch --fit-max 8", dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto rows = table_rows(run.out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][2], "8");
+  EXPECT_EQ(rows[0][3], "none");
+  EXPECT_EQ(rows[0][6], "4") << "runs: 1, 2, 4, 8";
+}
+
+TEST(Memory, CsvAgreesWithJson) {
+  const auto dir = scratch_dir();
+  const auto json_path = dir / "run.json";
+  const auto csv_path = dir / "run.csv";
+  const auto run = run_memory(fmt::format("--model mlp,gpt3_175b --strategy dp --devices 2 --json '{}' --csv '{}'",
+                                          json_path.string(), csv_path.string()),
+                              dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const auto j = nlohmann::json::parse(read_file(json_path));
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["command"], "spmdsim memory");
+  const auto csv = lines_of(read_file(csv_path));
+  ASSERT_EQ(csv.size(), 3u);
+  const auto& mlp = j["rows"][0];
+  EXPECT_EQ(csv[1], fmt::format("mlp,dp,0,0,{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{},{:.0f}",
+                                mlp["peak_bytes"].get<double>(),
+                                mlp["at_peak_bytes"]["parameters"].get<double>(),
+                                mlp["at_peak_bytes"]["optimizer_state"].get<double>(),
+                                mlp["at_peak_bytes"]["gradients"].get<double>(),
+                                mlp["at_peak_bytes"]["activations"].get<double>(),
+                                mlp["at_peak_bytes"]["input_shards"].get<double>(),
+                                mlp["at_peak_bytes"]["replicated_args"].get<double>(),
+                                mlp["at_peak_bytes"]["outputs"].get<double>(),
+                                mlp["at_peak_bytes"]["collective_scratch"].get<double>(),
+                                mlp["at_peak_bytes"]["communication_buckets"].get<double>(),
+                                mlp["at_peak_bytes"]["temporaries"].get<double>(),
+                                mlp["model_states_bytes"].get<double>(), mlp["zero_formula_bytes"].get<double>(),
+                                mlp["capacity_bytes"].get<double>()));
+  EXPECT_EQ(fields_of(csv[2], ',').size(), fields_of(csv[0], ',').size());
+  EXPECT_TRUE(csv[2].starts_with("gpt3_175b,dp,1,")) << csv[2];
+  EXPECT_TRUE(j["rows"][1]["out_of_memory"].is_string());
+  EXPECT_FALSE(j["rows"][0]["timeline"].empty()) << "device 0's ledger";
+}
+
+TEST(Memory, ConfigFileGivesTheCommandLinesOutput) {
+  const auto dir = scratch_dir();
+  const auto config = dir / "memory.ini";
+  std::ofstream(config) << "# the MLP golden run\nmodel = mlp\ndevices = 2\nbatch = 4\n";
+  const auto from_file = run_memory(fmt::format("--config '{}'", config.string()), dir);
+  ASSERT_EQ(from_file.status, 0) << from_file.err;
+  const auto from_command_line = run_memory("--model mlp --devices 2 --batch 4", dir);
+  EXPECT_EQ(normalised(from_file.out), normalised(from_command_line.out));
+}
+
+TEST(Memory, PlotWritesPngAndSvg) {
+  const auto dir = scratch_dir();
+  const auto prefix = dir / "memory";
+  const auto run = run_memory(fmt::format("--model mlp --devices 2 --plot '{}'", prefix.string()), dir);
+  if (plotting_unavailable(run)) GTEST_SKIP() << run.err;
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_plot_files(prefix);
+}
+
+struct BadInput {
+  std::string name;
+  std::string args;
+  std::string message;  // the first line of stderr after "spmdsim memory: "
+};
+
+std::vector<BadInput> bad_inputs() {
+  return {
+      {"UnknownModel", "--model gpt5", "unknown --model 'gpt5'; valid: mlp, gpt2_small, gpt_7b, gpt3_175b, custom"},
+      {"UnknownStrategy", "--strategy dp,zero4",
+       "--strategy: unknown training strategy 'zero4' (valid: dp, dp-overlap, zero1, zero2, zero3)"},
+      {"StrategyTwice", "--strategy dp,dp", "--strategy names 'dp' twice"},
+      {"ZeroDevices", "--devices 0", "--devices must be a whole number of at least 1 (got '0')"},
+      {"TooManyDevices", "--devices 2048", "--devices must be from 1 to 1024 (got 2048)"},
+      {"ZeroBatch", "--batch 0", "--batch must be a whole number of at least 1 (got '0')"},
+      {"MicroBatchesNotDividing", "--batch 4 --micro-batches 3", "--batch 4 is not divisible by --micro-batches 3"},
+      {"UnknownFit", "--fit seq_len", "unknown --fit 'seq_len'; valid: batch, layers"},
+      {"FitBatchWithBatch", "--fit batch --batch 4",
+       "--batch and --fit batch exclude each other: the search chooses the batch"},
+      {"FitLayersWithMlp", "--model gpt2_small,mlp --fit layers",
+       "--fit layers needs transformers; --model 'mlp' has no blocks"},
+      {"FitLayersWithLayers", "--model custom --layers 2 --hidden 64 --heads 8 --seq-len 32 --vocab 128 --fit layers",
+       "--layers and --fit layers exclude each other: the search chooses the layers"},
+      {"FitMaxWithoutFit", "--fit-max 8", "--fit-max bounds the search of --fit batch or --fit layers"},
+      {"FitWithPlot", "--fit batch --plot p",
+       "--plot and --fit exclude each other: the plot shows one step per model and strategy"},
+      {"CustomWithoutShape", "--model custom --layers 2",
+       "--model custom needs --layers, --hidden, --heads, --seq-len and --vocab"},
+      {"ShapeOfANamedModel", "--model gpt2_small --layers 24",
+       "--layers, --hidden, --heads, --seq-len and --vocab give the shape of --model custom, which --model "
+       "'gpt2_small' does not name"},
+      {"ModelTwice", "--model mlp,gpt2_small,mlp", "--model names 'mlp' twice"},
+      {"HeadsNotDividing", "--model custom --layers 2 --hidden 64 --heads 6 --seq-len 32 --vocab 128",
+       "--model custom: transformer: 6 heads do not divide the hidden size 64"},
+      {"ZeroHidden", "--model custom --layers 2 --hidden 0 --heads 8 --seq-len 32 --vocab 128",
+       "--hidden must be a whole number of at least 1 (got '0')"},
+      {"RecomputeForTheMlp", "--model mlp --recompute full",
+       "--recompute applies to transformers; the MLP keeps every activation"},
+      {"UnknownRecompute", "--recompute some", "unknown --recompute 'some'; valid: none, selective, full"},
+      {"UnknownOptimizer", "--optimizer lamb", "unknown --optimizer 'lamb'; valid: sgd, momentum, adam"},
+      {"TooManyDevicesForThePreset", "--preset dgx_h100 --devices 16",
+       "--devices 16 is more than the 8 devices of --preset dgx_h100 (--nodes N joins N of them)"},
+  };
+}
+
+class BadInputTest : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadInputTest, ExitsTwoWithMessage) {
+  const auto dir = scratch_dir();
+  const auto json = dir / "run.json";
+  const auto run = run_memory(fmt::format("{} --json '{}'", GetParam().args, json.string()), dir);
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(lines_of(run.err).at(0), "spmdsim memory: " + GetParam().message);
+  EXPECT_FALSE(fs::exists(json)) << "nothing is written on bad input";
+}
+
+INSTANTIATE_TEST_SUITE_P(Memory, BadInputTest, ::testing::ValuesIn(bad_inputs()),
+                         [](const auto& test) { return test.param.name; });
+
+}  // namespace
+}  // namespace spmdsim
