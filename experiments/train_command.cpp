@@ -39,6 +39,7 @@ struct TrainCommandOptions {
   std::string csv_path;
   std::string json_path;
   std::string plot_prefix;
+  std::string trace_path;
 };
 
 // The global batch at `devices`: fixed under strong scaling; under weak scaling it grows with the devices,
@@ -80,6 +81,9 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
       "abstract", po::bool_switch(&options.setup.abstract),
       "train on shapes only: every cost and size, no values (and no loss)")(
+      "read-loss", po::bool_switch(&options.setup.read_loss_every_step),
+      "read the loss back to the host after every step, as the tutorials' loop prints it: a device->host "
+      "transfer per step (the transfer column); otherwise only the last step's loss is read, after the run")(
       "seed", po::value(&options.setup.seed)->default_value(0),
       "seed of the initial params and the random batches");
   const std::string model_help = fmt::format(
@@ -89,6 +93,9 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   add_platform_options(described, platform);
   described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
       "json", po::value(&options.json_path), "also write the run as JSON to this file")(
+      "trace", po::value(&options.trace_path),
+      "also write the Chrome trace (chrome://tracing, ui.perfetto.dev) of the run at the largest device count "
+      "to this file: every device's compute, communication and transfer spans, its memory as a counter")(
       "plot", po::value(&options.plot_prefix),
       "also plot throughput, efficiency and the step time's breakdown against the devices to PREFIX.png and "
       "PREFIX.svg (python3 with matplotlib)");
@@ -219,13 +226,13 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
       << fmt::format("# platform: {} ({})\n", first.platform, options.platform.summary)
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
       << fmt::format(
-             "# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps; {}\n",
+             "# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps{}; {}\n",
              strategy_text(setup.train_options), options.optimizer_name, setup.optimizer.learning_rate(),
              precision_name(setup.train_options.precision), setup.train_options.micro_batches,
              scaling_name(options.scaling),
              options.scaling == Scaling::strong ? "global batch" : "per-device batch",
              options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
-             setup.steps,
+             setup.steps, setup.read_loss_every_step ? ", the loss read back after each" : "",
              setup.model.is_transformer() ? "abstract (shapes only: transformers are abstract-only); batches are "
                                             "sequences, the model state is made on the devices"
              : setup.abstract             ? "abstract (shapes only)"
@@ -286,6 +293,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
   j["steps"] = setup.steps;
   j["abstract"] = setup.abstract;
   j["seed"] = setup.seed;
+  j["read_loss_every_step"] = setup.read_loss_every_step;
   j["times"] =
       "per step; compute, communication (exposed), hidden_communication (overlapped by compute), transfer "
       "and idle are the mean over the devices";
@@ -323,8 +331,9 @@ int run_train(const std::string& program, const std::vector<std::string>& args) 
   std::vector<TrainingResult> results;
   for (int p : options.devices) {
     const std::string text = run_in_child(fmt::format("--devices {}", p), [&] {
-      return nlohmann::json(
-                 run_training(options.setup, options.platform, split.simgrid, p, global_batch(options, p)))
+      const bool traced = p == options.devices.back();
+      return nlohmann::json(run_training(options.setup, options.platform, split.simgrid, p,
+                                         global_batch(options, p), traced ? options.trace_path : ""))
           .dump();
     });
     results.push_back(nlohmann::json::parse(text).get<TrainingResult>());
@@ -346,6 +355,8 @@ int run_train(const std::string& program, const std::vector<std::string>& args) 
     write_plots(python, "plot_train.py", options.json_path, options.plot_prefix, json);
     std::cout << fmt::format("# plots: {}.png, {}.svg\n", options.plot_prefix, options.plot_prefix);
   }
+  if (!options.trace_path.empty())
+    std::cout << fmt::format("# trace of the {}-device run: {}\n", options.devices.back(), options.trace_path);
   return 0;
 }
 

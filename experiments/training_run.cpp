@@ -1,6 +1,7 @@
 #include "training_run.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <stdexcept>
 
@@ -8,6 +9,7 @@
 
 #include "command_line.hpp"
 #include "spmdsim/models/mlp.hpp"
+#include "spmdsim/report_writers.hpp"
 #include "spmdsim/simulation.hpp"
 
 namespace spmdsim::cli {
@@ -99,7 +101,8 @@ std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& plat
 }
 
 TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
-                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch) {
+                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
+                            const std::string& trace_path) {
   const auto simulation = start_training_simulation(platform, std::move(simgrid_argv), devices, false);
   Simulation& sim = *simulation;
 
@@ -111,6 +114,7 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
                                               : step.init(models::Mlp(setup.model.layer_sizes).init(setup.seed));
   const std::int64_t per_device = global_batch / devices;
   Array loss;
+  std::optional<double> read_loss;
   for (int s = 0; s < setup.steps; ++s) {
     const auto [x, y] = setup.abstract ? setup.model.abstract_batch(devices, per_device) : [&] {
       const auto [global_x, global_y] = random_batch(setup, s, global_batch);
@@ -119,10 +123,16 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
     auto result = step(sim, state, x, y);
     state = std::move(result.state);
     loss = std::move(result.loss);
+    if (setup.read_loss_every_step) {
+      const Array host_loss = sim.device_get(Tree(loss)).leaf();
+      if (!setup.abstract) read_loss = host_loss.item(0);
+    }
   }
 
-  // The training's report, before the loss is read back (which moves it to the host, after the steps).
+  // The training's report, before the last loss is read back (unless every step read it).
   const SimulationReport report = sim.report();
+  if (!trace_path.empty())
+    write_file_atomically(trace_path, [&](std::ostream& out) { write_chrome_trace(out, report); });
   TrainingResult result{.devices = devices, .global_batch = global_batch};
   result.step_time = sim.now() / setup.steps;
   const double per_step = 1.0 / (setup.steps * devices);
@@ -136,7 +146,7 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
     result.peak_memory = std::max(result.peak_memory, report.memory[static_cast<std::size_t>(d)].peak);
   }
   result.idle = std::max(result.idle, 0.0);  // the report subtracts busy from elapsed time: -1e-20 is 0
-  if (!setup.abstract) result.last_loss = sim.device_get(Tree(loss)).leaf().item(0);
+  if (!setup.abstract) result.last_loss = read_loss ? read_loss : sim.device_get(Tree(loss)).leaf().item(0);
   result.platform = sim.platform().description;
   result.simgrid = simgrid_settings();
   return result;

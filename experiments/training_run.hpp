@@ -28,6 +28,9 @@ struct TrainingSetup {
   int steps = 1;
   bool abstract = false;  // shapes only: costs and sizes, no values
   unsigned seed = 0;      // the params' and the batches' random numbers
+  // The host reads the loss back after every step, as the tutorials' loop prints it: a device->host transfer
+  // per step. Otherwise only the last step's loss is read, after the run.
+  bool read_loss_every_step = false;
 };
 
 // One device count's run, per training step. The times are the mean over the devices of each device's
@@ -59,9 +62,10 @@ std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& plat
 
 // Trains on the first `devices` devices of `platform` with a global batch of `global_batch` (samples, or a
 // transformer's sequences), SimGrid getting
-// `simgrid_argv` (the program name, then --cfg / --log). Throws UsageError when the platform has fewer
-// devices.
+// `simgrid_argv` (the program name, then --cfg / --log). Writes the run's Chrome trace to `trace_path` unless
+// it is empty. Throws UsageError when the platform has fewer devices.
 TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
-                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch);
+                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
+                            const std::string& trace_path);
 
 }  // namespace spmdsim::cli

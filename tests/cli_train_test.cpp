@@ -3,9 +3,11 @@
 // bad input's exit status and message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -108,6 +110,62 @@ TEST(Train, JsonAndCsvAgreeWithTable) {
         fmt::format("{},{},", row["devices"].get<int>(), row["global_batch"].get<int>())));
   }
   EXPECT_DOUBLE_EQ(j["rows"][0]["efficiency"].get<double>(), 1.0);
+}
+
+// The spans of one device in a trace (pid = device), by category, and its memory counter events.
+struct TracedDevice {
+  std::map<std::string, std::vector<std::string>> spans;  // category -> span names in order
+  int memory_counters = 0;
+};
+
+std::map<int, TracedDevice> traced_devices(const fs::path& trace) {
+  std::map<int, TracedDevice> devices;
+  const auto parsed = nlohmann::json::parse(read_file(trace));
+  for (const auto& event : parsed.at("traceEvents")) {
+    const int pid = event.at("pid").get<int>();
+    if (event.at("ph") == "X")
+      devices[pid].spans[event.at("cat").get<std::string>()].push_back(event.at("name").get<std::string>());
+    if (event.at("ph") == "C") ++devices[pid].memory_counters;
+  }
+  return devices;
+}
+
+// --trace: the largest count's run, per device: one pmean per gradient leaf (the MLP's six) and one for the
+// loss in each step, its compute and each step's inputs from the host; no device->host span, the loss being
+// read after the run.
+TEST(Train, TraceHoldsTheLargestRunsSpansAndMemory) {
+  const auto dir = scratch_dir();
+  const auto trace = dir / "trace.json";
+  const auto run = run_train(fmt::format("--devices 1,2 --steps 2 --batch 8 --trace '{}'", trace.string()), dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("# trace of the 2-device run: " + trace.string()), std::string::npos) << run.out;
+  const auto devices = traced_devices(trace);
+  ASSERT_EQ(devices.size(), 2u);
+  for (const auto& [pid, device] : devices) {
+    EXPECT_EQ(device.spans.at("communication"), std::vector<std::string>(2 * 7, "pmean")) << "device " << pid;
+    EXPECT_FALSE(device.spans.at("compute").empty());
+    EXPECT_EQ(device.spans.at("transfer"), std::vector<std::string>(2, "host->device"))
+        << "each step's batch, the first step's with the params and state; device " << pid;
+    EXPECT_GT(device.memory_counters, 0);
+  }
+}
+
+// --read-loss: one device->host transfer of the loss per step. The loss is replicated, and the host reads a
+// replicated value from the first device only, as JAX does.
+TEST(Train, ReadLossMovesTheLossToTheHostEveryStep) {
+  const auto dir = scratch_dir();
+  const auto trace = dir / "trace.json";
+  const auto run =
+      run_train(fmt::format("--devices 2 --steps 3 --batch 8 --read-loss --trace '{}'", trace.string()), dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("3 steps, the loss read back after each;"), std::string::npos) << run.out;
+  const auto devices = traced_devices(trace);
+  const auto reads = [&](int pid) {
+    const auto& transfers = devices.at(pid).spans.at("transfer");
+    return std::count(transfers.begin(), transfers.end(), "device->host");
+  };
+  EXPECT_EQ(reads(0), 3);
+  EXPECT_EQ(reads(1), 0);
 }
 
 // Weak scaling keeps the per-device batch: the global batch grows with the devices.
