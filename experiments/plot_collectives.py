@@ -10,7 +10,6 @@ only). `spmdsim collectives --plot PREFIX` runs this script on the sweep it has 
 
 import math
 import sys
-import textwrap
 
 import matplotlib
 
@@ -94,13 +93,8 @@ def plot(sweep, prefix):
                 Line2D([], [], color="black", marker="o", markerfacecolor="white", linestyle="none", markersize=4,
                        label="abstract")]
     figure.legend(handles=handles, loc="lower center", ncol=legend_columns, fontsize=8, frameon=False)
-    settings = ", ".join(f"{k}:{v}" for k, v in sweep.get("simgrid_config", {}).items())
-    characters = int(width * 11)  # of a 10-point title per inch of figure
-    title = "\n".join([textwrap.fill(f"spmdsim collectives, {sweep['dtype']}: {sweep['platform']}", characters),
-                       textwrap.fill(settings, characters)])
-    figure.suptitle(title, fontsize=10)
-    figure.tight_layout(rect=(0, (legend_height + 0.1) / (7.0 + legend_height), 1, 1))
-    plot_common.save(figure, prefix)
+    plot_common.finish(figure, prefix, sweep, f"spmdsim collectives, {sweep['dtype']}: {sweep['platform']}",
+                       layout_rect=(0, (legend_height + 0.1) / (7.0 + legend_height), 1, 1))
     plt.close(figure)
 
 

@@ -7,6 +7,7 @@ where they are installed.
 import json
 import os
 import sys
+import textwrap
 
 SUPPORTED_SCHEMA = 1
 
@@ -27,6 +28,17 @@ def save(figure, prefix):
         partial = f"{prefix}.{extension}.partial"
         figure.savefig(partial, format=extension, dpi=90)
         os.replace(partial, f"{prefix}.{extension}")
+
+
+def finish(figure, prefix, document, heading, layout_rect=(0, 0, 1, 1)):
+    """Titles the figure with `heading` and the document's SimGrid settings, each wrapped to the figure's
+    width, lays it out within layout_rect and saves it as PREFIX.png and PREFIX.svg."""
+    settings = ", ".join(f"{k}:{v}" for k, v in document.get("simgrid_config", {}).items())
+    characters = int(figure.get_figwidth() * 11)  # of a 10-point title per inch of figure
+    figure.suptitle("\n".join([textwrap.fill(heading, characters), textwrap.fill(settings, characters)]),
+                    fontsize=10)
+    figure.tight_layout(rect=layout_rect)
+    save(figure, prefix)
 
 
 def main(argv, script, what, plot):

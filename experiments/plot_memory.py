@@ -9,7 +9,6 @@ the device capacity as a line; below, device 0's memory over simulated time by t
 """
 
 import sys
-import textwrap
 
 import matplotlib
 
@@ -126,15 +125,9 @@ def plot(run, prefix):
     for i, row in enumerate(fitted):
         plot_timeline(figure.add_subplot(grid[1 + i // columns, i % columns]), run, row, colours, tallest)
 
-    settings = ", ".join(f"{k}:{v}" for k, v in run.get("simgrid_config", {}).items())
-    characters = int(width * 11)  # of a 10-point title per inch of figure, as plot_collectives.py wraps it
-    title = "\n".join([
-        textwrap.fill(f"spmdsim memory, {run['devices']} devices, per-device batch {run['per_device_batch']}, "
-                      f"{run['optimizer']}, {run['precision']}: {run['platform']}", characters),
-        textwrap.fill(settings, characters)])
-    figure.suptitle(title, fontsize=10)
-    figure.tight_layout()
-    plot_common.save(figure, prefix)
+    plot_common.finish(figure, prefix, run,
+                       f"spmdsim memory, {run['devices']} devices, per-device batch {run['per_device_batch']}, "
+                       f"{run['optimizer']}, {run['precision']}: {run['platform']}")
     plt.close(figure)
 
 

@@ -8,7 +8,6 @@ time broken into compute, communication, host transfer and idle, stacked per dev
 """
 
 import sys
-import textwrap
 
 import matplotlib
 
@@ -60,15 +59,8 @@ def plot(run, prefix):
         axis.set_xlabel("devices")
         axis.tick_params(labelsize=8)
         axis.grid(True, which="major", linewidth=0.4, alpha=0.6)
-    settings = ", ".join(f"{k}:{v}" for k, v in run.get("simgrid_config", {}).items())
-    characters = int(width * 11)  # of a 10-point title per inch of figure, as plot_collectives.py wraps it
-    title = "\n".join([
-        textwrap.fill(f"spmdsim train, {run['strategy']}, {run['optimizer']}, {run['precision']}: {run['platform']}",
-                      characters),
-        textwrap.fill(settings, characters)])
-    figure.suptitle(title, fontsize=10)
-    figure.tight_layout()
-    plot_common.save(figure, prefix)
+    plot_common.finish(figure, prefix, run,
+                       f"spmdsim train, {run['strategy']}, {run['optimizer']}, {run['precision']}: {run['platform']}")
     plt.close(figure)
 
 
