@@ -28,7 +28,7 @@ esac
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(build-essential cmake pkg-config libsimgrid-dev libeigen3-dev libboost-program-options-dev
-          libgtest-dev libbenchmark-dev nlohmann-json3-dev libfmt-dev python3-matplotlib)
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev libfmt-dev libjemalloc-dev python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
