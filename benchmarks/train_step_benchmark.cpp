@@ -17,10 +17,11 @@
 // SimGrid allows one engine per process and peak RSS is per process, so every run is a child
 // (support/child_runs.hpp) that re-executes this program with --one strategy,p and prints one result line.
 //
-//   train_step_benchmark [--devices P] [--repeats N] [--cfg=name:value ...]
-//     --devices P  devices (default 1024)
-//     --repeats N  runs per strategy; the table shows the median (default 1)
-//     --cfg=...    SimGrid settings, handed to every simulation
+//   train_step_benchmark [--devices P] [--repeats N] [--fused-optimizer] [--cfg=name:value ...]
+//     --devices P         devices (default 1024)
+//     --repeats N         runs per strategy; the table shows the median (default 1)
+//     --fused-optimizer   Adam's update as one kernel per parameter (Optimizer::fused)
+//     --cfg=...           SimGrid settings, handed to every simulation
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,14 +59,25 @@ const std::vector<std::string> kKeys = {"wall_s",         "cpu_s",         "peak
 struct Config {
   models::Strategy strategy = models::Strategy::dp;
   int devices = 0;
+  bool fused_optimizer = false;  // Adam's update as one kernel per parameter (Optimizer::fused)
 
-  std::string argument() const { return fmt::format("{},{}", models::strategy_name(strategy), devices); }
+  std::string argument() const {
+    return fmt::format("{},{}{}", models::strategy_name(strategy), devices, fused_optimizer ? ",fused" : "");
+  }
 };
 
+// strategy,p or strategy,p,fused.
 Config parse_config(const std::string& text) {
   const auto comma = text.find(',');
-  if (comma == std::string::npos) throw std::invalid_argument(fmt::format("--one expects strategy,p; got '{}'", text));
-  Config config{models::parse_strategy(text.substr(0, comma)), std::stoi(text.substr(comma + 1))};
+  if (comma == std::string::npos)
+    throw std::invalid_argument(fmt::format("--one expects strategy,p[,fused]; got '{}'", text));
+  const auto second = text.find(',', comma + 1);
+  Config config{models::parse_strategy(text.substr(0, comma)), std::stoi(text.substr(comma + 1, second - comma - 1))};
+  if (second != std::string::npos) {
+    if (text.substr(second + 1) != "fused")
+      throw std::invalid_argument(fmt::format("--one: '{}' after p is not 'fused'", text.substr(second + 1)));
+    config.fused_optimizer = true;
+  }
   if (config.devices < 1) throw std::invalid_argument(fmt::format("--one: bad p in '{}'", text));
   return config;
 }
@@ -80,7 +92,8 @@ int child_main(const std::string& argument, std::vector<char*> simgrid_argv) {
     const Config config = parse_config(argument);
     const int p = config.devices;
     const models::Transformer model(models::gpt_7b());
-    const models::TrainStep step(model, models::Optimizer::adam(1e-4), p,
+    const auto adam = models::Optimizer::adam(1e-4);
+    const models::TrainStep step(model, config.fused_optimizer ? adam.fused() : adam, p,
                                  {.strategy = config.strategy, .precision = models::Precision::mixed_bf16});
     const spmdsim::Array tokens = spmdsim::Array::abstract({p, 1, model.config().seq_len}, spmdsim::DType::i32);
     auto cluster = spmdsim::topologies::default_switch_cluster(p);
@@ -128,25 +141,28 @@ int child_main(const std::string& argument, std::vector<char*> simgrid_argv) {
 int parent_main(const std::vector<std::string>& args) {
   int devices = 1024;
   int repeats = 1;
+  bool fused_optimizer = false;
   std::vector<std::string> simgrid_args;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--devices" && i + 1 < args.size()) devices = std::stoi(args[++i]);
+    else if (args[i] == "--fused-optimizer") fused_optimizer = true;
     else if (args[i] == "--repeats" && i + 1 < args.size()) repeats = std::stoi(args[++i]);
     else if (args[i].starts_with("--cfg=") || args[i].starts_with("--log=")) simgrid_args.push_back(args[i]);
     else
       throw std::invalid_argument(fmt::format(
-          "unknown argument '{}' (usage: train_step_benchmark [--devices P] [--repeats N] [--cfg=name:value ...])",
+          "unknown argument '{}' (usage: train_step_benchmark [--devices P] [--repeats N] [--fused-optimizer] "
+          "[--cfg=name:value ...])",
           args[i]));
   }
   if (devices < 1 || repeats < 1) throw std::invalid_argument("--devices and --repeats must be at least 1");
 
   fmt::print(
-      "train_step_benchmark: one step of gpt_7b, mixed-precision Adam, micro-batch 1 (2048 tokens) per device,\n"
+      "train_step_benchmark: one step of gpt_7b, mixed-precision Adam{}, micro-batch 1 (2048 tokens) per device,\n"
       "abstract arrays, aggregated ring phases, switch_cluster(default_switch_cluster({})) with {:.0f} GiB per "
       "device, network model {}.\n"
       "Machine: {} CPUs, {}, MemAvailable {:.1f} GiB, load average {}. Median of {} run(s), each in its own "
       "process.\n\n",
-      devices, kDeviceMemoryGiB, simgrid_args.empty() ? "SimGrid's default" : fmt::format("{}", fmt::join(simgrid_args, " ")),
+      fused_optimizer ? " (fused: one kernel per parameter)" : "", devices, kDeviceMemoryGiB, simgrid_args.empty() ? "SimGrid's default" : fmt::format("{}", fmt::join(simgrid_args, " ")),
       sysconf(_SC_NPROCESSORS_ONLN), benchmarks::cpu_model(), benchmarks::mem_available_bytes() / kGiB,
       benchmarks::load_average(), repeats);
   fmt::print("{:<8} {:>8} {:>8} {:>9} {:>8} {:>8} | {:>10} {:>10} {:>10} {:>10} {:>14}\n", "strategy", "wall s",
@@ -156,7 +172,7 @@ int parent_main(const std::vector<std::string>& args) {
 
   bool failed = false;
   for (models::Strategy strategy : {models::Strategy::dp, models::Strategy::zero3}) {
-    const Config config{strategy, devices};
+    const Config config{strategy, devices, fused_optimizer};
     std::vector<benchmarks::ResultFields> runs;
     for (int r = 0; r < repeats && !failed; ++r) {
       benchmarks::ChildRun run = benchmarks::run_child({.program = "train_step_benchmark",

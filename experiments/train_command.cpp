@@ -32,6 +32,7 @@ enum class Scaling { strong, weak };
 struct TrainCommandOptions {
   TrainingSetup setup;
   std::string optimizer_name;
+  bool fused_optimizer = false;
   Scaling scaling = Scaling::strong;
   std::int64_t batch = 0;  // strong: the global batch; weak: the global batch at the smallest device count
   std::vector<int> devices;
@@ -78,6 +79,9 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "precision", po::value(&precision)->default_value("fp32"),
       "fp32, or mixed_bf16 (bf16 compute and gradients, fp32 master weights)")(
       "optimizer", po::value(&options.optimizer_name)->default_value("sgd"), "sgd, momentum (0.9) or adam")(
+      "fused-optimizer", po::bool_switch(&options.fused_optimizer),
+      "each parameter's update as one fused kernel (as torch's fused Adam or XLA's fusion run it): one launch "
+      "and its boundary bytes per parameter, no intermediates in device memory; the same values")(
       "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
       "abstract", po::bool_switch(&options.setup.abstract),
       "train on shapes only: every cost and size, no values (and no loss)")(
@@ -161,7 +165,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
     if (!(learning_rate > 0))
       throw UsageError(fmt::format("--learning-rate must be positive (got {})", learning_rate));
-    return make_optimizer(options.optimizer_name, learning_rate);
+    const auto optimizer = make_optimizer(options.optimizer_name, learning_rate);
+    return options.fused_optimizer ? optimizer.fused() : optimizer;
   });
   values.attributed({"batch", "devices", "scaling", "micro-batches"}, [&] {
     const int shared_by = options.scaling == Scaling::strong ? 0 : options.devices.front();
@@ -227,7 +232,8 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
       << fmt::format(
              "# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps{}; {}\n",
-             strategy_text(setup.train_options), options.optimizer_name, setup.optimizer.learning_rate(),
+             strategy_text(setup.train_options),
+             options.optimizer_name + (options.fused_optimizer ? " fused" : ""), setup.optimizer.learning_rate(),
              precision_name(setup.train_options.precision), setup.train_options.micro_batches,
              scaling_name(options.scaling),
              options.scaling == Scaling::strong ? "global batch" : "per-device batch",
@@ -287,6 +293,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
   j["micro_batches"] = setup.train_options.micro_batches;
   j["precision"] = precision_name(setup.train_options.precision);
   j["optimizer"] = options.optimizer_name;
+  j["fused_optimizer"] = options.fused_optimizer;
   j["learning_rate"] = setup.optimizer.learning_rate();
   j["scaling"] = scaling_name(options.scaling);
   j["batch"] = options.batch;

@@ -168,6 +168,24 @@ TEST(Train, ReadLossMovesTheLossToTheHostEveryStep) {
   EXPECT_EQ(reads(1), 0);
 }
 
+// --fused-optimizer: the same losses (the update's values are the unfused ones bit for bit) in less compute
+// (one launch per parameter, no intermediates read and written).
+TEST(Train, FusedOptimizerKeepsTheLossAndTakesLessCompute) {
+  const auto dir = scratch_dir();
+  const auto rows_of = [&](const std::string& extra) {
+    const auto json = dir / "run.json";
+    const auto run = run_train(
+        fmt::format("--devices 2 --steps 2 --batch 8 --optimizer adam {} --json '{}'", extra, json.string()), dir);
+    EXPECT_EQ(run.status, 0) << run.err;
+    return nlohmann::json::parse(read_file(json)).at("rows");
+  };
+  const auto unfused = rows_of("");
+  const auto fused = rows_of("--fused-optimizer");
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_EQ(fused[0].at("last_loss").get<double>(), unfused[0].at("last_loss").get<double>());
+  EXPECT_LT(fused[0].at("compute_us").get<double>(), unfused[0].at("compute_us").get<double>());
+}
+
 // Weak scaling keeps the per-device batch: the global batch grows with the devices.
 TEST(Train, WeakScalingGrowsTheGlobalBatch) {
   const auto j = run_json("--devices 1,2,4 --steps 1 --batch 16 --scaling weak --abstract");

@@ -2,6 +2,8 @@
 #include "spmdsim/models/optimizers.hpp"
 
 #include <cmath>
+#include <string_view>
+#include <vector>
 #include <utility>
 
 #include <fmt/format.h>
@@ -88,24 +90,94 @@ Tree Optimizer::init(const Tree& params) const {
   }
 }
 
+namespace {
+
+// The elementwise math of each update, shared by the unfused (op by op) and the fused (a kernel per
+// parameter) forms so that both give the same values: optax's, operand order included.
+Array sgd_step(const Array& p, const Array& g, double lr) { return p - lr * g; }
+Array momentum_trace(const Array& g, const Array& trace, double momentum) { return g + momentum * trace; }
+Array adam_moment(const Array& g, const Array& mu, double b1) { return (1.0 - b1) * g + b1 * mu; }
+Array adam_second_moment(const Array& g, const Array& nu, double b2) { return (1.0 - b2) * square(g) + b2 * nu; }
+
+struct AdamStep {
+  double lr;
+  double eps;
+  double eps_root;
+  Array correction1;  // 1 - b1^count, a float32 scalar
+  Array correction2;
+
+  Array operator()(const Array& p, const Array& mu, const Array& nu) const {
+    const Array& c1 = mu.dtype() == DType::f32 ? correction1 : astype(correction1, mu.dtype());
+    const Array& c2 = nu.dtype() == DType::f32 ? correction2 : astype(correction2, nu.dtype());
+    Array mu_hat = mu / c1;
+    Array nu_hat = nu / c2;
+    // sqrt(nu_hat + eps_root): adding optax's default eps_root of 0 changes nothing, so it is skipped.
+    Array denominator = (eps_root == 0.0 ? sqrt(nu_hat) : sqrt(nu_hat + eps_root)) + eps;
+    return p - lr * (mu_hat / denominator);
+  }
+};
+
+}  // namespace
+
+Optimizer Optimizer::fused() const {
+  Optimizer copy = *this;
+  copy.fused_ = true;
+  return copy;
+}
+
 OptimizerStep Optimizer::update(const Tree& grads, const Tree& state, const Tree& params) const {
   check_same_structure(grads, params, "grads");
   const auto p = params.leaves();
   const auto g = grads.leaves();
   const double lr = learning_rate_;
+  const auto step_of = [&](const std::vector<Array>& new_p, Tree new_state) -> OptimizerStep {
+    return {tagged(params.rebuild(new_p), MemoryTag::parameters),
+            tagged(std::move(new_state), MemoryTag::optimizer_state)};
+  };
+  // Per parameter i: its new value and new state buffers, as one fused kernel under fused().
+  const auto per_parameter = [&](std::string_view kernel, std::size_t count, const auto& inputs_of,
+                                 const auto& update_of) {
+    std::vector<std::vector<Array>> out;
+    for (std::size_t i = 0; i < count; ++i)
+      out.push_back(spmdsim::fused(kernel, inputs_of(i), [&] { return update_of(i); }));
+    return out;
+  };
+  const auto column = [](const std::vector<std::vector<Array>>& rows, std::size_t k) {
+    std::vector<Array> out;
+    for (const auto& row : rows) out.push_back(row[k]);
+    return out;
+  };
   switch (kind_) {
     case Kind::sgd: {
-      auto new_p = zip_leaves(p, g, [lr](const Array& pi, const Array& gi) { return pi - lr * gi; });
+      std::vector<Array> new_p;
+      if (fused_)
+        new_p = column(per_parameter(
+                           "sgd_update", p.size(), [&](std::size_t i) { return std::vector{p[i], g[i]}; },
+                           [&](std::size_t i) { return std::vector{sgd_step(p[i], g[i], lr)}; }),
+                       0);
+      else
+        new_p = zip_leaves(p, g, [lr](const Array& pi, const Array& gi) { return sgd_step(pi, gi, lr); });
       return {tagged(params.rebuild(new_p), MemoryTag::parameters), state};
     }
     case Kind::momentum: {
       check_same_structure(state["trace"], params, "momentum trace");
-      const double mu = momentum_;
-      auto trace = zip_leaves(g, state["trace"].leaves(),
-                              [mu](const Array& gi, const Array& ti) { return gi + mu * ti; });
-      auto new_p = zip_leaves(p, trace, [lr](const Array& pi, const Array& ti) { return pi - lr * ti; });
-      return {tagged(params.rebuild(new_p), MemoryTag::parameters),
-              tagged(Tree::dict({{"trace", params.rebuild(trace)}}), MemoryTag::optimizer_state)};
+      const double m = momentum_;
+      const auto t = state["trace"].leaves();
+      std::vector<Array> trace, new_p;
+      if (fused_) {
+        const auto rows = per_parameter(
+            "momentum_update", p.size(), [&](std::size_t i) { return std::vector{p[i], g[i], t[i]}; },
+            [&](std::size_t i) {
+              Array ti = momentum_trace(g[i], t[i], m);
+              return std::vector{sgd_step(p[i], ti, lr), ti};
+            });
+        new_p = column(rows, 0);
+        trace = column(rows, 1);
+      } else {
+        trace = zip_leaves(g, t, [m](const Array& gi, const Array& ti) { return momentum_trace(gi, ti, m); });
+        new_p = zip_leaves(p, trace, [lr](const Array& pi, const Array& ti) { return sgd_step(pi, ti, lr); });
+      }
+      return step_of(new_p, Tree::dict({{"trace", params.rebuild(trace)}}));
     }
     default: break;
   }
@@ -113,30 +185,34 @@ OptimizerStep Optimizer::update(const Tree& grads, const Tree& state, const Tree
   check_same_structure(state["nu"], params, "adam nu");
   const double b1 = b1_;
   const double b2 = b2_;
-  // optax's update_moment and update_moment_per_elem_norm, operand order included.
-  auto mu = zip_leaves(g, state["mu"].leaves(),
-                       [b1](const Array& gi, const Array& mi) { return (1.0 - b1) * gi + b1 * mi; });
-  auto nu = zip_leaves(g, state["nu"].leaves(),
-                       [b2](const Array& gi, const Array& vi) { return (1.0 - b2) * square(gi) + b2 * vi; });
+  const auto m = state["mu"].leaves();
+  const auto v = state["nu"].leaves();
   Array count = state["count"].leaf() + 1.0;  // int32: a whole weak scalar stays int32
   // Bias corrections 1 - b^count as float32 scalars on the device.
   Array t = astype(count, DType::f32);
-  Array correction1 = 1.0 - exp(t * std::log(b1));
-  Array correction2 = 1.0 - exp(t * std::log(b2));
-  const double eps = eps_;
-  const double eps_root = eps_root_;
-  std::vector<Array> new_p;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const Array& c1 = mu[i].dtype() == DType::f32 ? correction1 : astype(correction1, mu[i].dtype());
-    const Array& c2 = nu[i].dtype() == DType::f32 ? correction2 : astype(correction2, nu[i].dtype());
-    Array mu_hat = mu[i] / c1;
-    Array nu_hat = nu[i] / c2;
-    // sqrt(nu_hat + eps_root): adding optax's default eps_root of 0 changes nothing, so it is skipped.
-    Array denominator = (eps_root == 0.0 ? sqrt(nu_hat) : sqrt(nu_hat + eps_root)) + eps;
-    new_p.push_back(p[i] - lr * (mu_hat / denominator));
+  const AdamStep adam_step{lr, eps_, eps_root_, 1.0 - exp(t * std::log(b1)), 1.0 - exp(t * std::log(b2))};
+  std::vector<Array> mu, nu, new_p;
+  if (fused_) {
+    const auto rows = per_parameter(
+        "adam_update", p.size(),
+        [&](std::size_t i) {
+          return std::vector{p[i], g[i], m[i], v[i], adam_step.correction1, adam_step.correction2};
+        },
+        [&](std::size_t i) {
+          Array mu_i = adam_moment(g[i], m[i], b1);
+          Array nu_i = adam_second_moment(g[i], v[i], b2);
+          return std::vector{adam_step(p[i], mu_i, nu_i), mu_i, nu_i};
+        });
+    new_p = column(rows, 0);
+    mu = column(rows, 1);
+    nu = column(rows, 2);
+  } else {
+    // optax's order: every first moment, every second moment, then the updates.
+    mu = zip_leaves(g, m, [b1](const Array& gi, const Array& mi) { return adam_moment(gi, mi, b1); });
+    nu = zip_leaves(g, v, [b2](const Array& gi, const Array& vi) { return adam_second_moment(gi, vi, b2); });
+    for (std::size_t i = 0; i < p.size(); ++i) new_p.push_back(adam_step(p[i], mu[i], nu[i]));
   }
-  Tree new_state = Tree::dict({{"count", count}, {"mu", params.rebuild(mu)}, {"nu", params.rebuild(nu)}});
-  return {tagged(params.rebuild(new_p), MemoryTag::parameters), tagged(new_state, MemoryTag::optimizer_state)};
+  return step_of(new_p, Tree::dict({{"count", count}, {"mu", params.rebuild(mu)}, {"nu", params.rebuild(nu)}}));
 }
 
 }  // namespace spmdsim::models

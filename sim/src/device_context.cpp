@@ -106,6 +106,10 @@ Seconds memory_event_time(int device) {
 Array account_op(std::string_view name, const OpCost& cost, Array result) {
   DeviceContext* ctx = current_device();
   if (ctx == nullptr) return result;
+  if (ctx->fusing()) {
+    ctx->add_fused_flops(cost.flops);
+    return result;
+  }
   Array placed = ctx->place(result, MemoryTag::temporaries, std::string(name));
   ctx->compute(name, ctx->spec().op_time(cost.flops, cost.bytes, result.dtype()));
   return placed;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime.hpp"
@@ -58,6 +59,11 @@ class DeviceContext {
   void flush_compute();
   // This device's time: the clock plus the compute booked and not yet run.
   Seconds now() const;
+  // A fused kernel (ops.hpp, fused) in progress: its ops add their FLOPs here instead of being charged.
+  bool fusing() const { return fused_flops_.has_value(); }
+  void begin_fusion() { fused_flops_ = 0.0; }
+  void add_fused_flops(double flops) { *fused_flops_ += flops; }
+  double end_fusion() { return *std::exchange(fused_flops_, std::nullopt); }
   // A SimGrid execution of `duration` now, unrecorded: the caller's span (a collective) accounts for it.
   void execute(Seconds duration);
   void record(SpanKind kind, std::string name, Seconds start, Seconds end);
@@ -78,6 +84,7 @@ class DeviceContext {
   Track track_;
   std::unique_ptr<CommStream> stream_;
   Seconds booked_compute_ = 0;
+  std::optional<double> fused_flops_;
 };
 
 // The context of the calling device actor, or null on the host.

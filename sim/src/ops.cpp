@@ -3,7 +3,9 @@
 
 #include <string_view>
 #include <utility>
+#include <vector>
 
+#include "device_context.hpp"
 #include "kernels/kernels.hpp"
 #include "op_accounting.hpp"
 
@@ -144,6 +146,29 @@ Array stack(const std::vector<Array>& arrays, int axis) {
 }
 Array broadcast_to(const Array& a, Shape shape) {
   return accounted("broadcast_to", kernels::broadcast_to(a, shape));
+}
+
+std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs,
+                         const std::function<std::vector<Array>()>& body) {
+  detail::DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr || ctx->fusing()) return body();
+  ctx->begin_fusion();
+  std::vector<Array> results;
+  try {
+    results = body();
+  } catch (...) {
+    ctx->end_fusion();
+    throw;
+  }
+  const double flops = ctx->end_fusion();
+  double bytes = 0;
+  for (const Array& input : inputs) bytes += static_cast<double>(input.nbytes());
+  for (Array& result : results) {
+    bytes += static_cast<double>(result.nbytes());
+    result = ctx->place(result, MemoryTag::temporaries, std::string(name));
+  }
+  if (!results.empty()) ctx->compute(name, ctx->spec().op_time(flops, bytes, results.front().dtype()));
+  return results;
 }
 
 }  // namespace spmdsim

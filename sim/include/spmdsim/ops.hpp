@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,15 @@ Array concatenate(const std::vector<Array>& arrays, int axis = 0);
 // Inserts a new axis and stacks along it.
 Array stack(const std::vector<Array>& arrays, int axis = 0);
 Array broadcast_to(const Array& a, Shape shape);
+
+// Runs `body` as one fused kernel on the calling device, as XLA fuses a chain of elementwise ops or a
+// multi-tensor optimizer step runs a parameter's update: the ops inside compute their values but are neither
+// charged nor placed one by one (their intermediates never reach device memory). The kernel is charged once,
+// one launch, for the ops' summed FLOPs and the bytes of `inputs` read and of its results written, at the
+// peak of its first result's dtype; its results are placed as temporaries. Inside another fused body, or on
+// the host, it is body().
+std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs,
+                         const std::function<std::vector<Array>()>& body);
 
 // The FLOPs and bytes of one op, as the roofline sees them.
 struct OpCost {

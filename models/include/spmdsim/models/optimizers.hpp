@@ -37,6 +37,13 @@ class Optimizer {
   std::string_view name() const;
   double learning_rate() const { return learning_rate_; }
 
+  // The same optimizer with each parameter's update run as one fused kernel (ops.hpp, fused), as a fused or
+  // multi-tensor optimizer (torch's fused Adam, DeepSpeed's FusedAdam) and XLA's fusion of optax's update
+  // run it: one launch per parameter, reading the parameter, its gradient and state and writing the new
+  // ones, with no intermediate in device memory. The values are the unfused update's, bit for bit.
+  Optimizer fused() const;
+  bool is_fused() const { return fused_; }
+
   // A fresh state for params (zeros shaped like them; Adam's count an int32 0). Host arrays for host params;
   // abstract leaves for abstract params.
   Tree init(const Tree& params) const;
@@ -59,6 +66,7 @@ class Optimizer {
   double b2_ = 0.999;
   double eps_ = 1e-8;
   double eps_root_ = 0;
+  bool fused_ = false;
 };
 
 }  // namespace spmdsim::models
