@@ -62,11 +62,7 @@ TEST(CollectivesSweep, NodePresetMatchesGoldenFile) {
 
 // The rows of a sweep written with --json.
 nlohmann::json sweep_json(const std::string& args) {
-  const auto dir = scratch_dir();
-  const auto json_path = dir / "sweep.json";
-  const auto run = run_collectives(fmt::format("{} --json '{}'", args, json_path.string()), dir);
-  EXPECT_EQ(run.status, 0) << run.err;
-  return run.status == 0 ? nlohmann::json::parse(read_file(json_path)) : nlohmann::json();
+  return testing::run_cli_json(SPMDSIM_CLI, "collectives", args);
 }
 
 // The time of the row of `p` devices, in seconds.

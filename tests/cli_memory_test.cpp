@@ -35,11 +35,7 @@ testing::CliRun run_memory(const std::string& args, const fs::path& dir) {
 
 // The JSON of a run that must succeed.
 nlohmann::json run_json(const std::string& args) {
-  const auto dir = scratch_dir();
-  const auto path = dir / "run.json";
-  const auto run = run_memory(fmt::format("{} --json '{}'", args, path.string()), dir);
-  EXPECT_EQ(run.status, 0) << run.err;
-  return run.status == 0 ? nlohmann::json::parse(read_file(path)) : nlohmann::json();
+  return testing::run_cli_json(SPMDSIM_CLI, "memory", args);
 }
 
 TEST(Memory, MlpTableMatchesGoldenFile) {

@@ -61,11 +61,7 @@ TEST(Train, TransformerTableMatchesGoldenFile) {
 
 // The rows of a run written with --json.
 nlohmann::json run_json(const std::string& args) {
-  const auto dir = scratch_dir();
-  const auto path = dir / "run.json";
-  const auto run = run_train(fmt::format("{} --json '{}'", args, path.string()), dir);
-  EXPECT_EQ(run.status, 0) << run.err;
-  return run.status == 0 ? nlohmann::json::parse(read_file(path)) : nlohmann::json();
+  return testing::run_cli_json(SPMDSIM_CLI, "train", args);
 }
 
 // Data parallelism must not change the mathematics: on the same global batch, 4 devices averaging their
@@ -171,16 +167,9 @@ TEST(Train, ReadLossMovesTheLossToTheHostEveryStep) {
 // --fused-optimizer: the same losses (the update's values are the unfused ones bit for bit) in less compute
 // (one launch per parameter, no intermediates read and written).
 TEST(Train, FusedOptimizerKeepsTheLossAndTakesLessCompute) {
-  const auto dir = scratch_dir();
-  const auto rows_of = [&](const std::string& extra) {
-    const auto json = dir / "run.json";
-    const auto run = run_train(
-        fmt::format("--devices 2 --steps 2 --batch 8 --optimizer adam {} --json '{}'", extra, json.string()), dir);
-    EXPECT_EQ(run.status, 0) << run.err;
-    return nlohmann::json::parse(read_file(json)).at("rows");
-  };
-  const auto unfused = rows_of("");
-  const auto fused = rows_of("--fused-optimizer");
+  const std::string run = "--devices 2 --steps 2 --batch 8 --optimizer adam";
+  const auto unfused = run_json(run).at("rows");
+  const auto fused = run_json(run + " --fused-optimizer").at("rows");
   ASSERT_EQ(fused.size(), 1u);
   EXPECT_EQ(fused[0].at("last_loss").get<double>(), unfused[0].at("last_loss").get<double>());
   EXPECT_LT(fused[0].at("compute_us").get<double>(), unfused[0].at("compute_us").get<double>());

@@ -11,8 +11,11 @@ namespace spmdsim {
 FlopsPerSecond DeviceSpec::peak_flops_for(DType dtype) const {
   if (auto it = peak_flops.find(dtype); it != peak_flops.end()) return it->second;
   if (auto it = peak_flops.find(DType::f32); it != peak_flops.end()) return it->second;
-  throw std::invalid_argument(fmt::format("device '{}' has no peak FLOP/s for {} nor for float32", model,
-                                          dtype_name(dtype)));
+  // float32 is the fallback of every other dtype: asked for float32 itself, the message names it once.
+  throw std::invalid_argument(dtype == DType::f32
+                                  ? fmt::format("device '{}' has no peak FLOP/s for float32", model)
+                                  : fmt::format("device '{}' has no peak FLOP/s for {} nor for float32", model,
+                                                dtype_name(dtype)));
 }
 
 Seconds DeviceSpec::op_time(Flops flops, Bytes bytes, DType dtype) const {

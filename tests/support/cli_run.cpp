@@ -44,6 +44,14 @@ CliRun run_cli(const std::string& program, const std::string& command, const std
   return run;
 }
 
+nlohmann::json run_cli_json(const std::string& program, const std::string& command, const std::string& args) {
+  const auto dir = scratch_dir();
+  const auto path = dir / "run.json";
+  const auto run = run_cli(program, command, fmt::format("{} --json '{}'", args, path.string()), dir);
+  EXPECT_EQ(run.status, 0) << run.err;
+  return run.status == 0 ? nlohmann::json::parse(read_file(path)) : nlohmann::json();
+}
+
 std::string normalised(const std::string& table) {
   return std::regex_replace(table, std::regex(R"(in [0-9]+\.[0-9]+ s wall time)"), "in <wall> s wall time");
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace spmdsim::testing {
 
 struct CliRun {
@@ -24,6 +26,10 @@ std::filesystem::path scratch_dir();
 // no progress bar).
 CliRun run_cli(const std::string& program, const std::string& command, const std::string& args,
                const std::filesystem::path& dir);
+
+// The same with `--json FILE` added, in a fresh directory: the JSON the command wrote, or null (and a test
+// failure) when it failed.
+nlohmann::json run_cli_json(const std::string& program, const std::string& command, const std::string& args);
 
 // What changes from run to run of the same command: "in 0.05 s wall time" becomes "in <wall> s wall time".
 std::string normalised(const std::string& table);
