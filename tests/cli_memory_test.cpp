@@ -18,6 +18,7 @@ namespace spmdsim {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::BadInput;
 using testing::expect_matches_golden;
 using testing::expect_plot_files;
 using testing::fields_of;
@@ -190,12 +191,6 @@ TEST(Memory, PlotWritesPngAndSvg) {
   expect_plot_files(prefix);
 }
 
-struct BadInput {
-  std::string name;
-  std::string args;
-  std::string message;  // the first line of stderr after "spmdsim memory: "
-};
-
 std::vector<BadInput> bad_inputs() {
   return {
       {"UnknownModel", "--model gpt5", "unknown --model 'gpt5'; valid: mlp, gpt2_small, gpt_7b, gpt3_175b, custom"},
@@ -237,14 +232,7 @@ std::vector<BadInput> bad_inputs() {
 
 class BadInputTest : public ::testing::TestWithParam<BadInput> {};
 
-TEST_P(BadInputTest, ExitsTwoWithMessage) {
-  const auto dir = scratch_dir();
-  const auto json = dir / "run.json";
-  const auto run = run_memory(fmt::format("{} --json '{}'", GetParam().args, json.string()), dir);
-  EXPECT_EQ(run.status, 2) << run.err;
-  EXPECT_EQ(lines_of(run.err).at(0), "spmdsim memory: " + GetParam().message);
-  EXPECT_FALSE(fs::exists(json)) << "nothing is written on bad input";
-}
+TEST_P(BadInputTest, ExitsTwoWithMessage) { testing::expect_refused(SPMDSIM_CLI, "memory", GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Memory, BadInputTest, ::testing::ValuesIn(bad_inputs()),
                          [](const auto& test) { return test.param.name; });

@@ -20,6 +20,7 @@ namespace spmdsim {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::BadInput;
 using testing::expect_matches_golden;
 using testing::expect_plot_files;
 using testing::plotting_unavailable;
@@ -194,12 +195,6 @@ TEST(Train, ConfigFileGivesTheCommandLinesOutput) {
   EXPECT_EQ(normalised(from_file.out), normalised(from_command_line.out));
 }
 
-struct BadInput {
-  std::string name;
-  std::string args;
-  std::string message;  // the first line of stderr after "spmdsim train: "
-};
-
 std::vector<BadInput> bad_inputs() {
   return {
       {"UnknownStrategy", "--strategy zero4",
@@ -235,14 +230,7 @@ std::vector<BadInput> bad_inputs() {
 
 class BadInputTest : public ::testing::TestWithParam<BadInput> {};
 
-TEST_P(BadInputTest, ExitsTwoWithMessage) {
-  const auto dir = scratch_dir();
-  const auto json = dir / "run.json";
-  const auto run = run_train(fmt::format("{} --json '{}'", GetParam().args, json.string()), dir);
-  EXPECT_EQ(run.status, 2) << run.err;
-  EXPECT_EQ(lines_of(run.err).at(0), "spmdsim train: " + GetParam().message);
-  EXPECT_FALSE(fs::exists(json)) << "nothing is written on bad input";
-}
+TEST_P(BadInputTest, ExitsTwoWithMessage) { testing::expect_refused(SPMDSIM_CLI, "train", GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Train, BadInputTest, ::testing::ValuesIn(bad_inputs()),
                          [](const auto& test) { return test.param.name; });

@@ -52,6 +52,15 @@ nlohmann::json run_cli_json(const std::string& program, const std::string& comma
   return run.status == 0 ? nlohmann::json::parse(read_file(path)) : nlohmann::json();
 }
 
+void expect_refused(const std::string& program, const std::string& command, const BadInput& bad) {
+  const auto dir = scratch_dir();
+  const auto json = dir / "run.json";
+  const auto run = run_cli(program, command, fmt::format("{} --json '{}'", bad.args, json.string()), dir);
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(lines_of(run.err).at(0), fmt::format("spmdsim {}: {}", command, bad.message));
+  EXPECT_FALSE(fs::exists(json)) << "nothing is written on bad input";
+}
+
 std::string normalised(const std::string& table) {
   return std::regex_replace(table, std::regex(R"(in [0-9]+\.[0-9]+ s wall time)"), "in <wall> s wall time");
 }

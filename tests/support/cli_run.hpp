@@ -31,6 +31,17 @@ CliRun run_cli(const std::string& program, const std::string& command, const std
 // failure) when it failed.
 nlohmann::json run_cli_json(const std::string& program, const std::string& command, const std::string& args);
 
+// A command line a command must refuse, with the first line of its stderr after "spmdsim <command>: ".
+struct BadInput {
+  std::string name;
+  std::string args;
+  std::string message;
+};
+
+// `<program> <command> <bad.args> --json FILE` in a fresh directory: exit status 2, bad.message on the first
+// line of stderr, and no file written.
+void expect_refused(const std::string& program, const std::string& command, const BadInput& bad);
+
 // What changes from run to run of the same command: "in 0.05 s wall time" becomes "in <wall> s wall time".
 std::string normalised(const std::string& table);
 
