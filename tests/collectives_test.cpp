@@ -43,7 +43,11 @@ TEST(Collectives, OutsidePmapTheAxisIsUnbound) {
 
 TEST(Collectives, GroupsMustAllBeTheSameSize) {
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(3)));
-  auto f = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i", {{0, 1}, {2}}); }, {.axis_name = "i"});
+  auto f = pmap(
+      [](const Args& a) -> Tree {
+        return psum(a[0].array(), "i", {{0, 1}, {2}});
+      },
+      {.axis_name = "i"});
   EXPECT_THROW(f(sim, {Array::zeros({3, 2})}), ValueError);
 }
 

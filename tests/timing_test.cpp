@@ -12,7 +12,8 @@
 namespace spmdsim {
 namespace {
 
-// The free-compute test cluster: alpha = two 1 us fabric links, beta = 1 / 100 GB/s; host links 10 GB/s, 1 us.
+// The free-compute test cluster: alpha = two 1 us fabric links, beta = 1 / 100 GB/s; host links 10 GB/s, 1
+// us.
 constexpr double kAlpha = 2e-6;
 constexpr double kBeta = 1.0 / 100e9;
 constexpr double kHostLatency = 1e-6;
@@ -23,7 +24,8 @@ Simulation alpha_beta_simulation(int p) {
 }
 
 void expect_seconds(double actual, double expected) {
-  EXPECT_NEAR(actual, expected, 1e-12 * std::abs(expected)) << "actual " << actual << " expected " << expected;
+  EXPECT_NEAR(actual, expected, 1e-12 * std::abs(expected))
+      << "actual " << actual << " expected " << expected;
 }
 
 // psum of `floats_per_device` float32 on p devices; returns the report of the call.
@@ -51,7 +53,9 @@ TEST_P(RingAllReduceTime, EqualsTheClosedForm) {
 }
 
 INSTANTIATE_TEST_SUITE_P(DeviceCounts, RingAllReduceTime, ::testing::Values(1, 2, 3, 4, 5, 7, 8, 16),
-                         [](const ::testing::TestParamInfo<int>& param) { return "p" + std::to_string(param.param); });
+                         [](const ::testing::TestParamInfo<int>& param) {
+                           return "p" + std::to_string(param.param);
+                         });
 
 TEST(HostTransferTime, MappedAndReplicatedInputsShareEachDevicesHostLink) {
   const int p = 4;
@@ -101,7 +105,9 @@ TEST(AbstractMode, CostsAndSizesExactlyAsRealArrays) {
       },
       {.in_axes = Axes::tuple({0, none}), .axis_name = "i"});
   auto run = [&](bool abstract) {
-    auto make = [abstract](Shape shape) { return abstract ? Array::abstract(shape) : Array::full(shape, 0.5); };
+    auto make = [abstract](Shape shape) {
+      return abstract ? Array::abstract(shape) : Array::full(shape, 0.5);
+    };
     step(sim, {make({p, 32, 64}), make({64, 16})});
     return sim.report().calls.back();
   };

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <limits>
-#include <optional>
 #include <numeric>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -128,8 +128,10 @@ class CollectiveCall {
     auto dimensions = group_dimensions(ctx, group);
     auto per_dimension =
         options.dimension_algorithms.empty() ? runtime.dimension_algorithms() : options.dimension_algorithms;
-    if (algorithm_ == "multidim" && !per_dimension.empty()) check_dimension_algorithms(per_dimension, dimensions);
-    else per_dimension.clear();  // the ring along every dimension
+    if (algorithm_ == "multidim" && !per_dimension.empty())
+      check_dimension_algorithms(per_dimension, dimensions);
+    else
+      per_dimension.clear();  // the ring along every dimension
     comm_.emplace(ctx, std::move(group), name, chunks, std::move(dimensions), std::move(per_dimension));
   }
 
@@ -137,7 +139,9 @@ class CollectiveCall {
   DeviceCommunicator& device_comm() { return *comm_; }
   const std::string& algorithm() const { return algorithm_; }
   // Whether the ring is booked from its totals (booked_ring.hpp) rather than walked piece by piece.
-  bool books_ring(const Array& x) const { return algorithm_ == "ring" && comm_->size() > 1 && comm_->books(x); }
+  bool books_ring(const Array& x) const {
+    return algorithm_ == "ring" && comm_->size() > 1 && comm_->books(x);
+  }
   // Waits for this device's last sends and places the result in its memory.
   Array finish(const Array& result) {
     comm_->finish();
@@ -171,8 +175,10 @@ std::vector<Array> blocks_along(const Array& x, int dimension, int count, bool t
 
 // The shape `count` pieces shaped `piece` take joined along `axis` (as assemble joins them).
 Shape gathered_shape(Shape piece, int count, int axis, bool tiled) {
-  if (tiled) piece[static_cast<std::size_t>(axis)] *= count;
-  else piece.insert(piece.begin() + axis, count);
+  if (tiled)
+    piece[static_cast<std::size_t>(axis)] *= count;
+  else
+    piece.insert(piece.begin() + axis, count);
   return piece;
 }
 
@@ -188,7 +194,8 @@ Array permute(const Array& x, std::string_view axis_name, const std::vector<std:
   for (auto [src, dst] : perm) {
     for (int index : {src, dst})
       if (index < 0 || index >= ctx.axis_size())
-        throw IndexError(fmt::format("{} index {} out of range for axis size {}", name, index, ctx.axis_size()));
+        throw IndexError(
+            fmt::format("{} index {} out of range for axis size {}", name, index, ctx.axis_size()));
     sources.insert(src);
     destinations.insert(dst);
   }
@@ -266,16 +273,18 @@ Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& gro
   return x.map([&](const Array& leaf) { return pmean(leaf, axis_name, groups, options); });
 }
 
-Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tiled, const AxisIndexGroups& groups,
-                 const CollectiveOptions& options) {
+Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tiled,
+                 const AxisIndexGroups& groups, const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
   auto group = my_group(ctx, groups);
   const int out_axis = canonical_axis(axis, x.ndim() + (tiled ? 0 : 1));
   const double gathered = static_cast<double>(x.nbytes()) * static_cast<double>(group.size());
-  CollectiveCall call(ctx, std::move(group), "all_gather", CollectiveKind::all_gather, options, gathered, x.dtype());
+  CollectiveCall call(ctx, std::move(group), "all_gather", CollectiveKind::all_gather, options, gathered,
+                      x.dtype());
   if (call.books_ring(x)) {
     const Array others = detail::booked_ring_all_gather_scratch(call.device_comm(), x);  // held until placed
-    return call.finish(Array::abstract(gathered_shape(x.shape(), call.comm().size(), out_axis, tiled), x.dtype()));
+    return call.finish(
+        Array::abstract(gathered_shape(x.shape(), call.comm().size(), out_axis, tiled), x.dtype()));
   }
   auto pieces = find_all_gather(call.algorithm()).run(call.comm(), x);
   return call.finish(assemble(pieces, out_axis, tiled));
@@ -289,21 +298,23 @@ Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimen
   const int dim = canonical_axis(scatter_dimension, x.ndim());
   const std::int64_t size = x.shape()[static_cast<std::size_t>(dim)];
   if (!tiled && size != shards)
-    throw ValueError(
-        fmt::format("reduce_scatter operand scatter dimension size {} must match shard count {}", size, shards));
+    throw ValueError(fmt::format("reduce_scatter operand scatter dimension size {} must match shard count {}",
+                                 size, shards));
   if (tiled && size % shards != 0)
     throw ValueError(fmt::format(
-        "tiled reduce_scatter operand scatter dimension size {} must be divisible by shard_count {}", size, shards));
+        "tiled reduce_scatter operand scatter dimension size {} must be divisible by shard_count {}", size,
+        shards));
   CollectiveCall call(ctx, std::move(group), "psum_scatter", CollectiveKind::reduce_scatter, options,
                       static_cast<double>(x.nbytes()), x.dtype());
   if (call.books_ring(x)) {
     Shape block = x.shape();
     block[static_cast<std::size_t>(dim)] /= shards;
     if (!tiled) block.erase(block.begin() + dim);
-    return call.finish(detail::booked_ring_reduce_scatter(call.device_comm(), Array::abstract(block, x.dtype()),
-                                                          ReduceOp::sum));
+    return call.finish(detail::booked_ring_reduce_scatter(call.device_comm(),
+                                                          Array::abstract(block, x.dtype()), ReduceOp::sum));
   }
-  Array mine = find_reduce_scatter(call.algorithm()).run(call.comm(), blocks_along(x, dim, shards, tiled), ReduceOp::sum);
+  Array mine = find_reduce_scatter(call.algorithm())
+                   .run(call.comm(), blocks_along(x, dim, shards, tiled), ReduceOp::sum);
   return call.finish(mine);
 }
 
@@ -331,14 +342,15 @@ Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int
   const int split = canonical_axis(split_axis, x.ndim());
   const std::int64_t size = x.shape()[static_cast<std::size_t>(split)];
   if (!tiled && size != count)
-    throw ValueError(fmt::format(
-        "all_to_all requires the size of the mapped axis axis_name to equal x.shape[split_axis], but they are {} "
-        "and {} respectively.",
-        count, size));
+    throw ValueError(
+        fmt::format("all_to_all requires the size of the mapped axis axis_name to equal x.shape[split_axis], "
+                    "but they are {} "
+                    "and {} respectively.",
+                    count, size));
   if (tiled && size % count != 0)
     throw ValueError(fmt::format(
-        "The size of all_to_all split_axis ({}) has to be divisible by the size of the named axis {} ({})", size,
-        axis_name, count));
+        "The size of all_to_all split_axis ({}) has to be divisible by the size of the named axis {} ({})",
+        size, axis_name, count));
   const int concat = canonical_axis(concat_axis, x.ndim());
   CollectiveCall call(ctx, std::move(group), "all_to_all", CollectiveKind::all_to_all, options,
                       static_cast<double>(x.nbytes()), x.dtype());
@@ -367,7 +379,8 @@ Array reduce(const Array& x, std::string_view axis_name, int root, const Collect
     throw IndexError(fmt::format("reduce root {} out of range for axis size {}", root, ctx.axis_size()));
   CollectiveCall call(ctx, my_group(ctx, {}), "reduce", CollectiveKind::reduce, options,
                       static_cast<double>(x.nbytes()), x.dtype());
-  Array out = find_reduce(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), ReduceOp::sum, root);
+  Array out =
+      find_reduce(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), ReduceOp::sum, root);
   if (ctx.rank() != root) out = x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype());
   return call.finish(out.reshaped(x.shape()));
 }
