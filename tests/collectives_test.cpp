@@ -1,6 +1,8 @@
 // Collective selection and the errors that are spmdsim's own (the JAX-worded ones are in the fixtures).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
@@ -66,6 +68,82 @@ TEST(Collectives, AFailureOnOneDeviceStopsTheCallAndReachesTheHost) {
   auto g = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i"); }, {.axis_name = "i"});
   Tree out = sim.device_get(g(sim, {Array::full({4, 2}, 1.0)}));
   EXPECT_EQ(out.leaf().to_doubles(), std::vector<double>(8, 4.0));
+}
+
+// A tree's collective is one call per dtype, each leaf's values as the per-leaf call gives them. The values
+// are small integers, so every summation order gives the same floats.
+Array counting(const Shape& shape, double offset, DType dtype = DType::f32) {
+  std::vector<double> values(static_cast<std::size_t>(num_elements(shape)));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = offset + static_cast<double>(i % 7);
+  return Array::from_values(shape, values, dtype);
+}
+
+// Runs `on_tree` and `per_leaf` over the same tree of a mixed-dtype batch on 3 devices; checks the leaves
+// agree and that the tree made one `name` call per dtype on every device.
+void expect_tree_call_matches_leaves(const std::function<Tree(const Tree&)>& on_tree,
+                                     const std::function<Array(const Array&)>& per_leaf, const char* name) {
+  const int p = 3;
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
+  const Tree batch = Tree::dict({{"w", counting({p, 6, 4}, 1)},
+                                 {"b", counting({p, 6}, 2)},
+                                 {"steps", counting({p, 3}, 3, DType::i32)}});
+  auto f = pmap(
+      [&](const Args& a) -> Tree {
+        return Tree::tuple({on_tree(a[0].tree()), a[0].tree().map(per_leaf)});
+      },
+      {.axis_name = "i"});
+  const Tree out = sim.device_get(f(sim, {batch}));
+  const auto together = out[0].leaves();
+  const auto apart = out[1].leaves();
+  ASSERT_EQ(together.size(), apart.size());
+  for (std::size_t i = 0; i < together.size(); ++i) {
+    EXPECT_EQ(together[i].shape(), apart[i].shape()) << "leaf " << i;
+    EXPECT_EQ(together[i].dtype(), apart[i].dtype()) << "leaf " << i;
+    EXPECT_EQ(together[i].to_doubles(), apart[i].to_doubles()) << "leaf " << i;
+  }
+  const SimulationReport report = sim.report();
+  for (const auto& spans : report.calls.front().spans) {  // the pmap call (device_get's transfer follows)
+    int calls = 0;
+    for (const Span& span : spans) calls += span.name == name ? 1 : 0;
+    EXPECT_EQ(calls, 2 + 3) << "the tree's two dtypes, then the three leaves apart";
+  }
+}
+
+TEST(TreeCollectives, PsumIsOneCallPerDtype) {
+  expect_tree_call_matches_leaves([](const Tree& t) { return psum(t, "i"); },
+                                  [](const Array& x) { return psum(x, "i"); }, "psum");
+}
+
+TEST(TreeCollectives, PmeanDividesEveryLeaf) {
+  expect_tree_call_matches_leaves([](const Tree& t) { return pmean(t, "i"); },
+                                  [](const Array& x) { return pmean(x, "i"); }, "pmean");
+}
+
+TEST(TreeCollectives, AllGatherIsOneCallPerDtypeTiledOrNot) {
+  expect_tree_call_matches_leaves([](const Tree& t) { return all_gather(t, "i", 1, /*tiled=*/false); },
+                                  [](const Array& x) { return all_gather(x, "i", 1, false); }, "all_gather");
+  expect_tree_call_matches_leaves([](const Tree& t) { return all_gather(t, "i", 0, /*tiled=*/true); },
+                                  [](const Array& x) { return all_gather(x, "i", 0, true); }, "all_gather");
+}
+
+TEST(TreeCollectives, PsumScatterIsOneCallPerDtype) {
+  expect_tree_call_matches_leaves([](const Tree& t) { return psum_scatter(t, "i", 0, /*tiled=*/true); },
+                                  [](const Array& x) { return psum_scatter(x, "i", 0, true); },
+                                  "psum_scatter");
+}
+
+TEST(TreeCollectives, PsumScatterChecksEveryLeaf) {
+  const int p = 3;
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
+  auto f = pmap([](const Args& a) -> Tree { return psum_scatter(a[0].tree(), "i", 0, /*tiled=*/true); },
+                {.axis_name = "i"});
+  try {
+    f(sim, {Tree::list({Array::zeros({p, 6}), Array::zeros({p, 4})})});
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "tiled reduce_scatter operand scatter dimension size 4 must be divisible by shard_count 3");
+  }
 }
 
 }  // namespace

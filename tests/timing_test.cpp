@@ -57,6 +57,21 @@ INSTANTIATE_TEST_SUITE_P(DeviceCounts, RingAllReduceTime, ::testing::Values(1, 2
                            return "p" + std::to_string(param.param);
                          });
 
+// psum over a tree is one all-reduce per dtype of its leaves joined: the closed form of their total bytes,
+// one ring's latencies for all of them.
+TEST(RingAllReduceTime, ATreeCostsOneRingPerDtype) {
+  const int p = 4;
+  auto sim = alpha_beta_simulation(p);
+  const Tree grads = Tree::list(
+      {Array::full({p, 1000}, 1.0), Array::full({p, 24}, 1.0), Array::full({p, 16}, 1.0, DType::i32)});
+  auto f = pmap([](const Args& a) -> Tree { return psum(a[0].tree(), "i"); }, {.axis_name = "i"});
+  f(sim, {grads});
+  const auto ring = [](double n) { return 2 * (p - 1) * kAlpha + 2.0 * (p - 1) / p * n * kBeta; };
+  const SimulationReport report = sim.report();
+  for (const auto& times : report.calls.back().times)
+    expect_seconds(times.communication.at("psum"), ring(1024 * 4) + ring(16 * 4));
+}
+
 TEST(HostTransferTime, MappedAndReplicatedInputsShareEachDevicesHostLink) {
   const int p = 4;
   auto sim = alpha_beta_simulation(p);

@@ -83,15 +83,12 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
   const Array& x = args[2].array();
   const Array& y = args[3].array();
 
-  // The params a unit's forward or backward needs: ZeRO-3 all-gathers each of its leaves from the shards, every
-  // time, to the leaf's full shape.
+  // The params a unit's forward or backward needs: ZeRO-3 all-gathers them from the shards every time, the
+  // unit's leaves as one collective (FSDP's flat parameter), each to its full shape.
   LayerFetch fetch = [&](int u) -> Tree {
     const auto unit = static_cast<std::size_t>(u);
     if (strategy != Strategy::zero3) return params[unit];
-    const std::vector<Array> full = abstract_params[unit].leaves();
-    return tag_as(mapped(params[unit],
-                         [&](const Array& shard, std::size_t i) { return gather_leaf(shard, full[i].shape(), axis); }),
-                  MemoryTag::parameters);
+    return tag_as(gather_tree(params[unit], abstract_params[unit], axis), MemoryTag::parameters);
   };
 
   // Loss and gradients of this device's batch, accumulated over micro-batches.
@@ -139,8 +136,7 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
   if (strategy == Strategy::dp || strategy == Strategy::zero1)
     grads = tag_as(pmean(grads, axis), MemoryTag::gradients);
   else if (strategy != Strategy::dp_overlap)
-    grads = tag_as(mapped(grads, [&](const Array& g, std::size_t) { return mean_scatter_leaf(g, axis, n); }),
-                   MemoryTag::gradients);
+    grads = tag_as(mean_scatter_tree(grads, axis, n), MemoryTag::gradients);
   loss = pmean(loss, axis);
 
   // Every piece of model state is live now, and nothing else of the step's making.
@@ -167,9 +163,7 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
     new_state = Tree::dict({{"master", tag_as(step.params, MemoryTag::optimizer_state)}, {"opt", step.state}});
   Tree new_params = mixed() ? tag_as(cast(step.params, compute_dtype()), MemoryTag::parameters) : step.params;
   if (strategy == Strategy::zero1 || strategy == Strategy::zero2)
-    new_params = tag_as(
-        mapped(new_params, [&](const Array& shard, std::size_t i) { return gather_leaf(shard, shapes[i], axis); }),
-        MemoryTag::parameters);
+    new_params = tag_as(gather_tree(new_params, abstract_params, axis), MemoryTag::parameters);
   return Tree::tuple({new_params, new_state, loss});
 }
 

@@ -19,6 +19,13 @@ Array flat_padded(const Array& leaf, std::int64_t padded) {
   return concatenate({flat, zeros});
 }
 
+// The first elements of a flat array that a leaf of `shape` fills, reshaped to it: the padding cut.
+Array without_padding(Array flat, const Shape& shape) {
+  const auto n = num_elements(shape);
+  if (flat.size() != n) flat = slice(flat, 0, 0, n);
+  return reshape(flat, shape);
+}
+
 }  // namespace
 
 std::int64_t shard_size(std::int64_t n, int num_shards) {
@@ -40,9 +47,7 @@ Array unshard_leaf(const Array& shards, const Shape& shape) {
   if (shards.ndim() != 2 || shards.size() < n)
     throw ValueError(fmt::format("unshard: shards of shape {} cannot hold a leaf of shape {}",
                                  shape_str(shards.shape()), shape_str(shape)));
-  Array flat = reshape(shards, {shards.size()});
-  if (flat.size() != n) flat = slice(flat, 0, 0, n);
-  return reshape(flat, shape);
+  return without_padding(reshape(shards, {shards.size()}), shape);
 }
 
 Tree unshard_tree(const Tree& shards, const Tree& like) {
@@ -58,17 +63,21 @@ Array local_shard(const Array& full, int rank, int num_shards) {
   return slice(flat_padded(full, padded), 0, rank * shard, (rank + 1) * shard);
 }
 
-Array gather_leaf(const Array& shard, const Shape& shape, std::string_view axis_name) {
-  Array flat = all_gather(shard, axis_name, 0, /*tiled=*/true);
-  const auto n = num_elements(shape);
-  if (flat.size() != n) flat = slice(flat, 0, 0, n);
-  return reshape(flat, shape);
+Tree gather_tree(const Tree& shards, const Tree& like, std::string_view axis_name) {
+  const auto shapes = like.leaves();
+  std::size_t next = 0;
+  return all_gather(shards, axis_name, 0, /*tiled=*/true).map([&](const Array& flat) {
+    return without_padding(flat, shapes.at(next++).shape());
+  });
 }
 
-Array mean_scatter_leaf(const Array& full, std::string_view axis_name, int num_shards) {
-  const auto padded = shard_size(full.size(), num_shards) * num_shards;
-  Array summed = psum_scatter(flat_padded(full, padded), axis_name, 0, /*tiled=*/true);
-  return summed / static_cast<double>(num_shards);
+Tree mean_scatter_tree(const Tree& full, std::string_view axis_name, int num_shards) {
+  const Tree padded = full.map([num_shards](const Array& leaf) {
+    return flat_padded(leaf, shard_size(leaf.size(), num_shards) * num_shards);
+  });
+  return psum_scatter(padded, axis_name, 0, /*tiled=*/true).map([num_shards](const Array& summed) {
+    return summed / static_cast<double>(num_shards);
+  });
 }
 
 }  // namespace spmdsim::models

@@ -142,11 +142,15 @@ class CollectiveCall {
   bool books_ring(const Array& x) const {
     return algorithm_ == "ring" && comm_->size() > 1 && comm_->books(x);
   }
-  // Waits for this device's last sends and places the result in its memory.
-  Array finish(const Array& result) {
+  // Waits for this device's last sends and places the results in its memory.
+  std::vector<Array> finish(const std::vector<Array>& results) {
     comm_->finish();
-    return ctx_.place(result, MemoryTag::temporaries, name_);
+    std::vector<Array> placed;
+    placed.reserve(results.size());
+    for (const Array& result : results) placed.push_back(ctx_.place(result, MemoryTag::temporaries, name_));
+    return placed;
   }
+  Array finish(const Array& result) { return finish(std::vector<Array>{result}).front(); }
 
  private:
   DeviceContext& ctx_;
@@ -219,19 +223,176 @@ Array permute(const Array& x, std::string_view axis_name, const std::vector<std:
   return ctx.place(x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype()), MemoryTag::temporaries, name);
 }
 
+// The operands end to end, flattened: the one buffer a multi-operand all-reduce reduces.
+Array joined_flat(const std::vector<Array>& operands) {
+  if (operands.size() == 1) return operands.front().reshaped(Shape{operands.front().size()});
+  std::int64_t total = 0;
+  for (const Array& x : operands) total += x.size();
+  if (operands.front().is_abstract()) return Array::abstract(Shape{total}, operands.front().dtype());
+  std::vector<Array> flats;
+  flats.reserve(operands.size());
+  for (const Array& x : operands) flats.push_back(x.reshaped(Shape{x.size()}));
+  return kernels::concatenate(flats, 0).value;
+}
+
+// joined_flat undone: `flat` cut into arrays shaped as the operands.
+std::vector<Array> split_like(const Array& flat, const std::vector<Array>& operands) {
+  if (operands.size() == 1) return {flat.reshaped(operands.front().shape())};
+  std::vector<Array> parts;
+  parts.reserve(operands.size());
+  std::int64_t offset = 0;
+  for (const Array& x : operands) {
+    parts.push_back(flat.is_abstract()
+                        ? Array::abstract(x.shape(), x.dtype())
+                        : kernels::slice(flat, 0, offset, offset + x.size()).value.reshaped(x.shape()));
+    offset += x.size();
+  }
+  return parts;
+}
+
+std::vector<Array> all_reduce_operands(const std::vector<Array>& operands, std::string_view axis_name,
+                                       const AxisIndexGroups& groups, ReduceOp op, const char* name,
+                                       const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  const Array flat = joined_flat(operands);
+  CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
+                      static_cast<double>(flat.nbytes()), flat.dtype());
+  const Array reduced = call.books_ring(flat) ? detail::booked_ring_all_reduce(call.device_comm(), flat, op)
+                                              : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
+  return call.finish(split_like(reduced, operands));
+}
+
+// all_gather of every operand alike (same axis, tiled or not) as one collective over their joined buffer.
+std::vector<Array> all_gather_operands(const std::vector<Array>& operands, std::string_view axis_name,
+                                       int axis, bool tiled, const AxisIndexGroups& groups,
+                                       const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  auto group = my_group(ctx, groups);
+  const int count = static_cast<int>(group.size());
+  std::vector<int> out_axes;
+  for (const Array& x : operands) out_axes.push_back(canonical_axis(axis, x.ndim() + (tiled ? 0 : 1)));
+  const Array flat = joined_flat(operands);
+  const double gathered = static_cast<double>(flat.nbytes()) * count;
+  CollectiveCall call(ctx, std::move(group), "all_gather", CollectiveKind::all_gather, options, gathered,
+                      flat.dtype());
+  std::vector<Array> results;
+  if (call.books_ring(flat)) {
+    const Array others =
+        detail::booked_ring_all_gather_scratch(call.device_comm(), flat);  // held until placed
+    for (std::size_t i = 0; i < operands.size(); ++i)
+      results.push_back(Array::abstract(gathered_shape(operands[i].shape(), count, out_axes[i], tiled),
+                                        operands[i].dtype()));
+    return call.finish(results);
+  }
+  std::vector<std::vector<Array>> by_rank;  // each rank's piece, cut back into its operands
+  for (const Array& piece : find_all_gather(call.algorithm()).run(call.comm(), flat))
+    by_rank.push_back(split_like(piece, operands));
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    std::vector<Array> pieces;
+    for (const auto& parts : by_rank) pieces.push_back(parts[i]);
+    results.push_back(assemble(pieces, out_axes[i], tiled));
+  }
+  return call.finish(results);
+}
+
+// psum_scatter of every operand alike as one reduce-scatter: rank j's block is every operand's j-th block,
+// joined.
+std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, std::string_view axis_name,
+                                         int scatter_dimension, bool tiled, const AxisIndexGroups& groups,
+                                         const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  auto group = my_group(ctx, groups);
+  const int shards = static_cast<int>(group.size());
+  std::vector<int> dims;
+  std::vector<Array> block_shapes;  // abstract, one per operand: what each rank gets of it
+  double bytes = 0;
+  for (const Array& x : operands) {
+    const int dim = canonical_axis(scatter_dimension, x.ndim());
+    const std::int64_t size = x.shape()[static_cast<std::size_t>(dim)];
+    if (!tiled && size != shards)
+      throw ValueError(fmt::format(
+          "reduce_scatter operand scatter dimension size {} must match shard count {}", size, shards));
+    if (tiled && size % shards != 0)
+      throw ValueError(fmt::format(
+          "tiled reduce_scatter operand scatter dimension size {} must be divisible by shard_count {}", size,
+          shards));
+    Shape block = x.shape();
+    block[static_cast<std::size_t>(dim)] /= shards;
+    if (!tiled) block.erase(block.begin() + dim);
+    dims.push_back(dim);
+    block_shapes.push_back(Array::abstract(block, x.dtype()));
+    bytes += static_cast<double>(x.nbytes());
+  }
+  const Array joined_block = joined_flat(block_shapes);
+  CollectiveCall call(ctx, std::move(group), "psum_scatter", CollectiveKind::reduce_scatter, options, bytes,
+                      joined_block.dtype());
+  if (call.books_ring(joined_block))
+    return call.finish(split_like(
+        detail::booked_ring_reduce_scatter(call.device_comm(), joined_block, ReduceOp::sum), block_shapes));
+  std::vector<std::vector<Array>> blocks(operands.size());
+  for (std::size_t i = 0; i < operands.size(); ++i)
+    blocks[i] = blocks_along(operands[i], dims[i], shards, tiled);
+  std::vector<Array> rank_blocks;
+  for (int j = 0; j < shards; ++j) {
+    std::vector<Array> parts;
+    for (const auto& operand_blocks : blocks) parts.push_back(operand_blocks[static_cast<std::size_t>(j)]);
+    rank_blocks.push_back(joined_flat(parts));
+  }
+  const Array mine = find_reduce_scatter(call.algorithm()).run(call.comm(), rank_blocks, ReduceOp::sum);
+  return call.finish(split_like(mine, block_shapes));
+}
+
+// The most elements one call over a tree joins: DeepSpeed's default reduce and all-gather bucket (5e8
+// elements). A joined ring holds pieces of its whole buffer as scratch, so the cap bounds that scratch.
+constexpr std::int64_t kMaxJoinedElements = 500'000'000;
+
+// A tree's leaves as the calls that reduce or gather them: the leaves of one dtype in tree order, cut where a
+// call would pass kMaxJoinedElements (a larger leaf is a call of its own).
+std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& leaves) {
+  std::vector<std::vector<std::size_t>> calls;
+  std::vector<bool> assigned(leaves.size(), false);
+  for (std::size_t first = 0; first < leaves.size(); ++first) {
+    if (assigned[first]) continue;
+    std::int64_t joined = 0;
+    calls.emplace_back();
+    for (std::size_t i = first; i < leaves.size(); ++i) {
+      if (assigned[i] || leaves[i].dtype() != leaves[first].dtype()) continue;
+      if (!calls.back().empty() && joined + leaves[i].size() > kMaxJoinedElements) {
+        calls.emplace_back();
+        joined = 0;
+      }
+      assigned[i] = true;
+      calls.back().push_back(i);
+      joined += leaves[i].size();
+    }
+  }
+  return calls;
+}
+
+// A collective over a pytree, as XLA runs it: the leaves of each call of joined_calls go to `run` together as
+// the operands of one multi-operand collective, as a psum bound on many leaves at once runs as one all-reduce
+// and XLA's combiners join the all-gathers and reduce-scatters a tree_map makes. 389 gradients then pay a
+// few collectives' latencies, not 389.
+template <class RunOperands>
+Tree per_joined_call(const Tree& x, const RunOperands& run) {
+  const std::vector<Array> leaves = x.leaves();
+  std::vector<Array> results(leaves.size());
+  for (const auto& call : joined_calls(leaves)) {
+    std::vector<Array> operands;
+    for (std::size_t i : call) operands.push_back(leaves[i]);
+    std::vector<Array> outputs = run(operands);
+    for (std::size_t j = 0; j < call.size(); ++j) results[call[j]] = std::move(outputs[j]);
+  }
+  return x.rebuild(results);
+}
+
 }  // namespace
 
 namespace detail {
 
 Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups, ReduceOp op,
                  const char* name, const CollectiveOptions& options) {
-  DeviceContext& ctx = device_for(axis_name);
-  CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
-                      static_cast<double>(x.nbytes()), x.dtype());
-  const Array flat = x.reshaped(Shape{x.size()});
-  Array reduced = call.books_ring(x) ? booked_ring_all_reduce(call.device_comm(), flat, op)
-                                     : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
-  return call.finish(reduced.reshaped(x.shape()));
+  return all_reduce_operands(std::vector<Array>{x}, axis_name, groups, op, name, options).front();
 }
 
 Array mean_of_sum(const Array& total, double count) {
@@ -265,57 +426,44 @@ Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& gr
 
 Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
           const CollectiveOptions& options) {
-  return x.map([&](const Array& leaf) { return psum(leaf, axis_name, groups, options); });
+  return per_joined_call(x, [&](const std::vector<Array>& operands) {
+    return all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "psum", options);
+  });
 }
 
 Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return x.map([&](const Array& leaf) { return pmean(leaf, axis_name, groups, options); });
+  const auto count = static_cast<double>(my_group(device_for(axis_name), groups).size());
+  return per_joined_call(x, [&](const std::vector<Array>& operands) {
+    std::vector<Array> totals =
+        all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "pmean", options);
+    for (Array& total : totals) total = detail::mean_of_sum(total, count);  // each sum released once divided
+    return totals;
+  });
 }
 
 Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tiled,
                  const AxisIndexGroups& groups, const CollectiveOptions& options) {
-  DeviceContext& ctx = device_for(axis_name);
-  auto group = my_group(ctx, groups);
-  const int out_axis = canonical_axis(axis, x.ndim() + (tiled ? 0 : 1));
-  const double gathered = static_cast<double>(x.nbytes()) * static_cast<double>(group.size());
-  CollectiveCall call(ctx, std::move(group), "all_gather", CollectiveKind::all_gather, options, gathered,
-                      x.dtype());
-  if (call.books_ring(x)) {
-    const Array others = detail::booked_ring_all_gather_scratch(call.device_comm(), x);  // held until placed
-    return call.finish(
-        Array::abstract(gathered_shape(x.shape(), call.comm().size(), out_axis, tiled), x.dtype()));
-  }
-  auto pieces = find_all_gather(call.algorithm()).run(call.comm(), x);
-  return call.finish(assemble(pieces, out_axis, tiled));
+  return all_gather_operands({x}, axis_name, axis, tiled, groups, options).front();
+}
+
+Tree all_gather(const Tree& x, std::string_view axis_name, int axis, bool tiled,
+                const AxisIndexGroups& groups, const CollectiveOptions& options) {
+  return per_joined_call(x, [&](const std::vector<Array>& operands) {
+    return all_gather_operands(operands, axis_name, axis, tiled, groups, options);
+  });
 }
 
 Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimension, bool tiled,
                    const AxisIndexGroups& groups, const CollectiveOptions& options) {
-  DeviceContext& ctx = device_for(axis_name);
-  auto group = my_group(ctx, groups);
-  const int shards = static_cast<int>(group.size());
-  const int dim = canonical_axis(scatter_dimension, x.ndim());
-  const std::int64_t size = x.shape()[static_cast<std::size_t>(dim)];
-  if (!tiled && size != shards)
-    throw ValueError(fmt::format("reduce_scatter operand scatter dimension size {} must match shard count {}",
-                                 size, shards));
-  if (tiled && size % shards != 0)
-    throw ValueError(fmt::format(
-        "tiled reduce_scatter operand scatter dimension size {} must be divisible by shard_count {}", size,
-        shards));
-  CollectiveCall call(ctx, std::move(group), "psum_scatter", CollectiveKind::reduce_scatter, options,
-                      static_cast<double>(x.nbytes()), x.dtype());
-  if (call.books_ring(x)) {
-    Shape block = x.shape();
-    block[static_cast<std::size_t>(dim)] /= shards;
-    if (!tiled) block.erase(block.begin() + dim);
-    return call.finish(detail::booked_ring_reduce_scatter(call.device_comm(),
-                                                          Array::abstract(block, x.dtype()), ReduceOp::sum));
-  }
-  Array mine = find_reduce_scatter(call.algorithm())
-                   .run(call.comm(), blocks_along(x, dim, shards, tiled), ReduceOp::sum);
-  return call.finish(mine);
+  return psum_scatter_operands({x}, axis_name, scatter_dimension, tiled, groups, options).front();
+}
+
+Tree psum_scatter(const Tree& x, std::string_view axis_name, int scatter_dimension, bool tiled,
+                  const AxisIndexGroups& groups, const CollectiveOptions& options) {
+  return per_joined_call(x, [&](const std::vector<Array>& operands) {
+    return psum_scatter_operands(operands, axis_name, scatter_dimension, tiled, groups, options);
+  });
 }
 
 Array ppermute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm) {

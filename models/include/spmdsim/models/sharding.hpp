@@ -30,10 +30,11 @@ Tree unshard_tree(const Tree& shards, const Tree& like);
 
 // Device (inside pmap): this device's shard of a full leaf, [shard] (a slice, padded where needed).
 Array local_shard(const Array& full, int rank, int num_shards);
-// Device: the full leaf of `shape` from every device's shard (all_gather, tiled, then the padding cut).
-Array gather_leaf(const Array& shard, const Shape& shape, std::string_view axis_name);
-// Device: this device's shard of the sum over devices of a full leaf (psum_scatter, tiled, of the flattened
-// and padded leaf), divided by N: the shard of the pmean.
-Array mean_scatter_leaf(const Array& full, std::string_view axis_name, int num_shards);
+// Device: the full leaves, shaped as `like`'s, from every device's shards of them: one all_gather (tiled) over
+// the tree, then each leaf's padding cut.
+Tree gather_tree(const Tree& shards, const Tree& like, std::string_view axis_name);
+// Device: this device's shards of the mean over devices of full leaves: one psum_scatter (tiled) over the
+// flattened and padded leaves, divided by N.
+Tree mean_scatter_tree(const Tree& full, std::string_view axis_name, int num_shards);
 
 }  // namespace spmdsim::models
