@@ -33,7 +33,8 @@ Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& gr
 Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups = {},
            const CollectiveOptions& options = {});
 // Over every leaf of a tree (gradients, metrics) as one collective, as jax.lax binds psum once for all of a
-// pytree's leaves: the leaves of each dtype are reduced as one flat buffer (one ring's latencies, not one per leaf).
+// pytree's leaves: the leaves of each dtype are reduced as one flat buffer of at most 5e8 elements (one
+// ring's latencies per buffer, not one per leaf; docs/collectives.md#pytrees).
 Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups = {},
           const CollectiveOptions& options = {});
 Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups = {},
@@ -43,8 +44,9 @@ Array all_gather(const Array& x, std::string_view axis_name, int axis = 0, bool 
                  const AxisIndexGroups& groups = {}, const CollectiveOptions& options = {});
 Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimension = 0, bool tiled = false,
                    const AxisIndexGroups& groups = {}, const CollectiveOptions& options = {});
-// Over every leaf of a tree alike, as jax.lax does; each dtype's leaves move as one collective, as XLA's
-// all-gather and reduce-scatter combiners join the per-leaf ones (FSDP's flat parameters do the same).
+// Over every leaf of a tree alike, as jax.lax does; each dtype's leaves move as one collective (up to 5e8
+// elements), as XLA's all-gather and reduce-scatter combiners join the per-leaf ones (FSDP's flat parameters
+// do the same).
 Tree all_gather(const Tree& x, std::string_view axis_name, int axis = 0, bool tiled = false,
                 const AxisIndexGroups& groups = {}, const CollectiveOptions& options = {});
 Tree psum_scatter(const Tree& x, std::string_view axis_name, int scatter_dimension = 0, bool tiled = false,
