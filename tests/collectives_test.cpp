@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/collectives.hpp"
@@ -130,6 +131,32 @@ TEST(TreeCollectives, PsumScatterIsOneCallPerDtype) {
   expect_tree_call_matches_leaves([](const Tree& t) { return psum_scatter(t, "i", 0, /*tiled=*/true); },
                                   [](const Array& x) { return psum_scatter(x, "i", 0, true); },
                                   "psum_scatter");
+}
+
+// A call joins at most 5e8 elements: three leaves of 2e8 are two all-reduces; gathered over 2 devices, three
+// leaves of 1.5e8 (3e8 each gathered) are three all-gathers. Abstract, on devices large enough to hold them.
+TEST(TreeCollectives, ACallJoinsAtMost5e8Elements) {
+  const int p = 2;
+  auto spec = testing::round_numbers_cluster(p);
+  spec.device.memory_capacity = 1e12;
+  Simulation sim(topologies::switch_cluster(spec));
+  const auto three = [](std::int64_t elements) {
+    return Tree::list({Array::abstract({p, elements}, DType::bf16), Array::abstract({p, elements}, DType::bf16),
+                       Array::abstract({p, elements}, DType::bf16)});
+  };
+  auto f = pmap(
+      [](const Args& a) -> Tree {
+        return Tree::tuple({psum(a[0].tree(), "i"), all_gather(a[1].tree(), "i", 0, /*tiled=*/true)});
+      },
+      {.axis_name = "i"});
+  f(sim, {three(200'000'000), three(150'000'000)});
+  const SimulationReport report = sim.report();
+  for (const auto& spans : report.calls.front().spans) {
+    std::map<std::string, int> calls;
+    for (const Span& span : spans) ++calls[span.name];
+    EXPECT_EQ(calls["psum"], 2);
+    EXPECT_EQ(calls["all_gather"], 3);
+  }
 }
 
 TEST(TreeCollectives, PsumScatterChecksEveryLeaf) {

@@ -347,8 +347,8 @@ std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, std
 constexpr std::int64_t kMaxJoinedElements = 500'000'000;
 
 // A tree's leaves as the calls that reduce or gather them: the leaves of one dtype in tree order, cut where a
-// call would pass kMaxJoinedElements (a larger leaf is a call of its own).
-std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& leaves) {
+// call would join more than max_elements (a larger leaf is a call of its own).
+std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& leaves, std::int64_t max_elements) {
   std::vector<std::vector<std::size_t>> calls;
   std::vector<bool> assigned(leaves.size(), false);
   for (std::size_t first = 0; first < leaves.size(); ++first) {
@@ -357,7 +357,7 @@ std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& lea
     calls.emplace_back();
     for (std::size_t i = first; i < leaves.size(); ++i) {
       if (assigned[i] || leaves[i].dtype() != leaves[first].dtype()) continue;
-      if (!calls.back().empty() && joined + leaves[i].size() > kMaxJoinedElements) {
+      if (!calls.back().empty() && joined + leaves[i].size() > max_elements) {
         calls.emplace_back();
         joined = 0;
       }
@@ -374,10 +374,10 @@ std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& lea
 // and XLA's combiners join the all-gathers and reduce-scatters a tree_map makes. 389 gradients then pay a
 // few collectives' latencies, not 389.
 template <class RunOperands>
-Tree per_joined_call(const Tree& x, const RunOperands& run) {
+Tree per_joined_call(const Tree& x, std::int64_t max_elements, const RunOperands& run) {
   const std::vector<Array> leaves = x.leaves();
   std::vector<Array> results(leaves.size());
-  for (const auto& call : joined_calls(leaves)) {
+  for (const auto& call : joined_calls(leaves, max_elements)) {
     std::vector<Array> operands;
     for (std::size_t i : call) operands.push_back(leaves[i]);
     std::vector<Array> outputs = run(operands);
@@ -426,7 +426,7 @@ Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& gr
 
 Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
           const CollectiveOptions& options) {
-  return per_joined_call(x, [&](const std::vector<Array>& operands) {
+  return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
     return all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "psum", options);
   });
 }
@@ -434,7 +434,7 @@ Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& grou
 Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
   const auto count = static_cast<double>(my_group(device_for(axis_name), groups).size());
-  return per_joined_call(x, [&](const std::vector<Array>& operands) {
+  return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
     std::vector<Array> totals =
         all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "pmean", options);
     for (Array& total : totals) total = detail::mean_of_sum(total, count);  // each sum released once divided
@@ -449,7 +449,9 @@ Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tile
 
 Tree all_gather(const Tree& x, std::string_view axis_name, int axis, bool tiled,
                 const AxisIndexGroups& groups, const CollectiveOptions& options) {
-  return per_joined_call(x, [&](const std::vector<Array>& operands) {
+  // The cap is on what each call gathers, which is what the ring's pieces hold.
+  const auto count = static_cast<std::int64_t>(my_group(device_for(axis_name), groups).size());
+  return per_joined_call(x, kMaxJoinedElements / count, [&](const std::vector<Array>& operands) {
     return all_gather_operands(operands, axis_name, axis, tiled, groups, options);
   });
 }
@@ -461,7 +463,7 @@ Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimen
 
 Tree psum_scatter(const Tree& x, std::string_view axis_name, int scatter_dimension, bool tiled,
                   const AxisIndexGroups& groups, const CollectiveOptions& options) {
-  return per_joined_call(x, [&](const std::vector<Array>& operands) {
+  return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
     return psum_scatter_operands(operands, axis_name, scatter_dimension, tiled, groups, options);
   });
 }
