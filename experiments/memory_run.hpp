@@ -38,7 +38,7 @@ struct MemoryMeasurement {
   std::array<Bytes, kNumMemoryTags> at_peak{};  // what its buffers held at the peak, by tag
   Bytes model_states = 0;  // parameters + optimizer state + gradients just before the update, on that device
   Seconds step_start = 0, step_end = 0;  // the step's call, simulated time
-  std::vector<MemoryEvent> timeline;     // device 0, every allocation and release (keep_timeline)
+  MemoryTimeline timeline;               // device 0, every allocation and release (keep_timeline)
   std::string platform;                  // the platform's description
   std::vector<std::pair<std::string, std::string>> simgrid;  // settings in force
 };

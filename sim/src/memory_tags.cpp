@@ -15,7 +15,8 @@ Array tag_as(const Array& x, MemoryTag tag) {
 }
 
 Tree tag_as(const Tree& x, MemoryTag tag) {
-  return x.map([tag](const Array& leaf) { return tag_as(leaf, tag); });
+  x.for_each_leaf([tag](const Array& leaf) { tag_as(leaf, tag); });
+  return x;
 }
 
 Bytes MemoryByTag::total() const { return std::accumulate(bytes.begin(), bytes.end(), Bytes{0}); }

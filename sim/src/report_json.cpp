@@ -93,7 +93,7 @@ Json call_json(const CallReport& call) {
   return {{"name", call.name}, {"start", call.start}, {"end", call.end}, {"devices", std::move(devices)}};
 }
 
-Json timeline_json(const std::string& device, const std::vector<MemoryEvent>& events) {
+Json timeline_json(const std::string& device, const MemoryTimeline& events) {
   Json time = Json::array(), in_use = Json::array(), tag = Json::array(), delta = Json::array();
   for (const auto& event : events) {
     time.push_back(event.time);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spmdsim/shared_vector.hpp"
 #include "spmdsim/units.hpp"
 
 namespace spmdsim {
@@ -36,6 +37,9 @@ struct MemoryEvent {
   MemoryTag tag;
   Bytes delta;   // positive: allocation, negative: release
 };
+
+// A device's memory events in order, shared with the reports taken of them.
+using MemoryTimeline = SharedVector<MemoryEvent>;
 
 struct LiveBuffer {
   std::uint64_t id;
@@ -64,7 +68,7 @@ class MemoryLedger {
   const std::array<Bytes, kNumMemoryTags>& at_peak() const { return at_peak_; }
   // The largest amount each tag reached on its own.
   const std::array<Bytes, kNumMemoryTags>& tag_peaks() const { return tag_peaks_; }
-  const std::vector<MemoryEvent>& timeline() const { return timeline_; }
+  const MemoryTimeline& timeline() const { return timeline_; }
 
   // A window (one pmap call): its peak starts from what is in use now.
   void start_window();
@@ -89,7 +93,7 @@ class MemoryLedger {
   // releases it once), so a simulation with millions of short-lived buffers allocates no node per buffer.
   std::vector<std::optional<LiveBuffer>> slots_;
   std::vector<std::uint64_t> free_slots_;
-  std::vector<MemoryEvent> timeline_;
+  MemoryTimeline timeline_;
 };
 
 // The ledger entry of one device buffer; releasing happens when the last Array sharing it goes away.

@@ -81,8 +81,14 @@ class PyTree {
   // Leaves in flattening order (None holds no leaf, as in JAX).
   std::vector<Leaf> leaves() const {
     std::vector<Leaf> out;
-    collect(out);
+    for_each_leaf([&](const Leaf& leaf) { out.push_back(leaf); });
     return out;
+  }
+  // fn(leaf) for every leaf in flattening order, without building anything.
+  template <class Fn>
+  void for_each_leaf(Fn&& fn) const {
+    if (auto* leaf = std::get_if<Leaf>(node_.get())) fn(*leaf);
+    for_each_child([&](const PyTree& c) { c.for_each_leaf(fn); });
   }
 
   // Same containers, leaves replaced in flattening order by fn(leaf).
@@ -166,10 +172,6 @@ class PyTree {
       for (auto& c : l->items) fn(c);
     if (auto* d = std::get_if<Dict>(node_.get()))
       for (auto& [k, c] : d->items) fn(c);
-  }
-  void collect(std::vector<Leaf>& out) const {
-    if (auto* leaf = std::get_if<Leaf>(node_.get())) out.push_back(*leaf);
-    for_each_child([&](const PyTree& c) { c.collect(out); });
   }
   std::shared_ptr<const Node> node_;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spmdsim/memory.hpp"
+#include "spmdsim/shared_vector.hpp"
 #include "spmdsim/units.hpp"
 
 namespace spmdsim {
@@ -69,7 +70,7 @@ struct CallReport {
   std::vector<int> devices;             // global indices, in call order
   std::vector<DeviceTimes> times;       // parallel to devices
   std::vector<DeviceMemory> memory;     // parallel to devices: peaks within this call
-  std::vector<std::vector<Span>> spans; // parallel to devices
+  std::vector<SharedVector<Span>> spans;  // parallel to devices
 };
 
 struct SimulationReport {
@@ -82,7 +83,7 @@ struct SimulationReport {
   std::vector<std::string> device_names;
   std::vector<DeviceTimes> device_totals;  // over the whole simulation
   std::vector<DeviceMemory> memory;        // whole-simulation peaks
-  std::vector<std::vector<MemoryEvent>> memory_timelines;  // per device, every allocation and release
+  std::vector<MemoryTimeline> memory_timelines;  // per device, every allocation and release
 };
 
 }  // namespace spmdsim
