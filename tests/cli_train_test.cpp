@@ -201,8 +201,12 @@ TEST(Train, PrefetchTableMatchesGoldenFile) {
 TEST(Train, ConfigFileGivesThePrefetch) {
   const auto dir = scratch_dir();
   const auto config = dir / "train.ini";
+  const auto json = dir / "run.json";
   std::ofstream(config) << "devices = 2\nsteps = 2\nbatch = 8\nprefetch = 2\n";
-  EXPECT_EQ(run_json(fmt::format("--config '{}'", config.string())).at("prefetch"), 2);
+  const auto run = run_train(fmt::format("--config '{}' --json '{}'", config.string(), json.string()), dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("batches prefetched 2 ahead"), std::string::npos) << run.out;
+  EXPECT_EQ(nlohmann::json::parse(read_file(json)).at("prefetch"), 2);
 }
 
 // Weak scaling keeps the per-device batch: the global batch grows with the devices.
