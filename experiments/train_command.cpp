@@ -91,9 +91,10 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "seed", po::value(&options.setup.seed)->default_value(0),
       "seed of the initial params and the random batches")(
       "prefetch", po::value(&prefetch)->default_value("0"),
-      "batches in flight ahead of the step, as flax.jax_utils.prefetch_to_device's size: the host puts batch "
-      "k+N on the devices (an asynchronous device_put) before step k, so its transfer overlaps the steps before "
-      "it and the transfer column shows only what the devices still wait for; 0: each batch goes with its step");
+      "batches in flight ahead of the step, as flax.jax_utils.prefetch_to_device's size: the host puts "
+      "batch k+N on the devices (an asynchronous device_put) before step k, so its transfer overlaps the "
+      "steps before it and the transfer column shows only what the devices still wait for; 0: each batch "
+      "goes with its step");
   const std::string model_help = fmt::format(
       "the model: {} (docs/training.md); transformers train abstract only (shapes, no values)", model_names_text());
   described.add_options()("model", po::value(&model.model)->default_value("mlp"), model_help.c_str());
@@ -146,8 +147,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   options.batch = values.attributed({"batch"}, [&] { return parse_count(batch, "--batch", 1); });
   setup.steps =
       static_cast<int>(values.attributed({"steps"}, [&] { return parse_count(steps, "--steps", 1); }));
-  setup.prefetch =
-      static_cast<int>(values.attributed({"prefetch"}, [&] { return parse_count(prefetch, "--prefetch", 0); }));
+  setup.prefetch = static_cast<int>(
+      values.attributed({"prefetch"}, [&] { return parse_count(prefetch, "--prefetch", 0); }));
   setup.train_options.micro_batches = static_cast<int>(
       values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
   setup.train_options.strategy =
@@ -292,7 +293,8 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
                 const std::vector<std::string>& simgrid_args, const std::vector<Row>& rows, double wall_seconds) {
   const auto& setup = options.setup;
   nlohmann::ordered_json j;
-  j["schema_version"] = 1;  // hidden_communication_us and bucket_bytes were added without changing a field
+  // hidden_communication_us, bucket_bytes and prefetch were added without changing a field.
+  j["schema_version"] = 1;
   j["command"] = "spmdsim train";
   add_platform_json(j, options.platform, rows.front().result.platform, rows.front().result.simgrid, simgrid_args);
   j["model"] = setup.model.to_json();

@@ -189,11 +189,13 @@ TEST(Train, PrefetchHidesTheBatchTransferAndKeepsTheLoss) {
   EXPECT_EQ(q.at("last_loss").get<double>(), p.at("last_loss").get<double>());
   EXPECT_LT(q.at("transfer_us").get<double>(), p.at("transfer_us").get<double>());
   EXPECT_LT(q.at("step_time_us").get<double>(), p.at("step_time_us").get<double>());
-  EXPECT_EQ(q.at("peak_memory_bytes").get<double>(), p.at("peak_memory_bytes").get<double>() + 32 * (784 * 4 + 4));
+  EXPECT_EQ(q.at("peak_memory_bytes").get<double>(),
+            p.at("peak_memory_bytes").get<double>() + 32 * (784 * 4 + 4));
 }
 
 TEST(Train, PrefetchTableMatchesGoldenFile) {
-  const auto run = run_train("--devices 1,2 --steps 3 --batch 64 --optimizer adam --prefetch 1", scratch_dir());
+  const auto run =
+      run_train("--devices 1,2 --steps 3 --batch 64 --optimizer adam --prefetch 1", scratch_dir());
   ASSERT_EQ(run.status, 0) << run.err;
   expect_matches_golden(normalised(run.out), "train_dp_prefetch_1_2_devices.txt");
 }

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <string>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -44,7 +44,9 @@ Simulation fixed_compute_simulation(Seconds compute) {
   return Simulation(topologies::switch_cluster(spec), {alpha_beta_config(), {}});
 }
 
-Tree batch() { return Tree::tuple({Array::full({kDevices, 1000}, 1.0), Array::full({kDevices, 250}, 2.0)}); }
+Tree batch() {
+  return Tree::tuple({Array::full({kDevices, 1000}, 1.0), Array::full({kDevices, 250}, 2.0)});
+}
 
 // One op on the batch: `compute` seconds.
 PmappedFunction one_op_step() {
@@ -98,7 +100,8 @@ TEST(PrefetchTime, ComputeLongerThanTheTransferHidesEveryBatchButTheFirst) {
   expect_seconds(plain.run, steps * (kTransfer + compute));
   // Batch 0 is waited for; batch k + 1 travels while step k computes and has arrived when step k + 1 starts.
   expect_seconds(prefetched.transfers[0], kTransfer);
-  for (int s = 1; s < steps; ++s) EXPECT_EQ(prefetched.transfers[static_cast<std::size_t>(s)], 0.0) << "step " << s;
+  for (int s = 1; s < steps; ++s)
+    EXPECT_EQ(prefetched.transfers[static_cast<std::size_t>(s)], 0.0) << "step " << s;
   expect_seconds(prefetched.run, kTransfer + steps * compute);
   expect_seconds(plain.run - prefetched.run, (steps - 1) * kTransfer);
 }
@@ -111,7 +114,8 @@ TEST(PrefetchTime, TransferLongerThanComputeExposesTheDifference) {
   expect_seconds(plain.run, steps * (kTransfer + compute));
   // Each device's copies run back to back: batch k arrives at (k + 1) T; step k starts at k T + compute.
   expect_seconds(prefetched.transfers[0], kTransfer);
-  for (int s = 1; s < steps; ++s) expect_seconds(prefetched.transfers[static_cast<std::size_t>(s)], kTransfer - compute);
+  for (int s = 1; s < steps; ++s)
+    expect_seconds(prefetched.transfers[static_cast<std::size_t>(s)], kTransfer - compute);
   expect_seconds(prefetched.run, steps * kTransfer + compute);
 }
 
@@ -121,7 +125,8 @@ TEST(PrefetchTime, TwoAheadQueuesTheCopiesBehindEachOther) {
   const auto prefetched = run_steps(compute, steps, 2);
   // Batches 0, 1, 2 are put before step 0 and travel one after another: only batch 0 is waited for.
   expect_seconds(prefetched.transfers[0], kTransfer);
-  for (int s = 1; s < steps; ++s) EXPECT_EQ(prefetched.transfers[static_cast<std::size_t>(s)], 0.0) << "step " << s;
+  for (int s = 1; s < steps; ++s)
+    EXPECT_EQ(prefetched.transfers[static_cast<std::size_t>(s)], 0.0) << "step " << s;
   expect_seconds(prefetched.run, kTransfer + steps * compute);
 }
 
@@ -149,6 +154,19 @@ TEST(DevicePut, TakesDeviceMemoryAtOnceAndDeviceGetWaitsForTheCopy) {
   EXPECT_EQ(spans[1].name, "device->host");
 }
 
+TEST(DevicePut, ACallEndsWithoutWaitingForCopiesStillInFlight) {
+  auto sim = fixed_compute_simulation(0);
+  const Tree big = sim.device_put_sharded(Tree(Array::zeros({kDevices, 1000000})));  // 400 us a device
+  auto identity = pmap([](const Args& a) -> Tree { return a[0].array(); });
+  identity(sim, {Array::full({kDevices, 1}, 1.0)});
+  // The call's 4 bytes share each host link with the copy (half its rate each) and the call ends with them.
+  expect_seconds(sim.now(), kHostLatency + 2 * 4 * kHostBeta);
+  // The copy went on during the call (4 bytes at half the rate) and finishes alone in the read's run, at
+  // L + (4e6 + 4) beta; then the read back, L + 4e6 beta.
+  sim.device_get(big);
+  expect_seconds(sim.now(), 2 * kHostLatency + (8e6 + 4) * kHostBeta);
+}
+
 TEST(DevicePut, ReplicatedCopiesAreUsedInPlaceByInAxesNone) {
   auto sim = fixed_compute_simulation(0);
   const Tree weights = sim.device_put_replicated(Tree(Array::full({250}, 3.0)), {0, 1});
@@ -157,7 +175,8 @@ TEST(DevicePut, ReplicatedCopiesAreUsedInPlaceByInAxesNone) {
   // The sharded argument (1000 bytes a device) travels with the call beside the copy in flight (1000 bytes).
   const Tree out = scale(sim, {Array::full({kDevices, 250}, 2.0), weights});
   const auto report = sim.report();
-  for (const auto& times : report.calls.back().times) expect_seconds(times.transfer, kHostLatency + 2000 * kHostBeta);
+  for (const auto& times : report.calls.back().times)
+    expect_seconds(times.transfer, kHostLatency + 2000 * kHostBeta);
   EXPECT_EQ(sim.device_get(out).leaf().item(0), 6.0);
 }
 
@@ -173,17 +192,32 @@ TEST(DevicePut, RefusesWhatItCannotSplit) {
   };
   expect_error([&] { sim.device_put_sharded(Tree(Array::scalar(1.0))); },
                "device_put_sharded: an array of shape () has no leading axis to split over the devices");
-  expect_error([&] { sim.device_put_sharded(Tree::tuple({Array::zeros({2, 3}), Array::zeros({1, 3})})); },
-               "device_put_sharded: leading axes of different sizes (2 and 1); every leaf needs one entry per "
-               "device");
-  expect_error([&] { sim.device_put_sharded(Tree(Array::zeros({3, 3}))); },
-               "device_put_sharded: a leading axis of 3 needs 3 devices, the platform has 2");
-  expect_error([&] { sim.device_put_sharded(Tree(Array::zeros({2, 3})), std::vector<int>{1}); },
-               "device_put_sharded: a leading axis of 2 entries for 1 devices; they must be equal");
-  expect_error([&] { sim.device_put_sharded(Tree(Array::zeros({2, 3})), std::vector<int>{0, 2}); },
-               "device_put_sharded: no device 2 on this platform (devices 0..1)");
-  expect_error([&] { sim.device_put_replicated(Tree(Array::zeros({3})), {1, 1}); },
-               "device_put_replicated: each device may appear once, got [1, 1]");
+  expect_error(
+      [&] {
+        sim.device_put_sharded(Tree::tuple({Array::zeros({2, 3}), Array::zeros({1, 3})}));
+      },
+      "device_put_sharded: leading axes of different sizes (2 and 1); every leaf needs one entry per "
+      "device");
+  expect_error(
+      [&] {
+        sim.device_put_sharded(Tree(Array::zeros({3, 3})));
+      },
+      "device_put_sharded: a leading axis of 3 needs 3 devices, the platform has 2");
+  expect_error(
+      [&] {
+        sim.device_put_sharded(Tree(Array::zeros({2, 3})), std::vector<int>{1});
+      },
+      "device_put_sharded: a leading axis of 2 entries for 1 devices; they must be equal");
+  expect_error(
+      [&] {
+        sim.device_put_sharded(Tree(Array::zeros({2, 3})), std::vector<int>{0, 2});
+      },
+      "device_put_sharded: no device 2 on this platform (devices 0..1)");
+  expect_error(
+      [&] {
+        sim.device_put_replicated(Tree(Array::zeros({3})), {1, 1});
+      },
+      "device_put_replicated: each device may appear once, got [1, 1]");
   expect_error([&] { sim.device_put_replicated(Tree::tuple({}), {0}); },
                "device_put_replicated: the tree PyTreeDef(()) has no array to put");
 }
@@ -212,7 +246,8 @@ std::pair<Array, Array> mlp_batch(int step) {
 // Losses of every step, the final params (flattened), then the largest device peak.
 std::vector<double> train_mlp(int prefetch) {
   return testing::in_child_process([=] {
-    Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(kDevices)), {alpha_beta_config(), {}});
+    Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(kDevices)),
+                   {alpha_beta_config(), {}});
     const models::Mlp mlp(kLayers, models::Activation::tanh, models::Loss::softmax_cross_entropy);
     const models::TrainStep step(mlp, models::Optimizer::adam(1e-2), kDevices);
     models::TrainState state = step.init(mlp.init(7));

@@ -15,7 +15,8 @@ BatchPrefetcher::BatchPrefetcher(Simulation& sim, const TrainStep& step,
 }
 
 std::pair<Array, Array> BatchPrefetcher::next() {
-  if (next_step_ >= steps_) throw std::logic_error(fmt::format("all {} steps' batches were handed out", steps_));
+  if (next_step_ >= steps_)
+    throw std::logic_error(fmt::format("all {} steps' batches were handed out", steps_));
   const int step = next_step_++;
   if (size_ == 0) return batch_(step);
   for (; next_put_ <= step + size_ && next_put_ < steps_; ++next_put_) {

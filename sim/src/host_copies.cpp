@@ -43,9 +43,9 @@ std::shared_ptr<HostCopy> HostCopyQueue::enqueue(int device, std::vector<Bytes> 
   queued_[device].push_back(copy);
   if (!copiers_.contains(device)) {
     const auto& endpoint = runtime_.platform().devices.at(static_cast<std::size_t>(device));
-    copiers_[device] =
-        simgrid::s4u::Actor::create("host_copies", endpoint.host_cpu, [this, device] { copy_queued(device); })
-            ->get_pid();
+    copiers_[device] = simgrid::s4u::Actor::create("host_copies", endpoint.host_cpu, [this, device] {
+                         copy_queued(device);
+                       })->get_pid();
   }
   return copy;
 }
@@ -60,7 +60,8 @@ void HostCopyQueue::copy_queued(int device) {
   while (!queue.empty()) {
     const std::shared_ptr<HostCopy> copy = queue.front();
     std::vector<simgrid::s4u::CommPtr> leaves;
-    for (const Bytes bytes : copy->leaf_bytes()) leaves.push_back(start_transfer(endpoint.host_cpu, endpoint.host, bytes));
+    for (const Bytes bytes : copy->leaf_bytes())
+      leaves.push_back(start_transfer(endpoint.host_cpu, endpoint.host, bytes));
     simgrid::s4u::Comm::wait_all(leaves);
     copy->mark_arrived();
     queue.pop_front();

@@ -56,7 +56,7 @@ class HostCopyQueue {
 
   Runtime& runtime_;
   std::map<int, std::deque<std::shared_ptr<HostCopy>>> queued_;  // by device; the front one is in flight
-  std::map<int, aid_t> copiers_;                   // by device: its alive copying actor
+  std::map<int, aid_t> copiers_;                                 // by device: its alive copying actor
 };
 
 }  // namespace spmdsim::detail

@@ -59,14 +59,14 @@ class Simulation {
   const std::string& algorithm(CollectiveKind kind) const;
 
   // The host starts copying `tree` to devices and goes on at once, as jax.device_put_sharded does: every
-  // leaf's leading axis is split over `devices` (by default the first leading-size devices), entry i to
-  // the i-th device, as pmap's in_axes 0 splits it. Returns the same values as device-resident arrays (as pmap
+  // leaf's leading axis is split over `devices` (by default the first leading-size devices), entry i to the
+  // i-th device, as pmap's in_axes 0 splits it. Returns the same values as device-resident arrays (as pmap
   // results are) without advancing the clock; a pmap over these devices with in_axes 0 uses them in place,
-  // each device waiting only for its own shards to arrive. The shards take device memory (input_shards) from
-  // now until the returned arrays go away. Each device's copies run one after another in the order they were
-  // put, each one's leaves together over the device's host links (README.md, "Host transfers").
-  // Throws ValueError for no leaf, a leaf without a leading axis, leading axes of different sizes, or devices
-  // that do not match them; OutOfMemoryError when a shard does not fit.
+  // each device waiting only for its own shards to arrive. The shards take device memory (input_shards)
+  // from now until the returned arrays go away. Each device's copies run one after another in the order
+  // they were put, each one's leaves together over the device's host links (README.md, "Host transfers").
+  // Throws ValueError for no leaf, a leaf without a leading axis, leading axes of different sizes, or
+  // devices that do not match them; OutOfMemoryError when a shard does not fit.
   Tree device_put_sharded(const Tree& tree, std::optional<std::vector<int>> devices = std::nullopt);
   // The same with a full copy of every leaf on each of `devices` (replicated_args), as
   // jax.device_put_replicated; a pmap over these devices with in_axes None uses them in place.
