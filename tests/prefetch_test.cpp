@@ -167,6 +167,15 @@ TEST(DevicePut, ACallEndsWithoutWaitingForCopiesStillInFlight) {
   expect_seconds(sim.now(), 2 * kHostLatency + (8e6 + 4) * kHostBeta);
 }
 
+TEST(DevicePut, ACallThatFailsLeavesTheCopiesInFlight) {
+  auto sim = fixed_compute_simulation(0);
+  const Array x = Array::full({kDevices, 1000}, 4.0);
+  const Tree put = sim.device_put_sharded(Tree(x));
+  auto failing = pmap([](const Args&) -> Tree { throw ValueError("the device function failed"); });
+  EXPECT_THROW(failing(sim, {Array::full({kDevices, 1}, 1.0)}), ValueError);
+  EXPECT_TRUE(array_equal(sim.device_get(put).leaf(), x));
+}
+
 TEST(DevicePut, ReplicatedCopiesAreUsedInPlaceByInAxesNone) {
   auto sim = fixed_compute_simulation(0);
   const Tree weights = sim.device_put_replicated(Tree(Array::full({250}, 3.0)), {0, 1});

@@ -1,5 +1,6 @@
 #include "host_copies.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include <simgrid/s4u/Comm.hpp>
@@ -48,6 +49,11 @@ std::shared_ptr<HostCopy> HostCopyQueue::enqueue(int device, std::vector<Bytes> 
                        })->get_pid();
   }
   return copy;
+}
+
+bool HostCopyQueue::is_copier(aid_t actor) const {
+  return std::any_of(copiers_.begin(), copiers_.end(),
+                     [actor](const auto& entry) { return entry.second == actor; });
 }
 
 void HostCopyQueue::forget(aid_t actor) {

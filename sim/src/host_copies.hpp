@@ -47,6 +47,7 @@ class HostCopyQueue {
   // Whether a copying actor is alive (copies queued or in flight).
   bool busy() const { return !copiers_.empty(); }
   std::size_t copier_count() const { return copiers_.size(); }
+  bool is_copier(aid_t actor) const;
   // Called when any actor ends: forgets it if it was a copying actor.
   void forget(aid_t actor);
 

@@ -155,7 +155,14 @@ void Runtime::pause_when_only_copies_left() {
 
 void Runtime::fail(std::exception_ptr error) {
   if (!failure_) failure_ = std::move(error);
-  simgrid::s4u::Actor::kill_all();
+  // The others stop, so that none waits forever; the host's copies wait for nobody and carry on.
+  if (!host_copies_.busy()) {
+    simgrid::s4u::Actor::kill_all();
+    return;
+  }
+  const auto self = simgrid::s4u::this_actor::get_pid();
+  for (const auto& actor : engine_->get_all_actors())
+    if (actor->get_pid() != self && !host_copies_.is_copier(actor->get_pid())) actor->kill();
 }
 
 void Runtime::add_call(CallReport call) { calls_.push_back(std::move(call)); }
