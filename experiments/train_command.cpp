@@ -53,7 +53,7 @@ std::int64_t global_batch(const TrainCommandOptions& options, int devices) {
 constexpr double kMiB = 1024.0 * 1024.0;
 
 std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb;
+  std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch;
   double learning_rate = 0;
   PlatformRequest platform;
   ModelRequest model;
@@ -89,7 +89,12 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "read the loss back to the host after every step, as the tutorials' loop prints it: a device->host "
       "transfer per step (the transfer column); otherwise only the last step's loss is read, after the run")(
       "seed", po::value(&options.setup.seed)->default_value(0),
-      "seed of the initial params and the random batches");
+      "seed of the initial params and the random batches")(
+      "prefetch", po::value(&prefetch)->default_value("0"),
+      "batches in flight ahead of the step, as flax.jax_utils.prefetch_to_device's size: the host puts "
+      "batch k+N on the devices (an asynchronous device_put) before step k, so its transfer overlaps the "
+      "steps before it and the transfer column shows only what the devices still wait for; 0: each batch "
+      "goes with its step");
   const std::string model_help = fmt::format(
       "the model: {} (docs/training.md); transformers train abstract only (shapes, no values)", model_names_text());
   described.add_options()("model", po::value(&model.model)->default_value("mlp"), model_help.c_str());
@@ -142,6 +147,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   options.batch = values.attributed({"batch"}, [&] { return parse_count(batch, "--batch", 1); });
   setup.steps =
       static_cast<int>(values.attributed({"steps"}, [&] { return parse_count(steps, "--steps", 1); }));
+  setup.prefetch = static_cast<int>(
+      values.attributed({"prefetch"}, [&] { return parse_count(prefetch, "--prefetch", 0); }));
   setup.train_options.micro_batches = static_cast<int>(
       values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
   setup.train_options.strategy =
@@ -231,7 +238,7 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
       << fmt::format("# platform: {} ({})\n", first.platform, options.platform.summary)
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
       << fmt::format(
-             "# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps{}; {}\n",
+             "# training: {}, {} (learning rate {}), {}, micro-batches {}; {} scaling, {} {}; {} steps{}{}; {}\n",
              strategy_text(setup.train_options),
              options.optimizer_name + (options.fused_optimizer ? " fused" : ""), setup.optimizer.learning_rate(),
              precision_name(setup.train_options.precision), setup.train_options.micro_batches,
@@ -239,6 +246,10 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
              options.scaling == Scaling::strong ? "global batch" : "per-device batch",
              options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
              setup.steps, setup.read_loss_every_step ? ", the loss read back after each" : "",
+             setup.prefetch > 0 ? fmt::format(", batches prefetched {} ahead (transfer: only the devices' waits "
+                                              "for them)",
+                                              setup.prefetch)
+                                : "",
              setup.model.is_transformer() ? "abstract (shapes only: transformers are abstract-only); batches are "
                                             "sequences, the model state is made on the devices"
              : setup.abstract             ? "abstract (shapes only)"
@@ -282,7 +293,8 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
                 const std::vector<std::string>& simgrid_args, const std::vector<Row>& rows, double wall_seconds) {
   const auto& setup = options.setup;
   nlohmann::ordered_json j;
-  j["schema_version"] = 1;  // hidden_communication_us and bucket_bytes were added without changing a field
+  // hidden_communication_us, bucket_bytes and prefetch were added without changing a field.
+  j["schema_version"] = 1;
   j["command"] = "spmdsim train";
   add_platform_json(j, options.platform, rows.front().result.platform, rows.front().result.simgrid, simgrid_args);
   j["model"] = setup.model.to_json();
@@ -301,9 +313,10 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
   j["abstract"] = setup.abstract;
   j["seed"] = setup.seed;
   j["read_loss_every_step"] = setup.read_loss_every_step;
+  j["prefetch"] = setup.prefetch;
   j["times"] =
       "per step; compute, communication (exposed), hidden_communication (overlapped by compute), transfer "
-      "and idle are the mean over the devices";
+      "(exposed: what the devices waited for) and idle are the mean over the devices";
   j["wall_time_s"] = wall_seconds;
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& row : rows) {

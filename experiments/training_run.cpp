@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "command_line.hpp"
+#include "spmdsim/models/batch_prefetcher.hpp"
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/report_writers.hpp"
 #include "spmdsim/simulation.hpp"
@@ -113,13 +114,18 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
                              : setup.abstract ? step.init(step.model().init_abstract())
                                               : step.init(models::Mlp(setup.model.layer_sizes).init(setup.seed));
   const std::int64_t per_device = global_batch / devices;
+  models::BatchPrefetcher batches(
+      sim, step,
+      [&](int s) {
+        if (setup.abstract) return setup.model.abstract_batch(devices, per_device);
+        const auto [global_x, global_y] = random_batch(setup, s, global_batch);
+        return std::pair{models::shard_batch(global_x, devices), models::shard_batch(global_y, devices)};
+      },
+      setup.steps, setup.prefetch);
   Array loss;
   std::optional<double> read_loss;
   for (int s = 0; s < setup.steps; ++s) {
-    const auto [x, y] = setup.abstract ? setup.model.abstract_batch(devices, per_device) : [&] {
-      const auto [global_x, global_y] = random_batch(setup, s, global_batch);
-      return std::pair{models::shard_batch(global_x, devices), models::shard_batch(global_y, devices)};
-    }();
+    const auto [x, y] = batches.next();
     auto result = step(sim, state, x, y);
     state = std::move(result.state);
     loss = std::move(result.loss);

@@ -31,6 +31,10 @@ struct TrainingSetup {
   // The host reads the loss back after every step, as the tutorials' loop prints it: a device->host transfer
   // per step. Otherwise only the last step's loss is read, after the run.
   bool read_loss_every_step = false;
+  // Batches in flight ahead of the step (flax.jax_utils.prefetch_to_device's size): the host puts batch
+  // k + prefetch on the devices (Simulation::device_put_sharded) before step k, so its transfer overlaps the
+  // steps before it. 0: each step's batch goes with the step's own call.
+  int prefetch = 0;
 };
 
 // One device count's run, per training step. The times are the mean over the devices of each device's
@@ -42,7 +46,7 @@ struct TrainingResult {
   Seconds compute = 0;
   Seconds communication = 0;         // exposed: the time the devices' programs were blocked in collectives
   Seconds hidden_communication = 0;  // dp-overlap: collectives' time on the streams that compute overlapped
-  Seconds transfer = 0;       // host <-> device
+  Seconds transfer = 0;       // host <-> device: the time the devices waited for it
   Seconds idle = 0;
   Bytes peak_memory = 0;            // the largest of the devices' whole-run peaks
   std::optional<double> last_loss;  // the last step's loss on the global batch; none when abstract

@@ -176,6 +176,41 @@ TEST(Train, FusedOptimizerKeepsTheLossAndTakesLessCompute) {
   EXPECT_LT(fused[0].at("compute_us").get<double>(), unfused[0].at("compute_us").get<double>());
 }
 
+// --prefetch 1: each batch travels while the step before it computes: the same loss, less exposed transfer,
+// a shorter step, and one more batch on each device (32 samples of 784 float32 features and an int32 label).
+TEST(Train, PrefetchHidesTheBatchTransferAndKeepsTheLoss) {
+  const std::string run = "--devices 2 --steps 4 --batch 64";
+  const auto plain = run_json(run);
+  const auto prefetched = run_json(run + " --prefetch 1");
+  EXPECT_EQ(plain.at("prefetch"), 0);
+  EXPECT_EQ(prefetched.at("prefetch"), 1);
+  const auto& p = plain.at("rows").at(0);
+  const auto& q = prefetched.at("rows").at(0);
+  EXPECT_EQ(q.at("last_loss").get<double>(), p.at("last_loss").get<double>());
+  EXPECT_LT(q.at("transfer_us").get<double>(), p.at("transfer_us").get<double>());
+  EXPECT_LT(q.at("step_time_us").get<double>(), p.at("step_time_us").get<double>());
+  EXPECT_EQ(q.at("peak_memory_bytes").get<double>(),
+            p.at("peak_memory_bytes").get<double>() + 32 * (784 * 4 + 4));
+}
+
+TEST(Train, PrefetchTableMatchesGoldenFile) {
+  const auto run =
+      run_train("--devices 1,2 --steps 3 --batch 64 --optimizer adam --prefetch 1", scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  expect_matches_golden(normalised(run.out), "train_dp_prefetch_1_2_devices.txt");
+}
+
+TEST(Train, ConfigFileGivesThePrefetch) {
+  const auto dir = scratch_dir();
+  const auto config = dir / "train.ini";
+  const auto json = dir / "run.json";
+  std::ofstream(config) << "devices = 2\nsteps = 2\nbatch = 8\nprefetch = 2\n";
+  const auto run = run_train(fmt::format("--config '{}' --json '{}'", config.string(), json.string()), dir);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("batches prefetched 2 ahead"), std::string::npos) << run.out;
+  EXPECT_EQ(nlohmann::json::parse(read_file(json)).at("prefetch"), 2);
+}
+
 // Weak scaling keeps the per-device batch: the global batch grows with the devices.
 TEST(Train, WeakScalingGrowsTheGlobalBatch) {
   const auto j = run_json("--devices 1,2,4 --steps 1 --batch 16 --scaling weak --abstract");
@@ -215,6 +250,8 @@ std::vector<BadInput> bad_inputs() {
        "the per-device batch 16 at 4 devices is not divisible by --micro-batches 3"},
       {"UnknownScaling", "--scaling linear", "unknown --scaling 'linear'; valid: strong, weak"},
       {"ZeroSteps", "--steps 0", "--steps must be a whole number of at least 1 (got '0')"},
+      {"NegativePrefetch", "--prefetch=-1", "--prefetch must be a whole number of at least 0 (got '-1')"},
+      {"FractionalPrefetch", "--prefetch 1.5", "--prefetch must be a whole number of at least 0 (got '1.5')"},
       {"NoFloat32Peak", "--preset tpu_v4 --devices 2 --batch 8",
        "the Google TPU v4 devices have no peak FLOP/s for float32, which training needs for its loss "
        "even under --precision mixed_bf16; use a device preset that has one (a GPU)"},

@@ -306,6 +306,12 @@ StepResult TrainStep::operator()(Simulation& sim, const TrainState& state, const
   return {{out[0], out[1]}, out[2].leaf()};
 }
 
+std::pair<Array, Array> TrainStep::put_batch(Simulation& sim, const Array& batch_x,
+                                             const Array& batch_y) const {
+  const Tree put = sim.device_put_sharded(Tree::tuple({batch_x, batch_y}), plan_->options.devices);
+  return {put[0].leaf(), put[1].leaf()};
+}
+
 Tree TrainStep::full_params(Simulation& sim, const TrainState& state) const {
   const Plan& plan = *plan_;
   const Tree& source = plan.mixed() ? state.opt_state["master"] : state.params;

@@ -1,9 +1,11 @@
 #include "runtime.hpp"
 
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Actor.hpp>
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <xbt/config.hpp>
 #include <xbt/log.h>
@@ -17,6 +19,8 @@ namespace {
 
 // SimGrid has one engine per process; a second Simulation would share its clock.
 bool engine_taken = false;
+// The Runtime of the process's engine, for SimGrid's actor-termination callback (connected once per process).
+Runtime* current_runtime = nullptr;
 
 std::string endpoint_name(int endpoint) {
   return endpoint == kHostEndpoint ? std::string("host") : fmt::format("d{}", endpoint);
@@ -35,6 +39,14 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
         "own process)");
   engine_taken = true;
   engine_ = std::make_unique<simgrid::s4u::Engine>(argc, argv);
+  current_runtime = this;
+  static const bool termination_watched = [] {
+    simgrid::s4u::Actor::on_termination_cb([](const simgrid::s4u::Actor& actor) {
+      if (current_runtime != nullptr) current_runtime->actor_ended(actor.get_pid());
+    });
+    return true;
+  }();
+  (void)termination_watched;
   for (const auto& setting : config_) simgrid::s4u::Engine::set_config(setting);
   platform_ = builder();
   if (platform_.devices.empty()) throw ValueError("the platform has no devices");
@@ -64,7 +76,12 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
   XBT_DEBUG("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
 }
 
-Runtime::~Runtime() { engine_taken = false; }
+Runtime::~Runtime() {
+  // Copies nobody waited for finish now, so that no actor outlives the engine (SimGrid warns at exit).
+  if (host_copies_.busy()) engine_->run();
+  current_runtime = nullptr;
+  engine_taken = false;
+}
 
 simgrid::s4u::Mailbox* Runtime::channel(int from, int to, Track track) {
   const auto key = std::make_tuple(from, to, track);
@@ -94,13 +111,58 @@ Seconds Runtime::message_latency(int from, int to) {
 
 void Runtime::run() {
   failure_ = nullptr;
-  engine_->run();
+  if (host_copies_.busy())
+    run_beside_host_copies();
+  else
+    engine_->run();
   if (failure_) std::rethrow_exception(std::exchange(failure_, nullptr));
+}
+
+// SimGrid's run() returns only once nothing is left to simulate, but a call must end when its own actors do,
+// with the host's copies still in flight, so that the host's next call starts then. SimGrid 3.32 cannot
+// pause a transfer exactly (resuming one still in its latency phase gives it bandwidth early), so the run
+// stops the engine instead. EngineImpl::run returns after the step in which the set of vetoed activities it
+// tracks (read when the run starts) becomes non-empty: once only copying actors are left, a marker goes into
+// that set and a timer due now keeps that step from advancing the clock. The copying actors and their
+// transfers carry on in the next run. run_until() rather than run(): with actors left, run() takes a vetoed
+// activity for an error. Its far deadline is only reached when the call's actors deadlock.
+void Runtime::run_beside_host_copies() {
+  constexpr double kNoDeadline = std::numeric_limits<double>::max() / 4;
+  copies_running_beside_ = true;
+  paused_ = false;
+  engine_->track_vetoed_activities(&pause_set_);
+  engine_->run_until(kNoDeadline);
+  engine_->track_vetoed_activities(nullptr);
+  pause_set_.clear();
+  copies_running_beside_ = false;
+  if (!paused_ && !failure_)
+    throw std::logic_error("the devices' actors deadlocked while host copies were in flight");
+}
+
+void Runtime::actor_ended(aid_t actor) {
+  host_copies_.forget(actor);
+  if (copies_running_beside_ && !paused_ &&
+      simgrid::s4u::Engine::get_instance()->get_actor_count() == host_copies_.copier_count())
+    pause_when_only_copies_left();
+}
+
+void Runtime::pause_when_only_copies_left() {
+  paused_ = true;
+  if (!pause_marker_) pause_marker_ = simgrid::s4u::Exec::init();
+  pause_set_.insert(pause_marker_.get());
+  simgrid::kernel::timer::Timer::set(simgrid::s4u::Engine::get_clock(), [] {});
 }
 
 void Runtime::fail(std::exception_ptr error) {
   if (!failure_) failure_ = std::move(error);
-  simgrid::s4u::Actor::kill_all();
+  // The others stop, so that none waits forever; the host's copies wait for nobody and carry on.
+  if (!host_copies_.busy()) {
+    simgrid::s4u::Actor::kill_all();
+    return;
+  }
+  const auto self = simgrid::s4u::this_actor::get_pid();
+  for (const auto& actor : engine_->get_all_actors())
+    if (actor->get_pid() != self && !host_copies_.is_copier(actor->get_pid())) actor->kill();
 }
 
 void Runtime::add_call(CallReport call) { calls_.push_back(std::move(call)); }

@@ -5,14 +5,17 @@
 #include <exception>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
+#include "host_copies.hpp"
 #include "spmdsim/memory.hpp"
 #include "spmdsim/platform.hpp"
 #include "spmdsim/report.hpp"
@@ -48,11 +51,17 @@ class Runtime {
   // model's latency factor.
   Seconds message_latency(int from, int to);
 
+  // The host's asynchronous copies to the devices.
+  HostCopyQueue& host_copies() { return host_copies_; }
+
   // Runs the actors created since the last run to completion. If one failed, the first failure is
-  // rethrown here (the failing actor kills the others so that none waits forever).
+  // rethrown here (the failing actor kills the others so that none waits forever). Host copies still in
+  // flight when the others are done stay in flight: the run ends without waiting for them.
   void run();
   // Called by a failing actor.
   void fail(std::exception_ptr error);
+  // Called when any actor ends.
+  void actor_ended(aid_t actor);
 
   void add_call(CallReport call);
   SimulationReport report() const;
@@ -70,6 +79,15 @@ class Runtime {
   std::map<std::pair<int, int>, Seconds> message_latencies_;
   std::exception_ptr failure_;
   std::vector<CallReport> calls_;
+  HostCopyQueue host_copies_{*this};
+  // A run beside host copies: it ends once only copying actors are left (pause_when_only_copies_left).
+  bool copies_running_beside_ = false;
+  bool paused_ = false;
+  simgrid::s4u::ExecPtr pause_marker_;  // never started: its presence in the vetoed set ends the run
+  std::set<simgrid::s4u::Activity*> pause_set_;
+
+  void run_beside_host_copies();
+  void pause_when_only_copies_left();
 };
 
 }  // namespace spmdsim::detail

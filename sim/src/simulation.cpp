@@ -6,6 +6,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 
+#include "host_copies.hpp"
 #include "runtime.hpp"
 #include "spmdsim/residency.hpp"
 
@@ -20,6 +21,7 @@ int default_argc = 1;
 struct Fetch {
   int device;
   Array shard;
+  const detail::HostCopy* arrival;  // a put's copy to the device, waited for first; null for pmap results
 };
 
 }  // namespace
@@ -50,7 +52,9 @@ Tree Simulation::device_get(const Tree& tree) {
     if (!residency || residency->fetched) continue;
     residency->fetched = true;
     const std::size_t count = residency->axis ? residency->devices.size() : 1;
-    for (std::size_t i = 0; i < count; ++i) fetches.push_back({residency->devices[i], residency->shards[i]});
+    for (std::size_t i = 0; i < count; ++i)
+      fetches.push_back({residency->devices[i], residency->shards[i],
+                         residency->arrivals.empty() ? nullptr : residency->arrivals[i].get()});
   }
   if (!fetches.empty()) {
     CallReport call;
@@ -70,13 +74,18 @@ Tree Simulation::device_get(const Tree& tree) {
                                     std::vector<simgrid::s4u::CommPtr> sends;
                                     const Seconds start = simgrid::s4u::Engine::get_clock();
                                     for (const auto& f : fetches)
+                                      if (f.device == device && f.arrival != nullptr) f.arrival->wait_arrival();
+                                    const Seconds arrived = simgrid::s4u::Engine::get_clock();
+                                    if (arrived > start)
+                                      call.spans[k].push_back({SpanKind::transfer, "host->device", start, arrived});
+                                    for (const auto& f : fetches)
                                       if (f.device == device)
                                         sends.push_back(runtime.channel(device, detail::kHostEndpoint)
                                                             ->put_async(new Array(f.shard), f.shard.nbytes()));
                                     simgrid::s4u::Comm::wait_all(sends);
                                     const Seconds end = simgrid::s4u::Engine::get_clock();
                                     call.times[k].transfer += end - start;
-                                    call.spans[k].push_back({SpanKind::transfer, "device->host", start, end});
+                                    call.spans[k].push_back({SpanKind::transfer, "device->host", arrived, end});
                                   });
     }
     // Each host CPU receives what its own devices send (one per node on multi-node platforms).

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,23 @@ class Simulation {
   Seconds now() const;
   const std::string& algorithm(CollectiveKind kind) const;
 
+  // The host starts copying `tree` to devices and goes on at once, as jax.device_put_sharded does: every
+  // leaf's leading axis is split over `devices` (by default the first leading-size devices), entry i to the
+  // i-th device, as pmap's in_axes 0 splits it. Returns the same values as device-resident arrays (as pmap
+  // results are) without advancing the clock; a pmap over these devices with in_axes 0 uses them in place,
+  // each device waiting only for its own shards to arrive. The shards take device memory (input_shards)
+  // from now until the returned arrays go away. Each device's copies run one after another in the order
+  // they were put, each one's leaves together over the device's host links (README.md, "Host transfers").
+  // Throws ValueError for no leaf, a leaf without a leading axis, leading axes of different sizes, or
+  // devices that do not match them; OutOfMemoryError when a shard does not fit.
+  Tree device_put_sharded(const Tree& tree, std::optional<std::vector<int>> devices = std::nullopt);
+  // The same with a full copy of every leaf on each of `devices` (replicated_args), as
+  // jax.device_put_replicated; a pmap over these devices with in_axes None uses them in place.
+  Tree device_put_replicated(const Tree& tree, const std::vector<int>& devices);
+
   // The host reads pmap results: the device shards of every array in `tree` not yet read travel
-  // device->host over the host links (in simulated time); the returned arrays are host arrays.
+  // device->host over the host links (in simulated time); the returned arrays are host arrays. A put's shards
+  // still on their way to a device are waited for first.
   Tree device_get(const Tree& tree);
 
   // Everything so far: per call and per device times, memory peaks.

@@ -45,6 +45,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "spmdsim/memory_tags.hpp"
@@ -124,6 +125,11 @@ class TrainStep {
   Tree operator()(Simulation& sim, const Args& args) const;
   StepResult operator()(Simulation& sim, const TrainState& state, const Array& batch_x,
                         const Array& batch_y) const;
+
+  // Host: starts copying a batch, laid out as operator() takes it, to the step's devices and returns at once
+  // with it device-resident (Simulation::device_put_sharded): a step given it waits only for what has not yet
+  // arrived. flax.jax_utils.prefetch_to_device keeps batches in flight ahead of the step this way.
+  std::pair<Array, Array> put_batch(Simulation& sim, const Array& batch_x, const Array& batch_y) const;
 
   // Host: the full fp32 parameters (the master weights under mixed precision), read from the devices and
   // un-sharded.
