@@ -136,8 +136,12 @@ class CollectiveCall {
   Communicator& comm() { return *comm_; }
   DeviceCommunicator& device_comm() { return *comm_; }
   const std::string& algorithm() const { return algorithm_; }
-  // Whether the ring is booked from its totals (booked_ring.hpp) rather than walked piece by piece.
-  bool books_ring(const Array& x) const { return algorithm_ == "ring" && comm_->size() > 1 && comm_->books(x); }
+  // Whether the ring is booked from its totals (booked_ring.hpp) rather than walked piece by piece: an
+  // all-reduce on any data, the other collectives on abstract data only.
+  bool books_ring_all_reduce() const {
+    return algorithm_ == "ring" && comm_->size() > 1 && ctx_.runtime().aggregate_ring_phases();
+  }
+  bool books_ring(const Array& x) const { return books_ring_all_reduce() && comm_->books(x); }
   // Waits for this device's last sends and places the result in its memory.
   Array finish(const Array& result) {
     comm_->finish();
@@ -222,7 +226,7 @@ Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGrou
   CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
                       static_cast<double>(x.nbytes()), x.dtype());
   const Array flat = x.reshaped(Shape{x.size()});
-  Array reduced = call.books_ring(x) ? booked_ring_all_reduce(call.device_comm(), flat, op)
+  Array reduced = call.books_ring_all_reduce() ? booked_ring_all_reduce(call.device_comm(), flat, op)
                                      : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
   return call.finish(reduced.reshaped(x.shape()));
 }
