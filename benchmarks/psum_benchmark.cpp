@@ -78,7 +78,8 @@ constexpr double kMemoryBudget = 0.75;
 
 enum class Mode { bare, real, real_aggregated, abstract, abstract_aggregated };
 
-constexpr Mode kModes[] = {Mode::bare, Mode::real, Mode::real_aggregated, Mode::abstract, Mode::abstract_aggregated};
+constexpr Mode kModes[] = {Mode::bare, Mode::real, Mode::real_aggregated, Mode::abstract,
+                           Mode::abstract_aggregated};
 
 std::string_view mode_name(Mode mode) {
   switch (mode) {

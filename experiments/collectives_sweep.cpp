@@ -579,7 +579,9 @@ class TableWriter {
                         info.abstract_source);
     if (info.aggregate || !info.dimension_algorithms.empty())
       out_ << fmt::format("# options:  {}{}{}\n",
-                          info.aggregate ? "ring phases aggregated (--aggregate: abstract rows, and real rows' ring all_reduce)" : "",
+                          info.aggregate
+                              ? "ring phases aggregated (--aggregate: abstract rows, and real rows' ring all_reduce)"
+                              : "",
                           info.aggregate && !info.dimension_algorithms.empty() ? "; " : "",
                           info.dimension_algorithms.empty()
                               ? ""

@@ -189,11 +189,14 @@ std::vector<double> all_reduce_values(const ValuesCase& c, bool aggregate) {
   options.aggregate_ring_phases = aggregate;
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(c.p)), options);
   std::vector<double> values(static_cast<std::size_t>(c.p * kPrimeElements));
+  // A linear congruential generator's top bits, uniform in [-1/2, 1/2), scaled by 10^-3 to 10^4 (whole numbers
+  // up to 10^6 for int32).
   std::uint64_t state = 12345;
   for (double& v : values) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    const double unit = static_cast<double>(state >> 40) / static_cast<double>(1ULL << 24) - 0.5;  // [-0.5, 0.5)
-    v = c.dtype == DType::i32 ? std::floor(unit * 2e6) : unit * std::pow(10.0, static_cast<int>(state >> 61) - 3);
+    const double unit = static_cast<double>(state >> 40) / static_cast<double>(1ULL << 24) - 0.5;
+    v = c.dtype == DType::i32 ? std::floor(unit * 2e6)
+                              : unit * std::pow(10.0, static_cast<int>(state >> 61) - 3);
   }
   const Array input = Array::from_values({c.p, kPrimeElements}, values, c.dtype);
   const std::string collective = c.collective;

@@ -69,7 +69,7 @@ Array booked_ring_all_reduce(DeviceCommunicator& comm, const Array& flat, Reduce
   // whichever is higher; nothing of either outlives the algorithm.
   scratch(comm, std::max(reduce_scatter_peak(pieces, r), pieces.n), flat.dtype());
   if (flat.is_abstract()) return Array::abstract(flat.shape(), flat.dtype());
-  comm.finish();  // the phase first: waiting for the values then adds no simulated time unless a member is late
+  comm.finish();  // the phase first: then waiting for the values takes no simulated time if all arrived
   return values->result();
 }
 

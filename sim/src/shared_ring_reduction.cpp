@@ -7,7 +7,7 @@
 namespace spmdsim::detail {
 
 SharedRingReduction::SharedRingReduction(int members)
-    : inputs_(static_cast<std::size_t>(members)),
+    : inputs_(static_cast<std::size_t>(members), Array::abstract({})),  // placeholders sharing one handle
       missing_(members),
       mutex_(simgrid::s4u::Mutex::create()),
       computed_(simgrid::s4u::ConditionVariable::create()) {}
@@ -33,7 +33,8 @@ std::shared_ptr<SharedRingReduction> SharedRingReductions::join(int rank, Track 
   const auto key = std::make_tuple(track, call, group.front());
   auto slot = open_.find(key);
   if (slot == open_.end())
-    slot = open_.emplace(key, Open{std::make_shared<SharedRingReduction>(static_cast<int>(group.size()))}).first;
+    slot =
+        open_.emplace(key, Open{std::make_shared<SharedRingReduction>(static_cast<int>(group.size()))}).first;
   auto reduction = slot->second.reduction;
   if (++slot->second.joined == group.size()) open_.erase(slot);
   return reduction;

@@ -15,17 +15,20 @@ constexpr std::int64_t kStripe = 4096;
 
 // The type combine's kernels compute T in (kernels::compute_dtype).
 template <class T>
-using ComputeType = std::conditional_t<std::is_same_v<T, Eigen::bfloat16> || std::is_same_v<T, Eigen::half>, float,
-                                       std::conditional_t<std::is_same_v<T, bool>, std::int32_t, T>>;
+using ComputeType = std::conditional_t<std::is_same_v<T, Eigen::bfloat16> || std::is_same_v<T, Eigen::half>,
+                                       float, std::conditional_t<std::is_same_v<T, bool>, std::int32_t, T>>;
 
 // x op y on Eigen expressions of the compute type C, as kernels::add, maximum and minimum compute it.
 template <class C, class X, class Y>
 auto combined(const X& x, const Y& y, ReduceOp op) {
   using Vec = Vector<C>;
   switch (op) {
-    case ReduceOp::sum: return Vec(x + y);
-    case ReduceOp::max: return Vec(x.binaryExpr(y, kernels::NanMaxOp<C>()));
-    case ReduceOp::min: return Vec(x.binaryExpr(y, kernels::NanMinOp<C>()));
+    case ReduceOp::sum:
+      return Vec(x + y);
+    case ReduceOp::max:
+      return Vec(x.binaryExpr(y, kernels::NanMaxOp<C>()));
+    case ReduceOp::min:
+      return Vec(x.binaryExpr(y, kernels::NanMinOp<C>()));
   }
   throw std::logic_error("unreachable reduce op");
 }
@@ -39,9 +42,15 @@ void fold_in_front(T* running, const T* mine, std::int64_t width, ReduceOp op) {
   if constexpr (std::is_same_v<T, C>) {
     // The common case without a temporary: one pass, in place.
     switch (op) {
-      case ReduceOp::sum: acc = x + acc; return;
-      case ReduceOp::max: acc = x.binaryExpr(acc, kernels::NanMaxOp<C>()); return;
-      case ReduceOp::min: acc = x.binaryExpr(acc, kernels::NanMinOp<C>()); return;
+      case ReduceOp::sum:
+        acc = x + acc;
+        return;
+      case ReduceOp::max:
+        acc = x.binaryExpr(acc, kernels::NanMaxOp<C>());
+        return;
+      case ReduceOp::min:
+        acc = x.binaryExpr(acc, kernels::NanMinOp<C>());
+        return;
     }
   } else {
     acc = combined<C>(x.template cast<C>(), acc.template cast<C>(), op).template cast<T>();
