@@ -18,43 +18,32 @@ template <class T>
 using ComputeType = std::conditional_t<std::is_same_v<T, Eigen::bfloat16> || std::is_same_v<T, Eigen::half>,
                                        float, std::conditional_t<std::is_same_v<T, bool>, std::int32_t, T>>;
 
-// x op y on Eigen expressions of the compute type C, as kernels::add, maximum and minimum compute it.
-template <class C, class X, class Y>
-auto combined(const X& x, const Y& y, ReduceOp op) {
-  using Vec = Vector<C>;
+// Calls assign(combine) with combine(x, y) the Eigen expression of x op y in the compute type C, as
+// kernels::add, maximum and minimum compute it.
+template <class C, class Assign>
+void with_combine(ReduceOp op, Assign&& assign) {
   switch (op) {
     case ReduceOp::sum:
-      return Vec(x + y);
+      return assign([](const auto& x, const auto& y) { return x + y; });
     case ReduceOp::max:
-      return Vec(x.binaryExpr(y, kernels::NanMaxOp<C>()));
+      return assign([](const auto& x, const auto& y) { return x.binaryExpr(y, kernels::NanMaxOp<C>()); });
     case ReduceOp::min:
-      return Vec(x.binaryExpr(y, kernels::NanMinOp<C>()));
+      return assign([](const auto& x, const auto& y) { return x.binaryExpr(y, kernels::NanMinOp<C>()); });
   }
-  throw std::logic_error("unreachable reduce op");
 }
 
-// running = combine(mine, running) over `width` elements.
+// running = combine(mine, running) over `width` elements, in place.
 template <class T>
 void fold_in_front(T* running, const T* mine, std::int64_t width, ReduceOp op) {
   using C = ComputeType<T>;
   Eigen::Map<Vector<T>> acc(running, width);
   const Eigen::Map<const Vector<T>> x(mine, width);
-  if constexpr (std::is_same_v<T, C>) {
-    // The common case without a temporary: one pass, in place.
-    switch (op) {
-      case ReduceOp::sum:
-        acc = x + acc;
-        return;
-      case ReduceOp::max:
-        acc = x.binaryExpr(acc, kernels::NanMaxOp<C>());
-        return;
-      case ReduceOp::min:
-        acc = x.binaryExpr(acc, kernels::NanMinOp<C>());
-        return;
-    }
-  } else {
-    acc = combined<C>(x.template cast<C>(), acc.template cast<C>(), op).template cast<T>();
-  }
+  with_combine<C>(op, [&](auto combine) {
+    if constexpr (std::is_same_v<T, C>)
+      acc = combine(x, acc);
+    else
+      acc = combine(x.template cast<C>(), acc.template cast<C>()).template cast<T>();
+  });
 }
 
 }  // namespace
