@@ -103,7 +103,7 @@ int child_main(const std::string& argument, std::vector<char*> simgrid_argv) {
     const auto start = Clock::now();
     int argc = static_cast<int>(simgrid_argv.size()) - 1;
     spmdsim::Simulation sim(&argc, simgrid_argv.data(), spmdsim::topologies::switch_cluster(cluster),
-                            {.aggregate_abstract_phases = true});
+                            {.aggregate_ring_phases = true});
     const double setup_s = seconds_since(start);
     const models::TrainState state = step.init_on_devices(sim);  // resident: the step sends only the batch
     const auto step_start = Clock::now();

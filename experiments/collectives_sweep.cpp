@@ -104,7 +104,7 @@ struct SweepOptions {
   std::string plot_prefix;
   std::optional<ByteCount> abstract_above;
   bool check = false;
-  bool aggregate = false;                         // SimulationOptions::aggregate_abstract_phases
+  bool aggregate = false;                         // SimulationOptions::aggregate_ring_phases
   std::vector<std::string> dimension_algorithms;  // SimulationOptions::dimension_algorithms
 };
 
@@ -220,8 +220,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "check", po::bool_switch(&options.check),
       "compare each real-data result with a float64 reduction in fixed order and report the largest error")(
       "aggregate", po::bool_switch(&options.aggregate),
-      "simulate each ring phase of an abstract row as one transfer each way (exact under the alpha-beta model "
-      "when p divides the count; docs/performance.md)")(
+      "simulate each ring phase as one transfer each way (abstract rows; real rows' ring all_reduce too, its "
+      "values unchanged), exact under the alpha-beta model when p divides the count; docs/performance.md)")(
       "dimension-algorithms", po::value(&dimension_algorithms),
       "what multidim runs along each dimension of the platform, comma-separated: ring, direct, "
       "halving_doubling (default: ring along every one)");
@@ -579,7 +579,9 @@ class TableWriter {
                         info.abstract_source);
     if (info.aggregate || !info.dimension_algorithms.empty())
       out_ << fmt::format("# options:  {}{}{}\n",
-                          info.aggregate ? "abstract rows aggregate their ring phases (--aggregate)" : "",
+                          info.aggregate
+                              ? "ring phases aggregated (--aggregate: abstract rows, and real rows' ring all_reduce)"
+                              : "",
                           info.aggregate && !info.dimension_algorithms.empty() ? "; " : "",
                           info.dimension_algorithms.empty()
                               ? ""
@@ -682,7 +684,7 @@ void write_json(std::ostream& out, const SweepInfo& info, const std::vector<RowR
   j["abstract_above_bytes"] = info.abstract_above;
   j["abstract_above_source"] = info.abstract_source;
   j["check"] = info.check;
-  j["aggregate_abstract_phases"] = info.aggregate;
+  j["aggregate_ring_phases"] = info.aggregate;
   j["dimension_algorithms"] = info.dimension_algorithms;
   j["wall_time_s"] = wall_seconds;
   j["simulated_time_s"] = simulated;
@@ -728,7 +730,7 @@ int run_collectives_sweep(const std::string& program, const std::vector<std::str
   Simulation sim(simgrid_argv.argc(), simgrid_argv.argv(), options.platform.builder,
                  {.simgrid_config = settings_not_overridden(options.platform.simgrid_config, simgrid_args),
                   .dimension_algorithms = options.dimension_algorithms,
-                  .aggregate_abstract_phases = options.aggregate});
+                  .aggregate_ring_phases = options.aggregate});
   // choose_platform checked the other platforms; a file's devices are known once SimGrid has loaded it.
   if (sim.num_devices() < max_devices)
     throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", max_devices,

@@ -84,7 +84,7 @@ void from_json(const nlohmann::json& j, TrainingResult& r) {
 
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
-                                                      bool aggregate_abstract_phases) {
+                                                      bool aggregate_ring_phases) {
   const std::vector<std::string> simgrid_args(simgrid_argv.begin() + 1, simgrid_argv.end());
   // SimGrid reports every configuration change at INFO; the header says which settings ran instead.
   simgrid_argv.insert(simgrid_argv.begin() + 1, "--log=xbt_cfg.thres:warning");
@@ -92,7 +92,7 @@ std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& plat
   auto sim = std::make_unique<Simulation>(
       argv.argc(), argv.argv(), platform.builder,
       SimulationOptions{.simgrid_config = settings_not_overridden(platform.simgrid_config, simgrid_args),
-                        .aggregate_abstract_phases = aggregate_abstract_phases});
+                        .aggregate_ring_phases = aggregate_ring_phases});
   // choose_platform checked the other platforms; a file's devices are known once SimGrid has loaded it.
   if (sim->num_devices() < devices)
     throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", devices,

@@ -62,7 +62,7 @@ void from_json(const nlohmann::json& j, TrainingResult& result);
 // UsageError when the platform has fewer devices, or devices without the float32 peak the loss needs.
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
-                                                      bool aggregate_abstract_phases);
+                                                      bool aggregate_ring_phases);
 
 // Trains on the first `devices` devices of `platform` with a global batch of `global_batch` (samples, or a
 // transformer's sequences), SimGrid getting

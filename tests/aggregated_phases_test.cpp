@@ -1,9 +1,11 @@
-// SimulationOptions::aggregate_abstract_phases: a ring phase on abstract data simulated as one transfer each
-// way must give every device the same collective time and the same memory peaks as the per-message run,
-// under the pinned alpha-beta model, with reductions that take time; real data must be left alone.
+// SimulationOptions::aggregate_ring_phases: a ring phase simulated as one transfer each way must give every
+// device the same collective time and the same memory peaks as the per-message run, under the pinned
+// alpha-beta model, with reductions that take time; on real data the ring all-reduce, whose values are
+// computed once for the group, must also give every device the per-message result bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -49,7 +51,7 @@ std::vector<double> run(const Case& c, bool aggregate, bool abstract,
       return platform;
     };
   SimulationOptions options{std::move(simgrid_config), {}};
-  options.aggregate_abstract_phases = aggregate;
+  options.aggregate_ring_phases = aggregate;
   Simulation sim(builder, options);
   const CollectiveOptions call{.algorithm = c.algorithm};
   std::function<Array(const Array&)> collective;
@@ -140,14 +142,100 @@ TEST(AggregatedPhasesUnderLv08, TakeThePerMessageTime) {
   expect_same(run(c, true, true, {}), per_message);
 }
 
-// Real data always moves per message: the option changes neither its values nor its times.
-TEST(AggregatedPhasesOnRealData, ChangeNothing) {
-  const Case c{"psum", "ring", 5, {}};
-  const auto per_message = testing::in_child_process([&] { return run(c, false, false); });
-  const auto asked = run(c, true, false);
-  expect_same(asked, per_message);
-  EXPECT_EQ(asked.back(), 2.5);
+// On real data the booked ring all-reduce takes the per-message time and memory; the other collectives still
+// move per message, with the same figures by construction.
+class AggregatedPhasesOnRealData : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AggregatedPhasesOnRealData, TakeThePerMessageTimeAndMemory) {
+  const auto per_message = testing::in_child_process([] { return run(GetParam(), false, false); });
+  EXPECT_GT(per_message.at(0), 0.0);
+  const auto aggregated = run(GetParam(), true, false);
+  expect_same(aggregated, per_message);
+  if (GetParam().collective == "psum") EXPECT_EQ(aggregated.back(), 0.5 * GetParam().p);
 }
+
+INSTANTIATE_TEST_SUITE_P(Ring, AggregatedPhasesOnRealData,
+                         ::testing::Values(Case{"psum", "ring", 2, {}}, Case{"psum", "ring", 5, {}},
+                                           Case{"psum", "ring", 8, {}}, Case{"all_gather", "ring", 5, {}},
+                                           Case{"psum_scatter", "ring", 5, {}},
+                                           Case{"psum", "hierarchical", 8, {4, 2}}),
+                         case_name);
+
+TEST(AggregatedPhasesOnRealDataUnderLv08, TakeThePerMessageTime) {
+  const Case c{"psum", "ring", 8, {}};
+  const auto per_message = testing::in_child_process([&] { return run(c, false, false, {}); });
+  expect_same(run(c, true, false, {}), per_message);
+}
+
+// The values: every device's result of a booked real all-reduce equals the per-message ring's bit for bit.
+// The inputs span six orders of magnitude, so that summing in another order changes some last bits; pieces
+// are of unequal sizes (n is prime) and longer than the arithmetic's stripes at p = 2.
+struct ValuesCase {
+  int p;
+  std::string collective;  // psum, pmax or pmin
+  DType dtype;
+};
+
+std::string values_case_name(const ::testing::TestParamInfo<ValuesCase>& info) {
+  return fmt::format("{}_{}_p{}", info.param.collective, dtype_name(info.param.dtype), info.param.p);
+}
+
+constexpr std::int64_t kPrimeElements = 10007;
+
+// Every element of the (p, n) result, as doubles (exact for these dtypes), then how many memory events
+// device 0 had: far fewer when the ring was booked than when it was walked.
+std::vector<double> all_reduce_values(const ValuesCase& c, bool aggregate) {
+  SimulationOptions options{alpha_beta_config(), {}};
+  options.aggregate_ring_phases = aggregate;
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(c.p)), options);
+  std::vector<double> values(static_cast<std::size_t>(c.p * kPrimeElements));
+  // A linear congruential generator's top bits, uniform in [-1/2, 1/2), scaled by 10^-3 to 10^4 (whole numbers
+  // up to 10^6 for int32).
+  std::uint64_t state = 12345;
+  for (double& v : values) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const double unit = static_cast<double>(state >> 40) / static_cast<double>(1ULL << 24) - 0.5;
+    v = c.dtype == DType::i32 ? std::floor(unit * 2e6)
+                              : unit * std::pow(10.0, static_cast<int>(state >> 61) - 3);
+  }
+  const Array input = Array::from_values({c.p, kPrimeElements}, values, c.dtype);
+  const std::string collective = c.collective;
+  Tree out = pmap(
+      [collective](const Args& a) -> Tree {
+        const Array& x = a[0].array();
+        return collective == "psum" ? psum(x, "i") : collective == "pmax" ? pmax(x, "i") : pmin(x, "i");
+      },
+      {.axis_name = "i"})(sim, {input});
+  std::vector<double> outcome = sim.device_get(out).leaf().to_doubles();
+  outcome.push_back(static_cast<double>(sim.report().memory_timelines.at(0).size()));
+  return outcome;
+}
+
+class AggregatedRingAllReduceValues : public ::testing::TestWithParam<ValuesCase> {};
+
+TEST_P(AggregatedRingAllReduceValues, AreThePerMessageRingsBitForBit) {
+  const auto per_message = testing::in_child_process([] { return all_reduce_values(GetParam(), false); });
+  const auto aggregated = all_reduce_values(GetParam(), true);
+  ASSERT_EQ(aggregated.size(), per_message.size());
+  const std::size_t elements = per_message.size() - 1;
+  std::size_t different = 0;
+  for (std::size_t i = 0; i < elements; ++i) different += aggregated[i] != per_message[i] ? 1 : 0;
+  EXPECT_EQ(different, 0u) << "of " << elements << " elements";
+  EXPECT_LT(aggregated.back(), per_message.back()) << "memory events: the ring was walked, not booked";
+}
+
+std::vector<ValuesCase> values_cases() {
+  std::vector<ValuesCase> out;
+  for (int p : {2, 3, 5, 8})
+    for (const char* collective : {"psum", "pmax", "pmin"})
+      for (DType dtype : {DType::f32, DType::i32}) out.push_back({p, collective, dtype});
+  out.push_back({5, "psum", DType::bf16});
+  out.push_back({3, "psum", DType::f64});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ring, AggregatedRingAllReduceValues, ::testing::ValuesIn(values_cases()),
+                         values_case_name);
 
 }  // namespace
 }  // namespace spmdsim

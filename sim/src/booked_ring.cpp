@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collectives/chunks.hpp"
+#include "shared_ring_reduction.hpp"
 
 namespace spmdsim::detail {
 namespace {
@@ -51,6 +52,12 @@ Array scratch(DeviceCommunicator& comm, std::int64_t elements, DType dtype) {
 Array booked_ring_all_reduce(DeviceCommunicator& comm, const Array& flat, ReduceOp op) {
   const int p = comm.size();
   const int r = comm.rank();
+  DeviceContext& ctx = comm.context();
+  std::shared_ptr<SharedRingReduction> values;
+  if (!flat.is_abstract()) {
+    values = ctx.call().shared_ring_reductions.join(ctx.rank(), ctx.track(), comm.group());
+    values->contribute(r, flat, op);
+  }
   const FlatPieces pieces{flat.size(), p};
   const auto item = static_cast<Bytes>(itemsize(flat.dtype()));
   // Reduce-scatter sends every piece but r and folds every piece but r-1; the all-gather sends every piece
@@ -61,7 +68,9 @@ Array booked_ring_all_reduce(DeviceCommunicator& comm, const Array& flat, Reduce
   // Held and released at once: the reduce-scatter's peak, or the all-gather's (every piece held at its end),
   // whichever is higher; nothing of either outlives the algorithm.
   scratch(comm, std::max(reduce_scatter_peak(pieces, r), pieces.n), flat.dtype());
-  return Array::abstract(flat.shape(), flat.dtype());
+  if (flat.is_abstract()) return Array::abstract(flat.shape(), flat.dtype());
+  comm.finish();  // the phase first: then waiting for the values takes no simulated time if all arrived
+  return values->result();
 }
 
 Array booked_ring_all_gather_scratch(DeviceCommunicator& comm, const Array& mine) {

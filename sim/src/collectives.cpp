@@ -138,10 +138,12 @@ class CollectiveCall {
   Communicator& comm() { return *comm_; }
   DeviceCommunicator& device_comm() { return *comm_; }
   const std::string& algorithm() const { return algorithm_; }
-  // Whether the ring is booked from its totals (booked_ring.hpp) rather than walked piece by piece.
-  bool books_ring(const Array& x) const {
-    return algorithm_ == "ring" && comm_->size() > 1 && comm_->books(x);
+  // Whether the ring is booked from its totals (booked_ring.hpp) rather than walked piece by piece: an
+  // all-reduce on any data, the other collectives on abstract data only.
+  bool books_ring_all_reduce() const {
+    return algorithm_ == "ring" && comm_->size() > 1 && ctx_.runtime().aggregate_ring_phases();
   }
+  bool books_ring(const Array& x) const { return books_ring_all_reduce() && comm_->books(x); }
   // Waits for this device's last sends and places the results in its memory.
   std::vector<Array> finish(const std::vector<Array>& results) {
     comm_->finish();
@@ -257,8 +259,9 @@ std::vector<Array> all_reduce_operands(const std::vector<Array>& operands, std::
   const Array flat = joined_flat(operands);
   CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
                       static_cast<double>(flat.nbytes()), flat.dtype());
-  const Array reduced = call.books_ring(flat) ? detail::booked_ring_all_reduce(call.device_comm(), flat, op)
-                                              : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
+  const Array reduced = call.books_ring_all_reduce()
+                            ? detail::booked_ring_all_reduce(call.device_comm(), flat, op)
+                            : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
   return call.finish(split_like(reduced, operands));
 }
 

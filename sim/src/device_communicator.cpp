@@ -94,7 +94,7 @@ Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, 
 }
 
 bool DeviceCommunicator::books(const Array& x) const {
-  return ctx_.runtime().aggregate_abstract_phases() && x.is_abstract();
+  return ctx_.runtime().aggregate_ring_phases() && x.is_abstract();
 }
 
 void DeviceCommunicator::book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) {

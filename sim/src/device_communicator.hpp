@@ -1,6 +1,6 @@
 // Communicator over SimGrid: each chunk is one message on the channel between two devices, whose
 // simulated size is the chunk's byte size; received chunks are collective scratch in device memory.
-// With SimulationOptions::aggregate_abstract_phases, a run of sendrecv_shaped on abstract data with the
+// With SimulationOptions::aggregate_ring_phases, a run of sendrecv_shaped on abstract data with the
 // same peers is booked instead and simulated at its end as one phase: one transfer each way of the run's
 // bytes, the latencies of its other messages, then the reductions done meanwhile. Memory is placed and
 // released step by step as in the per-message run, so peaks are the same.
@@ -25,6 +25,8 @@ class DeviceCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(group_.size()); }
+  // The call ranks taking part, in group order.
+  const std::vector<int>& group() const { return group_; }
   void send(int peer, const Array& chunk) override;
   void send_and_wait(int peer, const Array& chunk) override;
   Array recv(int peer) override;

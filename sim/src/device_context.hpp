@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime.hpp"
+#include "shared_ring_reduction.hpp"
 #include "spmdsim/array.hpp"
 #include "spmdsim/report.hpp"
 
@@ -22,6 +23,7 @@ struct CallState {
   std::optional<std::string> axis_name;
   std::vector<int> devices;  // global indices, position = axis index
   CallReport report;
+  SharedRingReductions shared_ring_reductions;  // booked ring all-reduces on real data
 };
 
 class CommStream;

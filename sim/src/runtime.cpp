@@ -72,7 +72,7 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
     check_dimension_algorithms(options.dimension_algorithms, dimensions);
   }
   dimension_algorithms_ = std::move(options.dimension_algorithms);
-  aggregate_abstract_phases_ = options.aggregate_abstract_phases;
+  aggregate_ring_phases_ = options.aggregate_ring_phases;
   XBT_DEBUG("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
 }
 

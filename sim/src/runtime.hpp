@@ -41,7 +41,7 @@ class Runtime {
   const std::vector<std::string>& config() const { return config_; }
   int pipeline_chunks() const { return pipeline_chunks_; }
   const std::vector<std::string>& dimension_algorithms() const { return dimension_algorithms_; }
-  bool aggregate_abstract_phases() const { return aggregate_abstract_phases_; }
+  bool aggregate_ring_phases() const { return aggregate_ring_phases_; }
 
   // The channel from one endpoint to another. Messages between one ordered pair are matched in the order
   // both sides post them, which is SPMD program order, so a fast sender can never be received early. The
@@ -74,7 +74,7 @@ class Runtime {
   std::map<CollectiveKind, std::string> algorithms_;
   int pipeline_chunks_ = 1;
   std::vector<std::string> dimension_algorithms_;
-  bool aggregate_abstract_phases_ = false;
+  bool aggregate_ring_phases_ = false;
   std::map<std::tuple<int, int, Track>, simgrid::s4u::Mailbox*> channels_;
   std::map<std::pair<int, int>, Seconds> message_latencies_;
   std::exception_ptr failure_;

@@ -30,7 +30,7 @@ class Communicator {
   // Sends to `to` and receives from `from` at the same time (both transfers posted before waiting).
   virtual Array sendrecv(int to, const Array& chunk, int from) = 0;
   // sendrecv of a piece the caller knows is shaped like `expected`. On abstract data with
-  // SimulationOptions::aggregate_abstract_phases, consecutive such exchanges with the same two peers (a ring
+  // SimulationOptions::aggregate_ring_phases, consecutive such exchanges with the same two peers (a ring
   // phase) are simulated as one transfer each way; the caller need not know which happens.
   virtual Array sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) = 0;
   // a op b elementwise, taking this device's time for it (the gamma term of the cost model).

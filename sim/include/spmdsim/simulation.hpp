@@ -31,12 +31,15 @@ struct SimulationOptions {
   // What the multidim all-reduce runs along each dimension of the platform (dimension_algorithm_names());
   // empty: ring along every one.
   std::vector<std::string> dimension_algorithms;
-  // On abstract data, a ring phase (p-1 exchanges with the same two neighbours) moves as one transfer each
-  // way plus the other messages' latencies, instead of p-1 messages: p = 512 in a fraction of a second
-  // instead of minutes. Exact under alpha_beta_config() when every piece has the same size and no other
-  // traffic shares the ring's links (docs/performance.md#aggregated-phases); real data always moves per
-  // message.
-  bool aggregate_abstract_phases = false;
+  // A ring phase (p-1 exchanges with the same two neighbours) moves as one transfer each way plus the other
+  // messages' latencies, instead of p-1 messages: p = 512 in a fraction of a second instead of minutes.
+  // Exact under alpha_beta_config() when every piece has the same size and no other traffic shares the
+  // ring's links (docs/performance.md#aggregated-phases). On abstract data every ring algorithm aggregates;
+  // on real data the flat ring all-reduce (psum, pmean, pmax, pmin) does too, its values computed once for
+  // the group in the per-message ring's order (bit for bit the same) and shared by every device; real
+  // all-gathers, reduce-scatters and the hierarchical and multi-dimensional all-reduces move per message.
+  // (Called aggregate_abstract_phases before real all-reduces were aggregated.)
+  bool aggregate_ring_phases = false;
 };
 
 // The settings under which SimGrid's network follows the textbook alpha-beta model exactly: no TCP

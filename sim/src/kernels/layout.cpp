@@ -31,14 +31,20 @@ std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
 // out[i_0, ..., i_r] = a[offset + sum_d i_d * strides[d]]: stride 0 broadcasts, permuted strides transpose.
 Array gather(const Array& a, const Shape& out_shape, const Strides& strides, std::int64_t offset) {
   std::int64_t n = num_elements(out_shape);
+  // A contiguous last axis (take or slice along a leading axis, pmap's shards among them) is copied a row at
+  // a time instead of element by element.
+  const bool by_rows = !out_shape.empty() && strides.back() == 1;
+  const std::int64_t run = by_rows ? out_shape.back() : 1;
+  const std::size_t stepped_axes = by_rows ? out_shape.size() - 1 : out_shape.size();
   Storage values = std::visit(
       [&](const auto& in) -> Storage {
         std::decay_t<decltype(in)> out(n);
-        Shape index(out_shape.size(), 0);
+        if (n == 0) return out;
+        Shape index(stepped_axes, 0);
         std::int64_t source = offset;
-        for (std::int64_t i = 0; i < n; ++i) {
-          out[i] = in[source];
-          for (std::size_t d = out_shape.size(); d-- > 0;) {  // odometer step, last axis fastest
+        for (std::int64_t i = 0; i < n; i += run) {
+          std::copy_n(in.data() + source, run, out.data() + i);
+          for (std::size_t d = stepped_axes; d-- > 0;) {  // odometer step, last stepped axis fastest
             source += strides[d];
             if (++index[d] < out_shape[d]) break;
             source -= strides[d] * out_shape[d];
@@ -75,7 +81,10 @@ KernelResult join(const std::vector<Array>& arrays, std::size_t axis) {
 
   // Each array is an (outer x inner) row-major block of the (outer x total inner) result.
   std::int64_t outer = product(out_shape, 0, axis);
-  Storage values = make_storage(dtype, num_elements(out_shape));
+  // Left unfilled: the blocks cover every element, and a zeroing pass would double the writes.
+  const std::int64_t n = num_elements(out_shape);
+  Storage values = std::visit([n](const auto& empty) -> Storage { return std::decay_t<decltype(empty)>(n); },
+                              make_storage(dtype, 0));
   std::visit(
       [&](auto& out) {
         using T = typename std::decay_t<decltype(out)>::Scalar;
