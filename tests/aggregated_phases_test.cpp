@@ -151,7 +151,9 @@ TEST_P(AggregatedPhasesOnRealData, TakeThePerMessageTimeAndMemory) {
   EXPECT_GT(per_message.at(0), 0.0);
   const auto aggregated = run(GetParam(), true, false);
   expect_same(aggregated, per_message);
-  if (GetParam().collective == "psum") EXPECT_EQ(aggregated.back(), 0.5 * GetParam().p);
+  if (GetParam().collective == "psum") {
+    EXPECT_EQ(aggregated.back(), 0.5 * GetParam().p);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ring, AggregatedPhasesOnRealData,

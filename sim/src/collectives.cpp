@@ -329,7 +329,7 @@ std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, std
   const Array joined_block = joined_flat(block_shapes);
   CollectiveCall call(ctx, std::move(group), "psum_scatter", CollectiveKind::reduce_scatter, options, bytes,
                       joined_block.dtype());
-  if (call.books_ring(joined_block))
+  if (call.books_ring(operands.front()))  // the operands' data, abstract or not (joined_block is abstract)
     return call.finish(split_like(
         detail::booked_ring_reduce_scatter(call.device_comm(), joined_block, ReduceOp::sum), block_shapes));
   std::vector<std::vector<Array>> blocks(operands.size());
