@@ -75,9 +75,9 @@ Tree mean_scatter_tree(const Tree& full, std::string_view axis_name, int num_sha
   const Tree padded = full.map([num_shards](const Array& leaf) {
     return flat_padded(leaf, shard_size(leaf.size(), num_shards) * num_shards);
   });
-  return psum_scatter(padded, axis_name, 0, /*tiled=*/true).map([num_shards](const Array& summed) {
-    return summed / static_cast<double>(num_shards);
-  });
+  std::vector<Array> shards = psum_scatter(padded, axis_name, 0, /*tiled=*/true).leaves();
+  for (Array& shard : shards) shard = shard / static_cast<double>(num_shards);  // each sum released once divided
+  return full.rebuild(shards);
 }
 
 }  // namespace spmdsim::models
