@@ -2,11 +2,9 @@
 // shards are bound to device buffers at once (the memory is taken when the copy is enqueued, as an allocator
 // reserves it) and their transfers queued on the devices' host copy queues (host_copies.hpp); nothing runs
 // until the next call.
-#include <set>
 #include <utility>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "kernels/kernels.hpp"
 #include "runtime.hpp"
@@ -20,14 +18,7 @@ namespace {
 
 void check_devices(const detail::Runtime& runtime, const std::vector<int>& devices, std::string_view what) {
   if (devices.empty()) throw ValueError(fmt::format("{}: no devices given", what));
-  const int available = runtime.num_devices();
-  for (int d : devices)
-    if (d < 0 || d >= available)
-      throw ValueError(
-          fmt::format("{}: no device {} on this platform (devices 0..{})", what, d, available - 1));
-  if (std::set<int>(devices.begin(), devices.end()).size() != devices.size())
-    throw ValueError(
-        fmt::format("{}: each device may appear once, got [{}]", what, fmt::join(devices, ", ")));
+  runtime.check_devices(devices, what);
 }
 
 // Binds each device's part of every leaf to a buffer of that device, queues each device's copy and returns

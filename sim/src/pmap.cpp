@@ -233,12 +233,7 @@ std::vector<int> call_devices(const Runtime& runtime, const PmapOptions& options
   if (options.devices) {
     const auto& devices = *options.devices;
     if (devices.empty()) throw ValueError("'devices' argument to pmap must be non-empty, or None.");
-    std::set<int> distinct(devices.begin(), devices.end());
-    for (int d : devices)
-      if (d < 0 || d >= available)
-        throw ValueError(fmt::format("pmap devices: no device {} on this platform (devices 0..{})", d, available - 1));
-    if (distinct.size() != devices.size())
-      throw ValueError(fmt::format("pmap devices: each device may appear once, got [{}]", fmt::join(devices, ", ")));
+    runtime.check_devices(devices, "pmap devices");
     if (static_cast<std::int64_t>(devices.size()) != size) {
       std::vector<std::string> names;
       for (int d : devices) names.push_back(runtime.platform().devices[static_cast<std::size_t>(d)].name);

@@ -1,9 +1,11 @@
 #include "runtime.hpp"
 
 #include <limits>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -81,6 +83,15 @@ Runtime::~Runtime() {
   if (host_copies_.busy()) engine_->run();
   current_runtime = nullptr;
   engine_taken = false;
+}
+
+void Runtime::check_devices(const std::vector<int>& devices, std::string_view what) const {
+  for (int d : devices)
+    if (d < 0 || d >= num_devices())
+      throw ValueError(
+          fmt::format("{}: no device {} on this platform (devices 0..{})", what, d, num_devices() - 1));
+  if (std::set<int>(devices.begin(), devices.end()).size() != devices.size())
+    throw ValueError(fmt::format("{}: each device may appear once, got [{}]", what, fmt::join(devices, ", ")));
 }
 
 simgrid::s4u::Mailbox* Runtime::channel(int from, int to, Track track) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -35,6 +36,8 @@ class Runtime {
 
   const Platform& platform() const { return platform_; }
   int num_devices() const { return static_cast<int>(platform_.devices.size()); }
+  // ValueError, prefixed with `what`, for a device index outside the platform or one listed twice.
+  void check_devices(const std::vector<int>& devices, std::string_view what) const;
   const std::shared_ptr<MemoryLedger>& ledger(int device) const { return ledgers_.at(device); }
   const std::string& algorithm(CollectiveKind kind) const { return algorithms_.at(kind); }
   const std::map<CollectiveKind, std::string>& algorithms() const { return algorithms_; }
