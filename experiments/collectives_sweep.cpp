@@ -452,7 +452,8 @@ Array random_input(const PlannedRow& row, DType dtype) {
 // The largest |result - reference| over every device and element. `in` is (p, elements_in) and `out`
 // (p, elements_out) as pmap stacks them; the reference sums in float64 over devices 0, 1, ..., p-1.
 template <class T>
-double max_error_of(CollectiveKind kind, int p, std::int64_t count, const Vector<T>& in, const Vector<T>& out) {
+double max_error_of(CollectiveKind kind, int p, std::int64_t count, const Eigen::Map<const Vector<T>>& in,
+                    const Eigen::Map<const Vector<T>>& out) {
   const auto P = static_cast<std::int64_t>(p);
   double error = 0;
   const auto compare = [&](T got, double expected) { error = std::max(error, std::abs(to_double(got) - expected)); };
@@ -489,12 +490,10 @@ double max_error_of(CollectiveKind kind, int p, std::int64_t count, const Vector
 }
 
 double max_error(const PlannedRow& row, const Array& in, const Array& out) {
-  return std::visit(
-      [&](const auto& in_values) {
-        using V = std::decay_t<decltype(in_values)>;
-        return max_error_of(row.collective->kind, row.p, row.count, in_values, std::get<V>(out.storage()));
-      },
-      in.storage());
+  return in.visit_values([&](const auto& in_values) {
+    using T = typename std::decay_t<decltype(in_values)>::Scalar;
+    return max_error_of(row.collective->kind, row.p, row.count, in_values, out.values<T>());
+  });
 }
 
 // The collective of `row` on each device, on the axis "i".

@@ -486,7 +486,7 @@ TEST(Reshape, ResolvesMinusOneAndSharesStorage) {
   Array a = iota({2, 3});
   Array r = reshape(a, {3, -1});
   expect_array(r, {3, 2}, DType::f32, {0, 1, 2, 3, 4, 5});
-  EXPECT_EQ(&r.values<float>(), &a.values<float>());
+  EXPECT_EQ(r.values<float>().data(), a.values<float>().data());
   expect_array(reshape(a, {-1}), {6}, DType::f32, {0, 1, 2, 3, 4, 5});
   expect_array(reshape(Array::scalar(7), {1, 1}), {1, 1}, DType::f32, {7});
   Array abstract = reshape(Array::abstract({4, 6}, DType::bf16), {2, -1, 3});

@@ -1,6 +1,7 @@
 #include "spmdsim/array.hpp"
 
 #include <cmath>
+#include <mutex>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -72,6 +73,34 @@ void append_nested(std::string& out, const std::vector<std::string>& cells, cons
 
 }  // namespace
 
+// Made at once, or on first read by `make` (once, then `make` is dropped with what it held).
+class Array::Elements {
+ public:
+  explicit Elements(Storage storage) : storage_(std::make_shared<const Storage>(std::move(storage))) {}
+  explicit Elements(std::function<Array()> make) : make_(std::move(make)) {}
+
+  // The storage and the index of the first element in it.
+  std::pair<const Storage*, std::int64_t> get() const {
+    std::call_once(made_, [this] {
+      if (make_) adopt(make_());
+    });
+    return {storage_.get(), offset_};
+  }
+
+ private:
+  void adopt(const Array& made) const {
+    const Location where = made.resolve();
+    storage_ = made.buffer_->elements->storage_;
+    offset_ = where.offset;
+    make_ = nullptr;
+  }
+
+  mutable std::function<Array()> make_;
+  mutable std::once_flag made_;
+  mutable std::shared_ptr<const Storage> storage_;
+  mutable std::int64_t offset_ = 0;
+};
+
 Storage make_storage(DType dtype, std::int64_t n) {
   auto zeros = [n]<class T>() { return Storage(Vector<T>(Vector<T>::Constant(n, T(0)))); };
   switch (dtype) {
@@ -99,7 +128,7 @@ Array::Array(Shape shape, Storage storage)
   if (storage_size(storage) != num_elements(shape_))
     throw std::invalid_argument(fmt::format("storage of {} elements does not fit shape {}", storage_size(storage),
                                             shape_str(shape_)));
-  buffer_ = std::make_shared<const Buffer>(Buffer{std::make_shared<const Storage>(std::move(storage)), nullptr});
+  buffer_ = std::make_shared<const Buffer>(Buffer{std::make_shared<const Elements>(std::move(storage)), 0, nullptr});
 }
 
 Array::Array(Shape shape, DType dtype, std::shared_ptr<const Buffer> buffer)
@@ -147,27 +176,51 @@ Array Array::abstract(Shape shape, DType dtype) {
   return Array(std::move(shape), dtype, std::make_shared<const Buffer>());
 }
 
-const Storage& Array::storage() const {
+Array Array::view(const Array& base, std::int64_t offset, Shape shape) {
+  check_shape(shape);
+  const std::int64_t n = num_elements(shape);
+  if (offset < 0 || offset + n > base.size())
+    throw std::out_of_range(fmt::format("a view of {} elements from flat index {} does not fit in shape {}", n,
+                                        offset, shape_str(base.shape())));
+  if (base.is_abstract()) return abstract(std::move(shape), base.dtype());
+  return Array(std::move(shape), base.dtype(),
+               std::make_shared<const Buffer>(Buffer{base.buffer_->elements, base.buffer_->offset + offset, nullptr}));
+}
+
+Array Array::deferred(Shape shape, DType dtype, std::function<Array()> make) {
+  check_shape(shape);
+  auto checked = [shape, dtype, make = std::move(make)] {
+    Array made = make();
+    if (made.shape() != shape || made.dtype() != dtype || made.is_abstract())
+      throw std::logic_error(fmt::format("deferred values of {}{} were made as {}{}{}", dtype_name(dtype),
+                                         shape_str(shape), made.is_abstract() ? "abstract " : "",
+                                         dtype_name(made.dtype()), shape_str(made.shape())));
+    return made;
+  };
+  return Array(std::move(shape), dtype,
+               std::make_shared<const Buffer>(Buffer{std::make_shared<const Elements>(std::move(checked)), 0, nullptr}));
+}
+
+Array::Location Array::resolve() const {
   if (is_abstract())
     throw std::logic_error(
         fmt::format("abstract array {}{} has no values", dtype_name(dtype_), shape_str(shape_)));
-  return *buffer_->data;
+  const auto [storage, offset] = buffer_->elements->get();
+  return {storage, offset + buffer_->offset};
 }
 
 double Array::item(std::int64_t flat_index) const {
   if (flat_index < 0 || flat_index >= size())
     throw std::out_of_range(fmt::format("flat index {} out of range for shape {}", flat_index, shape_str(shape_)));
-  return std::visit([flat_index](const auto& v) { return to_double(v[flat_index]); }, storage());
+  return visit_values([flat_index](const auto& v) { return to_double(v[flat_index]); });
 }
 
 std::vector<double> Array::to_doubles() const {
-  return std::visit(
-      [](const auto& v) {
-        std::vector<double> out(static_cast<std::size_t>(v.size()));
-        for (Eigen::Index i = 0; i < v.size(); ++i) out[static_cast<std::size_t>(i)] = to_double(v[i]);
-        return out;
-      },
-      storage());
+  return visit_values([](const auto& v) {
+    std::vector<double> out(static_cast<std::size_t>(v.size()));
+    for (Eigen::Index i = 0; i < v.size(); ++i) out[static_cast<std::size_t>(i)] = to_double(v[i]);
+    return out;
+  });
 }
 
 Array Array::reshaped(Shape shape) const {
@@ -179,7 +232,8 @@ Array Array::reshaped(Shape shape) const {
 }
 
 Array Array::on_device(std::shared_ptr<DeviceAllocation> allocation) const {
-  return Array(shape_, dtype_, std::make_shared<const Buffer>(Buffer{buffer_->data, std::move(allocation)}));
+  return Array(shape_, dtype_,
+               std::make_shared<const Buffer>(Buffer{buffer_->elements, buffer_->offset, std::move(allocation)}));
 }
 
 Array Array::with_residency(std::shared_ptr<const Residency> residency) const {

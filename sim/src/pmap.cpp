@@ -349,6 +349,21 @@ Tree claim_outputs(DeviceContext& ctx, const Tree& out) {
   });
 }
 
+// The host's view of split results: the shards stacked along `axis`, but only once the host reads the values
+// (as JAX assembles a sharded array), so results that stay on the devices are never copied. It holds the
+// shards' values, not their device buffers.
+Array stacked_when_read(const std::vector<Array>& shards, int axis) {
+  std::vector<Array> shapes;
+  for (const Array& shard : shards) shapes.push_back(Array::abstract(shard.shape(), shard.dtype()));
+  Array stacked = kernels::stack(shapes, axis).value;
+  if (std::any_of(shards.begin(), shards.end(), [](const Array& shard) { return shard.is_abstract(); }))
+    return stacked;
+  std::vector<Array> values;
+  for (const Array& shard : shards) values.push_back(shard.on_device(nullptr));
+  return Array::deferred(stacked.shape(), stacked.dtype(),
+                         [values = std::move(values), axis] { return kernels::stack(values, axis).value; });
+}
+
 Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& options,
                       const std::vector<int>& devices) {
   const Tree& first = per_device.front();
@@ -373,7 +388,7 @@ Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& op
       throw ValueError(fmt::format("axis {} is out of bounds for array of dimension {}", axis, out_rank));
     if (axis < 0) axis += static_cast<int>(out_rank);
     residency->axis = axis;
-    assembled.push_back(kernels::stack(shards, axis).value.with_residency(std::move(residency)));
+    assembled.push_back(stacked_when_read(shards, axis).with_residency(std::move(residency)));
   }
   return first.rebuild(assembled);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <variant>
@@ -24,7 +25,8 @@ using Storage = std::variant<Vector<float>, Vector<double>, Vector<Eigen::bfloat
 class DeviceAllocation;  // sim/memory.hpp: a device buffer's entry in its device's memory ledger.
 struct Residency;        // sim/residency.hpp: the device shards behind a pmap result.
 
-// Immutable, like a JAX array: operations return new arrays; copies share storage.
+// Immutable, like a JAX array: operations return new arrays; copies share storage, and so do views (a
+// contiguous run of another array's elements) and reshapes.
 class Array {
  public:
   // A float32 scalar 0.
@@ -41,19 +43,37 @@ class Array {
   static Array arange(std::int64_t n, DType dtype = DType::i32);
   // Shape and dtype only: no storage, no values.
   static Array abstract(Shape shape, DType dtype = DType::f32);
+  // The num_elements(shape) elements of `base` from its row-major flat index `offset`, with `shape`: the
+  // same storage, not a copy (as numpy's basic slicing). Host-side: bound to no device buffer.
+  static Array view(const Array& base, std::int64_t offset, Shape shape);
+  // Values made when first read, once (a pmap result is stacked from its shards only if the host reads it,
+  // as JAX assembles a sharded array). make must return an array of this shape and dtype.
+  static Array deferred(Shape shape, DType dtype, std::function<Array()> make);
 
   const Shape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
   std::int64_t ndim() const { return static_cast<std::int64_t>(shape_.size()); }
   std::int64_t size() const { return num_elements(shape_); }
   std::size_t nbytes() const { return static_cast<std::size_t>(size()) * itemsize(dtype_); }
-  bool is_abstract() const { return buffer_->data == nullptr; }
+  bool is_abstract() const { return buffer_->elements == nullptr; }
 
-  // The values; throws std::logic_error on an abstract array.
-  const Storage& storage() const;
+  // The values, as T (std::bad_variant_access if T is not the dtype's element type); throws
+  // std::logic_error on an abstract array.
   template <class T>
-  const Vector<T>& values() const {
-    return std::get<Vector<T>>(storage());
+  Eigen::Map<const Vector<T>> values() const {
+    const Location where = resolve();
+    return Eigen::Map<const Vector<T>>(std::get<Vector<T>>(*where.storage).data() + where.offset, size());
+  }
+  // fn(values()) with the dtype's element type; every instantiation of fn must return the same type.
+  template <class Fn>
+  decltype(auto) visit_values(Fn&& fn) const {
+    const Location where = resolve();
+    return std::visit(
+        [&](const auto& whole) -> decltype(auto) {
+          using T = typename std::decay_t<decltype(whole)>::Scalar;
+          return fn(Eigen::Map<const Vector<T>>(whole.data() + where.offset, size()));
+        },
+        *where.storage);
   }
   // Element at a row-major flat index, converted to double.
   double item(std::int64_t flat_index) const;
@@ -76,13 +96,22 @@ class Array {
   std::string to_string() const;
 
  private:
-  // The values (shared by every handle, also across devices: binding to a device copies no data) and the
-  // device buffer they are accounted to.
+  // The storage behind arrays, made at once or on first read (defined in array.cpp).
+  class Elements;
+  // Where an array's elements are (shared by every handle, also across devices: binding to a device copies
+  // no data) and the device buffer they are accounted to.
   struct Buffer {
-    std::shared_ptr<const Storage> data;  // null: abstract
+    std::shared_ptr<const Elements> elements;  // null: abstract
+    std::int64_t offset = 0;                   // of the array's first element in the elements
     std::shared_ptr<DeviceAllocation> allocation;
   };
+  struct Location {
+    const Storage* storage;
+    std::int64_t offset;
+  };
   Array(Shape shape, DType dtype, std::shared_ptr<const Buffer> buffer);
+  // The storage holding this array's elements and the first one's index there; makes deferred values.
+  Location resolve() const;
 
   Shape shape_;
   DType dtype_;

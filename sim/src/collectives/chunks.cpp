@@ -14,13 +14,7 @@ std::vector<Array> split_flat(const Array& flat, int n) {
   std::int64_t offset = 0;
   for (int i = 0; i < n; ++i) {
     const std::int64_t len = base + (i < extra ? 1 : 0);
-    if (flat.is_abstract()) {
-      parts.push_back(Array::abstract(Shape{len}, flat.dtype()));
-    } else {
-      parts.push_back(std::visit(
-          [&](const auto& v) { return Array(Shape{len}, Storage(v.segment(offset, len).eval())); },
-          flat.storage()));
-    }
+    parts.push_back(Array::view(flat, offset, Shape{len}));
     offset += len;
   }
   return parts;
@@ -42,12 +36,11 @@ Array join_flat(const std::vector<Array>& chunks) {
   Storage out = make_storage(dtype, total);
   std::visit(
       [&](auto& dst) {
-        using V = std::decay_t<decltype(dst)>;
+        using T = typename std::decay_t<decltype(dst)>::Scalar;
         std::int64_t offset = 0;
         for (const auto& c : chunks) {
-          const auto& src = std::get<V>(c.storage());
-          dst.segment(offset, src.size()) = src;
-          offset += src.size();
+          dst.segment(offset, c.size()) = c.values<T>();
+          offset += c.size();
         }
       },
       out);

@@ -1,5 +1,5 @@
-// Cutting a flat array into contiguous chunks and joining them back, without copies being charged: in a
-// real collective the chunks are views of one buffer.
+// Cutting a flat array into contiguous chunks and joining them back. The chunks are views of the flat
+// array's storage, and no copy is charged: in a real collective they are parts of one buffer.
 #pragma once
 
 #include <vector>
@@ -8,7 +8,7 @@
 
 namespace spmdsim::collectives {
 
-// numpy.array_split of a 1-d array into n parts: the first size % n parts get one element more.
+// numpy.array_split of a 1-d array into n parts (views): the first size % n parts get one element more.
 std::vector<Array> split_flat(const Array& flat, int n);
 // Abstract arrays shaped as split_flat's parts, without copying any data.
 std::vector<Array> split_flat_shapes(const Array& flat, int n);

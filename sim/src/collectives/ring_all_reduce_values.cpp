@@ -51,7 +51,7 @@ void fold_in_front(T* running, const T* mine, std::int64_t width, ReduceOp op) {
 Array ring_all_reduce_values(const std::vector<Array>& flats, ReduceOp op) {
   const int p = static_cast<int>(flats.size());
   const std::int64_t n = flats.front().size();
-  return std::visit(
+  return flats.front().visit_values(
       [&](const auto& first) {
         using T = typename std::decay_t<decltype(first)>::Scalar;
         std::vector<const T*> inputs;
@@ -70,8 +70,7 @@ Array ring_all_reduce_values(const std::vector<Array>& flats, ReduceOp op) {
           offset = end;
         }
         return Array(Shape{n}, Storage(std::move(out)));
-      },
-      flats.front().storage());
+      });
 }
 
 }  // namespace spmdsim::collectives

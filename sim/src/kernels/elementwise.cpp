@@ -66,8 +66,9 @@ KernelResult binary(const Array& a, const Array& b, DType dtype, Fn fn) {
   Array x = as_operand(convert(a, compute), out_shape);
   Array y = as_operand(convert(b, compute), out_shape);
   Storage values = with_compute_values(x, [&](const auto& xv) {
-    using V = std::decay_t<decltype(xv)>;
-    const V& yv = y.values<typename V::Scalar>();
+    using T = typename std::decay_t<decltype(xv)>::Scalar;
+    using V = Vector<T>;
+    const auto yv = y.values<T>();
     // Same-shape and single-value operands: one vectorised Eigen expression, no index arithmetic.
     if (xv.size() == n && yv.size() == n) return V(fn(xv, yv));
     if (xv.size() != n) return V(fn(V::Constant(n, xv[0]), yv));
@@ -82,7 +83,8 @@ KernelResult unary(const Array& a, DType dtype, Fn fn) {
   if (a.is_abstract()) return {Array::abstract(a.shape(), dtype), cost};
 
   Array x = convert(a, compute_dtype(dtype));
-  Storage values = with_compute_values(x, [&](const auto& xv) { return std::decay_t<decltype(xv)>(fn(xv)); });
+  Storage values = with_compute_values(
+      x, [&](const auto& xv) { return Vector<typename std::decay_t<decltype(xv)>::Scalar>(fn(xv)); });
   return {convert(Array(a.shape(), std::move(values)), dtype), cost};
 }
 
@@ -105,13 +107,15 @@ DType int_if_bool(DType dtype) {
 Array convert(const Array& a, DType dtype) {
   if (a.dtype() == dtype) return a;
   Storage out = make_storage(dtype, a.size());
-  std::visit(
-      [](const auto& from, auto& to) {
-        using From = typename std::decay_t<decltype(from)>::Scalar;
-        using To = typename std::decay_t<decltype(to)>::Scalar;
-        to = from.unaryExpr([](From v) { return convert_value<To>(v); });
-      },
-      a.storage(), out);
+  a.visit_values([&out](const auto& from) {
+    std::visit(
+        [&from](auto& to) {
+          using From = typename std::decay_t<decltype(from)>::Scalar;
+          using To = typename std::decay_t<decltype(to)>::Scalar;
+          to = from.unaryExpr([](From v) { return convert_value<To>(v); });
+        },
+        out);
+  });
   return Array(a.shape(), std::move(out));
 }
 

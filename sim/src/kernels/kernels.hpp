@@ -101,20 +101,17 @@ using NanMaxOp = Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>;
 template <class T>
 using NanMinOp = Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>;
 
-// Calls fn(values) on x's values, which are of a compute type (see compute_dtype); fn returns a Vector of the
-// same type.
+// Calls fn(values) on x's values (an Eigen::Map), which are of a compute type (see compute_dtype); fn returns
+// a Vector of the same type.
 template <class Fn>
 Storage with_compute_values(const Array& x, Fn&& fn) {
-  return std::visit(
-      [&](const auto& values) -> Storage {
-        using T = typename std::decay_t<decltype(values)>::Scalar;
-        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                      std::is_same_v<T, std::int32_t>)
-          return fn(values);
-        else
-          throw std::logic_error("kernels compute in float32, float64 or int32 only");
-      },
-      x.storage());
+  return x.visit_values([&](const auto& values) -> Storage {
+    using T = typename std::decay_t<decltype(values)>::Scalar;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t>)
+      return fn(values);
+    else
+      throw std::logic_error("kernels compute in float32, float64 or int32 only");
+  });
 }
 
 }  // namespace spmdsim::kernels

@@ -28,17 +28,29 @@ std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end) {
                          std::multiplies<>());
 }
 
+// Whether the strides walk out_shape's elements in row-major order, one after the other: then the gather
+// reads one contiguous run (an axis of extent 1 may have any stride).
+bool is_contiguous(const Shape& out_shape, const Strides& strides) {
+  std::int64_t expected = 1;
+  for (std::size_t d = out_shape.size(); d-- > 0;) {
+    if (out_shape[d] != 1 && strides[d] != expected) return false;
+    expected *= out_shape[d];
+  }
+  return true;
+}
+
 // out[i_0, ..., i_r] = a[offset + sum_d i_d * strides[d]]: stride 0 broadcasts, permuted strides transpose.
+// One contiguous run (pmap's shards along a leading axis, a leading-axis slice) is a view, not a copy.
 Array gather(const Array& a, const Shape& out_shape, const Strides& strides, std::int64_t offset) {
+  if (is_contiguous(out_shape, strides)) return Array::view(a, offset, out_shape);
   std::int64_t n = num_elements(out_shape);
   // A contiguous last axis (take or slice along a leading axis, pmap's shards among them) is copied a row at
   // a time instead of element by element.
   const bool by_rows = !out_shape.empty() && strides.back() == 1;
   const std::int64_t run = by_rows ? out_shape.back() : 1;
   const std::size_t stepped_axes = by_rows ? out_shape.size() - 1 : out_shape.size();
-  Storage values = std::visit(
-      [&](const auto& in) -> Storage {
-        std::decay_t<decltype(in)> out(n);
+  Storage values = a.visit_values([&](const auto& in) -> Storage {
+        Vector<typename std::decay_t<decltype(in)>::Scalar> out(n);
         if (n == 0) return out;
         Shape index(stepped_axes, 0);
         std::int64_t source = offset;
@@ -52,8 +64,7 @@ Array gather(const Array& a, const Shape& out_shape, const Strides& strides, std
           }
         }
         return out;
-      },
-      a.storage());
+      });
   return Array(out_shape, std::move(values));
 }
 

@@ -47,9 +47,9 @@ KernelResult matmul(const Array& a, const Array& b) {
   Array x = convert(a, compute);
   Array y = convert(b, compute);
   Storage values = with_compute_values(x, [&](const auto& xv) {
-    using V = std::decay_t<decltype(xv)>;
-    using T = typename V::Scalar;
-    const V& yv = y.values<T>();
+    using T = typename std::decay_t<decltype(xv)>::Scalar;
+    using V = Vector<T>;
+    const auto yv = y.values<T>();
     std::int64_t step_a = batch_a == 1 ? 0 : m * k;
     std::int64_t step_b = batch_b == 1 ? 0 : k * n;
     V out(batch * m * n);

@@ -37,8 +37,8 @@ KernelResult reduce(const Array& a, std::optional<int> axis, bool keepdims, DTyp
 
   Array x = convert(a, compute_dtype(dtype));
   Storage values = with_compute_values(x, [&](const auto& in) {
-    using V = std::decay_t<decltype(in)>;
-    using T = typename V::Scalar;
+    using T = typename std::decay_t<decltype(in)>::Scalar;
+    using V = Vector<T>;
     V out(outer * inner);
     Eigen::Map<RowMajorArray<T>> rows(out.data(), outer, inner);
     for (std::int64_t o = 0; o < outer; ++o)
