@@ -63,13 +63,14 @@ constexpr std::string_view kResultTag = "psum_benchmark-result";
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 constexpr std::uint64_t kSeed = 20240601;
 
-// Memory a real-mode run holds at its peak, in multiples of the p * n input bytes: the host input, the
-// shards sent to the devices, each device's chunk copies and gathered result, the stacked output. Measured
-// peak RSS / (p * n): 5.6 at p = 64 and 5.4 at p = 512 (n = 1 MiB), 4.2 at p = 8 (n = 64 MiB); rounded up.
-constexpr double kRealBytesPerInputByte = 6.0;
-// The same for real-aggr, whose devices share one result and hold no chunk copies: the host input, the
-// shards, the stacked output. Measured peak RSS / (p * n): 2.2 at p = 8 (n = 64 MiB), 2.5 at p = 512 and 3.4
-// at p = 64 (n = 1 MiB, where the fixed part weighs more); rounded up.
+// Memory a real-mode run holds at its peak, in multiples of the p * n input bytes: the host input (the
+// devices' shards are views of it), each device's partial sums and gathered result, the stacked output
+// when read. Measured peak RSS / (p * n): 4.1 at p = 64 and 3.8 at p = 512 (n = 1 MiB), 3.1 at p = 8
+// (n = 64 MiB); rounded up.
+constexpr double kRealBytesPerInputByte = 4.0;
+// The same for real-aggr, whose devices share one result: the host input, the stacked output when read.
+// Measured peak RSS / (p * n): 2.2 at p = 8 and 2.0 at p = 64 (n = 64 MiB), 2.1 at p = 512 and 2.6 at p = 64
+// (n = 1 MiB, where the fixed part weighs more); rounded up.
 constexpr double kRealAggregatedBytesPerInputByte = 3.0;
 // Beyond the arrays: SimGrid, the platform, actor stacks (abstract p = 512 peaks at ~240 MiB).
 constexpr double kBaseBytes = 256.0 * kMiB;
