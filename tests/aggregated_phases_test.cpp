@@ -171,7 +171,8 @@ TEST(AggregatedPhasesOnRealDataUnderLv08, TakeThePerMessageTime) {
 
 // The values: every device's result of a booked real all-reduce equals the per-message ring's bit for bit.
 // The inputs span six orders of magnitude, so that summing in another order changes some last bits; pieces
-// are of unequal sizes (n is prime) and longer than the arithmetic's stripes at p = 2.
+// are of unequal sizes (n is prime), longer than the arithmetic's stripes at p = 2 and swept several to a
+// stripe from p = 3 on (six at p = 16, where a sweep's ranks wrap around the ring).
 struct ValuesCase {
   int p;
   std::string collective;  // psum, pmax or pmin
@@ -233,6 +234,8 @@ std::vector<ValuesCase> values_cases() {
       for (DType dtype : {DType::f32, DType::i32}) out.push_back({p, collective, dtype});
   out.push_back({5, "psum", DType::bf16});
   out.push_back({3, "psum", DType::f64});
+  out.push_back({16, "psum", DType::f32});
+  out.push_back({16, "pmin", DType::f32});
   return out;
 }
 

@@ -105,6 +105,7 @@ TEST(ArrayDeferred, MadeAsAViewKeepsTheViewsOffset) {
 TEST(ArrayDeferred, MadeWithTheWrongShapeOrDtypeThrows) {
   const Array wrong_shape = Array::deferred({3}, DType::f32, [] { return iota({4}); });
   EXPECT_THROW(wrong_shape.to_doubles(), std::logic_error);
+  EXPECT_THROW(wrong_shape.to_doubles(), std::logic_error);  // tried again, not stuck
   const Array wrong_dtype = Array::deferred({4}, DType::i32, [] { return iota({4}); });
   try {
     wrong_dtype.to_doubles();

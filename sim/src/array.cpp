@@ -81,22 +81,20 @@ class Array::Elements {
 
   // The storage and the index of the first element in it.
   std::pair<const Storage*, std::int64_t> get() const {
-    std::call_once(made_, [this] {
-      if (make_) adopt(make_());
-    });
+    const std::lock_guard lock(making_);  // not call_once: a make that throws must leave it retryable
+    if (make_) {
+      const Array made = make_();
+      const Location where = made.resolve();
+      storage_ = made.buffer_->elements->storage_;
+      offset_ = where.offset;
+      make_ = nullptr;
+    }
     return {storage_.get(), offset_};
   }
 
  private:
-  void adopt(const Array& made) const {
-    const Location where = made.resolve();
-    storage_ = made.buffer_->elements->storage_;
-    offset_ = where.offset;
-    make_ = nullptr;
-  }
-
   mutable std::function<Array()> make_;
-  mutable std::once_flag made_;
+  mutable std::mutex making_;
   mutable std::shared_ptr<const Storage> storage_;
   mutable std::int64_t offset_ = 0;
 };

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "collectives/chunks.hpp"
 #include "kernels/kernels.hpp"
 
 namespace spmdsim::collectives {
@@ -51,26 +50,42 @@ void fold_in_front(T* running, const T* mine, std::int64_t width, ReduceOp op) {
 Array ring_all_reduce_values(const std::vector<Array>& flats, ReduceOp op) {
   const int p = static_cast<int>(flats.size());
   const std::int64_t n = flats.front().size();
-  return flats.front().visit_values(
-      [&](const auto& first) {
-        using T = typename std::decay_t<decltype(first)>::Scalar;
-        std::vector<const T*> inputs;
-        for (const Array& flat : flats) inputs.push_back(flat.values<T>().data());
-        Vector<T> out(n);
-        std::int64_t offset = 0;
-        for (int k = 0; k < p; ++k) {  // split_flat's piece k
-          const std::int64_t end = offset + n / p + (k < n % p ? 1 : 0);
-          for (std::int64_t start = offset; start < end; start += kStripe) {
-            const std::int64_t width = std::min(kStripe, end - start);
-            T* running = out.data() + start;
-            std::copy_n(inputs[static_cast<std::size_t>(wrap(k + 1, p))] + start, width, running);
-            for (int j = 2; j <= p; ++j)
-              fold_in_front(running, inputs[static_cast<std::size_t>(wrap(k + j, p))] + start, width, op);
-          }
-          offset = end;
+  // Where split_flat's piece k begins (k = p: the end).
+  const auto begin = [n, p](std::int64_t k) { return k * (n / p) + std::min<std::int64_t>(k, n % p); };
+  return flats.front().visit_values([&](const auto& first) {
+    using T = typename std::decay_t<decltype(first)>::Scalar;
+    std::vector<const T*> inputs;
+    for (const Array& flat : flats) inputs.push_back(flat.values<T>().data());
+    Vector<T> out(n);
+    // Piece k takes rank k+1's piece at step 1 and rank k+j's in front at steps j = 2..p. A block of pieces
+    // [k0, k1), clipped to elements [a, b), is swept by t: every piece k of it with 1 <= t - k <= p takes its
+    // step t - k from rank t mod p. So each piece's steps stay in order, and each sweep reads one contiguous
+    // run of one rank's input (small pieces are swept together, as the bare sum reads long runs).
+    const auto sweep = [&](std::int64_t k0, std::int64_t k1, std::int64_t a, std::int64_t b) {
+      for (std::int64_t t = k0 + 1; t <= k1 - 1 + p; ++t) {
+        const T* rank = inputs[static_cast<std::size_t>(t % p)];
+        const std::int64_t from = std::max(a, begin(std::max(k0, t - p)));
+        const std::int64_t to = std::min(b, begin(std::min(k1, t - 1)));
+        if (from < to) fold_in_front(out.data() + from, rank + from, to - from, op);
+        if (t - 1 >= k0 && t - 1 < k1) {  // piece t - 1 starts
+          const std::int64_t start = std::max(a, begin(t - 1));
+          std::copy(rank + start, rank + std::min(b, begin(t)), out.data() + start);
         }
-        return Array(Shape{n}, Storage(std::move(out)));
-      });
+      }
+    };
+    for (std::int64_t k0 = 0; k0 < p;) {
+      std::int64_t k1 = k0 + 1;
+      while (k1 < p && begin(k1 + 1) - begin(k0) <= kStripe) ++k1;
+      if (begin(k1) - begin(k0) <= kStripe) {
+        sweep(k0, k1, begin(k0), begin(k1));
+      } else {  // one piece larger than a stripe: stripe by stripe
+        for (std::int64_t a = begin(k0); a < begin(k1); a += kStripe)
+          sweep(k0, k1, a, std::min(a + kStripe, begin(k1)));
+      }
+      k0 = k1;
+    }
+    return Array(Shape{n}, Storage(std::move(out)));
+  });
 }
 
 }  // namespace spmdsim::collectives
