@@ -142,7 +142,12 @@ void Runtime::run_beside_host_copies() {
   copies_running_beside_ = true;
   paused_ = false;
   engine_->track_vetoed_activities(&pause_set_);
-  engine_->run_until(kNoDeadline);
+  // A Comm::sendto is vetoed once while it has its source host and not yet its destination, which also stops
+  // the run: that is not the pause, so the run goes on.
+  do {
+    pause_set_.clear();
+    engine_->run_until(kNoDeadline);
+  } while (!paused_ && !failure_ && !pause_set_.empty());
   engine_->track_vetoed_activities(nullptr);
   pause_set_.clear();
   copies_running_beside_ = false;

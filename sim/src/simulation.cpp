@@ -1,6 +1,6 @@
 #include "spmdsim/simulation.hpp"
 
-#include <map>
+#include <algorithm>
 #include <memory>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -67,41 +67,63 @@ Tree Simulation::device_get(const Tree& tree) {
     call.times.resize(devices.size());
     call.spans.resize(devices.size());
     auto& runtime = *runtime_;
+    // Sends every fetch of the devices `ks` (indices into `devices`) to their host CPUs at once, from the
+    // calling actor, and books each device's transfer from `start` until its last fetch is on the host.
+    auto send_to_host = [&runtime, &fetches, &call, &devices](const std::vector<std::size_t>& ks, Seconds start,
+                                                              Seconds arrived) {
+      std::vector<simgrid::s4u::CommPtr> sends;
+      std::vector<std::size_t> sender;
+      std::vector<int> unfinished(devices.size(), 0);
+      for (std::size_t k : ks) {
+        const auto& device = runtime.platform().devices[static_cast<std::size_t>(devices[k])];
+        for (const auto& f : fetches)
+          if (f.device == devices[k]) {
+            sends.push_back(simgrid::s4u::Comm::sendto_async(device.host, device.host_cpu, f.shard.nbytes()));
+            sender.push_back(k);
+            ++unfinished[k];
+          }
+      }
+      while (!sends.empty()) {
+        const auto done = static_cast<std::size_t>(simgrid::s4u::Comm::wait_any(sends));
+        const std::size_t k = sender[done];
+        sends.erase(sends.begin() + static_cast<std::ptrdiff_t>(done));
+        sender.erase(sender.begin() + static_cast<std::ptrdiff_t>(done));
+        if (--unfinished[k] > 0) continue;
+        const Seconds end = simgrid::s4u::Engine::get_clock();
+        call.times[k].transfer += end - start;
+        call.spans[k].push_back({SpanKind::transfer, "device->host", arrived, end});
+      }
+    };
+    // Devices holding all their shards send from one actor; one still receiving a put's copy waits for it in
+    // an actor of its own first.
+    std::vector<std::size_t> ready;
     for (std::size_t k = 0; k < devices.size(); ++k) {
       const int device = devices[k];
+      const bool waits = std::any_of(fetches.begin(), fetches.end(), [device](const Fetch& f) {
+        return f.device == device && f.arrival != nullptr && !f.arrival->arrived();
+      });
+      if (!waits) {
+        ready.push_back(k);
+        continue;
+      }
       simgrid::s4u::Actor::create("device_get", runtime.platform().devices[static_cast<std::size_t>(device)].host,
-                                  [&runtime, &fetches, &call, device, k] {
-                                    std::vector<simgrid::s4u::CommPtr> sends;
+                                  [&fetches, &call, &send_to_host, device, k] {
                                     const Seconds start = simgrid::s4u::Engine::get_clock();
                                     for (const auto& f : fetches)
                                       if (f.device == device && f.arrival != nullptr) f.arrival->wait_arrival();
                                     const Seconds arrived = simgrid::s4u::Engine::get_clock();
                                     if (arrived > start)
                                       call.spans[k].push_back({SpanKind::transfer, "host->device", start, arrived});
-                                    for (const auto& f : fetches)
-                                      if (f.device == device)
-                                        sends.push_back(runtime.channel(device, detail::kHostEndpoint)
-                                                            ->put_async(new Array(f.shard), f.shard.nbytes()));
-                                    simgrid::s4u::Comm::wait_all(sends);
-                                    const Seconds end = simgrid::s4u::Engine::get_clock();
-                                    call.times[k].transfer += end - start;
-                                    call.spans[k].push_back({SpanKind::transfer, "device->host", arrived, end});
+                                    send_to_host({k}, start, arrived);
                                   });
     }
-    // Each host CPU receives what its own devices send (one per node on multi-node platforms).
-    std::map<simgrid::s4u::Host*, std::vector<std::size_t>> fetches_by_cpu;
-    for (std::size_t i = 0; i < fetches.size(); ++i)
-      fetches_by_cpu[runtime.platform().devices[static_cast<std::size_t>(fetches[i].device)].host_cpu].push_back(i);
-    for (const auto& [cpu, indices] : fetches_by_cpu)
-      simgrid::s4u::Actor::create("host", cpu, [&runtime, &fetches, indices = indices] {
-        std::vector<simgrid::s4u::CommPtr> gets;
-        std::vector<Array*> received(indices.size(), nullptr);
-        for (std::size_t k = 0; k < indices.size(); ++k)
-          gets.push_back(
-              runtime.channel(fetches[indices[k]].device, detail::kHostEndpoint)->get_async<Array>(&received[k]));
-        simgrid::s4u::Comm::wait_all(gets);
-        for (auto* r : received) delete r;
+    if (!ready.empty()) {
+      auto* host_cpu = runtime.platform().devices[static_cast<std::size_t>(devices[ready.front()])].host_cpu;
+      simgrid::s4u::Actor::create("device_get", host_cpu, [&send_to_host, ready] {
+        const Seconds start = simgrid::s4u::Engine::get_clock();
+        send_to_host(ready, start, start);
       });
+    }
     runtime.run();
     call.end = now();
     for (auto& times : call.times) times.idle = (call.end - call.start) - times.transfer;
