@@ -454,8 +454,8 @@ int parent_main(const std::vector<std::string>& args) {
       "(engine, platform), pmap = the call, get = device_get;\n"
       "after them, outside wall s: read = the host's first read of the result's values (pmap stacks the "
       "devices' results then), wall and cpu\n");
-  fmt::print("{:>4}  {:>7}  {:<13}  {:>10}  {:>10}  {:>10}  {:>10}  {:>10}\n", "p", "n", "mode", "setup", "pmap",
-             "get", "read", "read cpu");
+  fmt::print("{:>4}  {:>7}  {:<13}  {:>10}  {:>10}  {:>10}  {:>10}  {:>10}\n", "p", "n", "mode", "setup",
+             "pmap", "get", "read", "read cpu");
   for (const auto& row : rows)
     if (row.state == Row::State::measured && row.config.mode != Mode::bare)
       fmt::print("{:>4}  {:>7}  {:<13}  {:>10.4f}  {:>10.4f}  {:>10.4f}  {:>10.4f}  {:>10.4f}\n",
@@ -472,8 +472,8 @@ int parent_main(const std::vector<std::string>& args) {
     });
     if (bare == rows.end()) continue;
     const double ratio = row.m.wall_s / bare->m.wall_s;
-    fmt::print("  {} within 2x of bare, p = {}, n = {}: {} ({:.1f}x wall, {:.1f}x cpu; with the first read of "
-               "the stacked result {:.1f}x cpu)\n",
+    fmt::print("  {} within 2x of bare, p = {}, n = {}: {} ({:.1f}x wall, {:.1f}x cpu; with the first read "
+               "of the stacked result {:.1f}x cpu)\n",
                mode_name(row.config.mode), row.config.devices, size_label(row.config.bytes_per_device),
                ratio <= 2.0 ? "met" : "NOT met", ratio, row.m.cpu_s / bare->m.cpu_s,
                (row.m.cpu_s + row.m.read_cpu_s) / bare->m.cpu_s);

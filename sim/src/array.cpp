@@ -126,7 +126,8 @@ Array::Array(Shape shape, Storage storage)
   if (storage_size(storage) != num_elements(shape_))
     throw std::invalid_argument(fmt::format("storage of {} elements does not fit shape {}", storage_size(storage),
                                             shape_str(shape_)));
-  buffer_ = std::make_shared<const Buffer>(Buffer{std::make_shared<const Elements>(std::move(storage)), 0, nullptr});
+  auto elements = std::make_shared<const Elements>(std::move(storage));
+  buffer_ = std::make_shared<const Buffer>(Buffer{std::move(elements), 0, nullptr});
 }
 
 Array::Array(Shape shape, DType dtype, std::shared_ptr<const Buffer> buffer)
@@ -181,8 +182,9 @@ Array Array::view(const Array& base, std::int64_t offset, Shape shape) {
     throw std::out_of_range(fmt::format("a view of {} elements from flat index {} does not fit in shape {}", n,
                                         offset, shape_str(base.shape())));
   if (base.is_abstract()) return abstract(std::move(shape), base.dtype());
-  return Array(std::move(shape), base.dtype(),
-               std::make_shared<const Buffer>(Buffer{base.buffer_->elements, base.buffer_->offset + offset, nullptr}));
+  auto buffer =
+      std::make_shared<const Buffer>(Buffer{base.buffer_->elements, base.buffer_->offset + offset, nullptr});
+  return Array(std::move(shape), base.dtype(), std::move(buffer));
 }
 
 Array Array::deferred(Shape shape, DType dtype, std::function<Array()> make) {
@@ -195,8 +197,9 @@ Array Array::deferred(Shape shape, DType dtype, std::function<Array()> make) {
                                          dtype_name(made.dtype()), shape_str(made.shape())));
     return made;
   };
-  return Array(std::move(shape), dtype,
-               std::make_shared<const Buffer>(Buffer{std::make_shared<const Elements>(std::move(checked)), 0, nullptr}));
+  auto elements = std::make_shared<const Elements>(std::move(checked));
+  auto buffer = std::make_shared<const Buffer>(Buffer{std::move(elements), 0, nullptr});
+  return Array(std::move(shape), dtype, std::move(buffer));
 }
 
 Array::Location Array::resolve() const {

@@ -44,27 +44,27 @@ bool is_contiguous(const Shape& out_shape, const Strides& strides) {
 Array gather(const Array& a, const Shape& out_shape, const Strides& strides, std::int64_t offset) {
   if (is_contiguous(out_shape, strides)) return Array::view(a, offset, out_shape);
   std::int64_t n = num_elements(out_shape);
-  // A contiguous last axis (take or slice along a leading axis, pmap's shards among them) is copied a row at
-  // a time instead of element by element.
+  // A contiguous last axis (a take or slice along a middle axis, say) is copied a row at a time instead of
+  // element by element.
   const bool by_rows = !out_shape.empty() && strides.back() == 1;
   const std::int64_t run = by_rows ? out_shape.back() : 1;
   const std::size_t stepped_axes = by_rows ? out_shape.size() - 1 : out_shape.size();
   Storage values = a.visit_values([&](const auto& in) -> Storage {
-        Vector<typename std::decay_t<decltype(in)>::Scalar> out(n);
-        if (n == 0) return out;
-        Shape index(stepped_axes, 0);
-        std::int64_t source = offset;
-        for (std::int64_t i = 0; i < n; i += run) {
-          std::copy_n(in.data() + source, run, out.data() + i);
-          for (std::size_t d = stepped_axes; d-- > 0;) {  // odometer step, last stepped axis fastest
-            source += strides[d];
-            if (++index[d] < out_shape[d]) break;
-            source -= strides[d] * out_shape[d];
-            index[d] = 0;
-          }
-        }
-        return out;
-      });
+    Vector<typename std::decay_t<decltype(in)>::Scalar> out(n);
+    if (n == 0) return out;
+    Shape index(stepped_axes, 0);
+    std::int64_t source = offset;
+    for (std::int64_t i = 0; i < n; i += run) {
+      std::copy_n(in.data() + source, run, out.data() + i);
+      for (std::size_t d = stepped_axes; d-- > 0;) {  // odometer step, last stepped axis fastest
+        source += strides[d];
+        if (++index[d] < out_shape[d]) break;
+        source -= strides[d] * out_shape[d];
+        index[d] = 0;
+      }
+    }
+    return out;
+  });
   return Array(out_shape, std::move(values));
 }
 
