@@ -92,6 +92,12 @@ TEST(HostTransferTime, DeviceGetReadsOneShardPerDeviceOnce) {
   const double before = sim.now();
   sim.device_get(out);
   expect_seconds(sim.now() - before, kHostLatency + 2000 * kHostBeta);
+  const auto read = sim.report().calls.back();
+  for (std::size_t k = 0; k < read.times.size(); ++k) {
+    expect_seconds(read.times[k].transfer, kHostLatency + 2000 * kHostBeta);
+    ASSERT_EQ(read.spans[k].size(), 1u);
+    expect_seconds(read.spans[k][0].end - read.spans[k][0].start, kHostLatency + 2000 * kHostBeta);
+  }
   const double after_first_read = sim.now();
   sim.device_get(out);
   EXPECT_EQ(sim.now(), after_first_read);

@@ -73,25 +73,21 @@ Tree Simulation::device_get(const Tree& tree) {
                                                               Seconds arrived) {
       std::vector<simgrid::s4u::CommPtr> sends;
       std::vector<std::size_t> sender;
-      std::vector<int> unfinished(devices.size(), 0);
       for (std::size_t k : ks) {
         const auto& device = runtime.platform().devices[static_cast<std::size_t>(devices[k])];
         for (const auto& f : fetches)
           if (f.device == devices[k]) {
             sends.push_back(simgrid::s4u::Comm::sendto_async(device.host, device.host_cpu, f.shard.nbytes()));
             sender.push_back(k);
-            ++unfinished[k];
           }
       }
-      while (!sends.empty()) {
-        const auto done = static_cast<std::size_t>(simgrid::s4u::Comm::wait_any(sends));
-        const std::size_t k = sender[done];
-        sends.erase(sends.begin() + static_cast<std::ptrdiff_t>(done));
-        sender.erase(sender.begin() + static_cast<std::ptrdiff_t>(done));
-        if (--unfinished[k] > 0) continue;
-        const Seconds end = simgrid::s4u::Engine::get_clock();
-        call.times[k].transfer += end - start;
-        call.spans[k].push_back({SpanKind::transfer, "device->host", arrived, end});
+      simgrid::s4u::Comm::wait_all(sends);
+      std::vector<Seconds> end(devices.size(), start);
+      for (std::size_t i = 0; i < sends.size(); ++i)
+        end[sender[i]] = std::max(end[sender[i]], sends[i]->get_finish_time());
+      for (std::size_t k : ks) {
+        call.times[k].transfer += end[k] - start;
+        call.spans[k].push_back({SpanKind::transfer, "device->host", arrived, end[k]});
       }
     };
     // Devices holding all their shards send from one actor; one still receiving a put's copy waits for it in
