@@ -1,6 +1,7 @@
 #include "spmdsim/simulation.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 #include <simgrid/s4u/Actor.hpp>
@@ -60,26 +61,33 @@ Tree Simulation::device_get(const Tree& tree) {
     CallReport call;
     call.name = "device_get";
     call.start = now();
+    // The devices read, in order of first appearance, and each fetch's index among them.
     std::vector<int> devices;
-    for (const auto& f : fetches)
-      if (std::find(devices.begin(), devices.end(), f.device) == devices.end()) devices.push_back(f.device);
+    std::vector<std::size_t> reader(fetches.size());
+    std::map<int, std::size_t> index_of;
+    for (std::size_t i = 0; i < fetches.size(); ++i) {
+      const auto [at, added] = index_of.try_emplace(fetches[i].device, devices.size());
+      if (added) devices.push_back(fetches[i].device);
+      reader[i] = at->second;
+    }
     call.devices = devices;
     call.times.resize(devices.size());
     call.spans.resize(devices.size());
     auto& runtime = *runtime_;
     // Sends every fetch of the devices `ks` (indices into `devices`) to their host CPUs at once, from the
     // calling actor, and books each device's transfer from `start` until its last fetch is on the host.
-    auto send_to_host = [&runtime, &fetches, &call, &devices](const std::vector<std::size_t>& ks, Seconds start,
-                                                              Seconds arrived) {
+    auto send_to_host = [&runtime, &fetches, &reader, &call, &devices](const std::vector<std::size_t>& ks,
+                                                                       Seconds start, Seconds arrived) {
+      std::vector<bool> sending(devices.size(), false);
+      for (std::size_t k : ks) sending[k] = true;
       std::vector<simgrid::s4u::CommPtr> sends;
       std::vector<std::size_t> sender;
-      for (std::size_t k : ks) {
-        const auto& device = runtime.platform().devices[static_cast<std::size_t>(devices[k])];
-        for (const auto& f : fetches)
-          if (f.device == devices[k]) {
-            sends.push_back(simgrid::s4u::Comm::sendto_async(device.host, device.host_cpu, f.shard.nbytes()));
-            sender.push_back(k);
-          }
+      for (std::size_t i = 0; i < fetches.size(); ++i) {
+        if (!sending[reader[i]]) continue;
+        const auto& device = runtime.platform().devices[static_cast<std::size_t>(fetches[i].device)];
+        const std::size_t bytes = fetches[i].shard.nbytes();
+        sends.push_back(simgrid::s4u::Comm::sendto_async(device.host, device.host_cpu, bytes));
+        sender.push_back(reader[i]);
       }
       simgrid::s4u::Comm::wait_all(sends);
       std::vector<Seconds> end(devices.size(), start);
@@ -92,26 +100,25 @@ Tree Simulation::device_get(const Tree& tree) {
     };
     // Devices holding all their shards send from one actor; one still receiving a put's copy waits for it in
     // an actor of its own first.
+    std::vector<bool> waits(devices.size(), false);
+    for (std::size_t i = 0; i < fetches.size(); ++i)
+      if (fetches[i].arrival != nullptr && !fetches[i].arrival->arrived()) waits[reader[i]] = true;
     std::vector<std::size_t> ready;
     for (std::size_t k = 0; k < devices.size(); ++k) {
-      const int device = devices[k];
-      const bool waits = std::any_of(fetches.begin(), fetches.end(), [device](const Fetch& f) {
-        return f.device == device && f.arrival != nullptr && !f.arrival->arrived();
-      });
-      if (!waits) {
+      if (!waits[k]) {
         ready.push_back(k);
         continue;
       }
-      simgrid::s4u::Actor::create("device_get", runtime.platform().devices[static_cast<std::size_t>(device)].host,
-                                  [&fetches, &call, &send_to_host, device, k] {
-                                    const Seconds start = simgrid::s4u::Engine::get_clock();
-                                    for (const auto& f : fetches)
-                                      if (f.device == device && f.arrival != nullptr) f.arrival->wait_arrival();
-                                    const Seconds arrived = simgrid::s4u::Engine::get_clock();
-                                    if (arrived > start)
-                                      call.spans[k].push_back({SpanKind::transfer, "host->device", start, arrived});
-                                    send_to_host({k}, start, arrived);
-                                  });
+      const int device = devices[k];
+      auto* host = runtime.platform().devices[static_cast<std::size_t>(device)].host;
+      simgrid::s4u::Actor::create("device_get", host, [&fetches, &call, &send_to_host, device, k] {
+        const Seconds start = simgrid::s4u::Engine::get_clock();
+        for (const auto& f : fetches)
+          if (f.device == device && f.arrival != nullptr) f.arrival->wait_arrival();
+        const Seconds arrived = simgrid::s4u::Engine::get_clock();
+        if (arrived > start) call.spans[k].push_back({SpanKind::transfer, "host->device", start, arrived});
+        send_to_host({k}, start, arrived);
+      });
     }
     if (!ready.empty()) {
       auto* host_cpu = runtime.platform().devices[static_cast<std::size_t>(devices[ready.front()])].host_cpu;
