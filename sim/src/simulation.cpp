@@ -61,14 +61,17 @@ Tree Simulation::device_get(const Tree& tree) {
     CallReport call;
     call.name = "device_get";
     call.start = now();
-    // The devices read, in order of first appearance, and each fetch's index among them.
+    // The devices read, in order of first appearance, and the fetches of each.
     std::vector<int> devices;
-    std::vector<std::size_t> reader(fetches.size());
+    std::vector<std::vector<const Fetch*>> fetches_of;
     std::map<int, std::size_t> index_of;
-    for (std::size_t i = 0; i < fetches.size(); ++i) {
-      const auto [at, added] = index_of.try_emplace(fetches[i].device, devices.size());
-      if (added) devices.push_back(fetches[i].device);
-      reader[i] = at->second;
+    for (const auto& f : fetches) {
+      const auto [at, added] = index_of.try_emplace(f.device, devices.size());
+      if (added) {
+        devices.push_back(f.device);
+        fetches_of.emplace_back();
+      }
+      fetches_of[at->second].push_back(&f);
     }
     call.devices = devices;
     call.times.resize(devices.size());
@@ -76,18 +79,16 @@ Tree Simulation::device_get(const Tree& tree) {
     auto& runtime = *runtime_;
     // Sends every fetch of the devices `ks` (indices into `devices`) to their host CPUs at once, from the
     // calling actor, and books each device's transfer from `start` until its last fetch is on the host.
-    auto send_to_host = [&runtime, &fetches, &reader, &call, &devices](const std::vector<std::size_t>& ks,
-                                                                       Seconds start, Seconds arrived) {
-      std::vector<bool> sending(devices.size(), false);
-      for (std::size_t k : ks) sending[k] = true;
+    auto send_to_host = [&runtime, &fetches_of, &call, &devices](const std::vector<std::size_t>& ks,
+                                                                 Seconds start, Seconds arrived) {
       std::vector<simgrid::s4u::CommPtr> sends;
       std::vector<std::size_t> sender;
-      for (std::size_t i = 0; i < fetches.size(); ++i) {
-        if (!sending[reader[i]]) continue;
-        const auto& device = runtime.platform().devices[static_cast<std::size_t>(fetches[i].device)];
-        const std::size_t bytes = fetches[i].shard.nbytes();
-        sends.push_back(simgrid::s4u::Comm::sendto_async(device.host, device.host_cpu, bytes));
-        sender.push_back(reader[i]);
+      for (std::size_t k : ks) {
+        const auto& device = runtime.platform().devices[static_cast<std::size_t>(devices[k])];
+        for (const Fetch* f : fetches_of[k]) {
+          sends.push_back(simgrid::s4u::Comm::sendto_async(device.host, device.host_cpu, f->shard.nbytes()));
+          sender.push_back(k);
+        }
       }
       simgrid::s4u::Comm::wait_all(sends);
       std::vector<Seconds> end(devices.size(), start);
@@ -100,21 +101,21 @@ Tree Simulation::device_get(const Tree& tree) {
     };
     // Devices holding all their shards send from one actor; one still receiving a put's copy waits for it in
     // an actor of its own first.
-    std::vector<bool> waits(devices.size(), false);
-    for (std::size_t i = 0; i < fetches.size(); ++i)
-      if (fetches[i].arrival != nullptr && !fetches[i].arrival->arrived()) waits[reader[i]] = true;
     std::vector<std::size_t> ready;
     for (std::size_t k = 0; k < devices.size(); ++k) {
-      if (!waits[k]) {
+      const auto& mine = fetches_of[k];
+      const bool waits = std::any_of(mine.begin(), mine.end(), [](const Fetch* f) {
+        return f->arrival != nullptr && !f->arrival->arrived();
+      });
+      if (!waits) {
         ready.push_back(k);
         continue;
       }
-      const int device = devices[k];
-      auto* host = runtime.platform().devices[static_cast<std::size_t>(device)].host;
-      simgrid::s4u::Actor::create("device_get", host, [&fetches, &call, &send_to_host, device, k] {
+      auto* host = runtime.platform().devices[static_cast<std::size_t>(devices[k])].host;
+      simgrid::s4u::Actor::create("device_get", host, [&mine, &call, &send_to_host, k] {
         const Seconds start = simgrid::s4u::Engine::get_clock();
-        for (const auto& f : fetches)
-          if (f.device == device && f.arrival != nullptr) f.arrival->wait_arrival();
+        for (const Fetch* f : mine)
+          if (f->arrival != nullptr) f->arrival->wait_arrival();
         const Seconds arrived = simgrid::s4u::Engine::get_clock();
         if (arrived > start) call.spans[k].push_back({SpanKind::transfer, "host->device", start, arrived});
         send_to_host({k}, start, arrived);
