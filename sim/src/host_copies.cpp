@@ -6,6 +6,7 @@
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
 
+#include "direct_transfer.hpp"
 #include "runtime.hpp"
 
 namespace spmdsim::detail {
@@ -23,21 +24,6 @@ void HostCopy::mark_arrived() {
   arrived_ = true;
   arrival_->release();
 }
-
-namespace {
-
-// A host-to-host transfer, started now; no receiving actor is needed: the device's memory takes it. Marked
-// STARTING before its hosts are set: Comm::sendto_async sets the source first, which vetoes the start
-// until the destination is set too, and a vetoed activity would end a run beside host copies
-// (Runtime::run_beside_host_copies).
-simgrid::s4u::CommPtr start_transfer(simgrid::s4u::Host* from, simgrid::s4u::Host* to, Bytes bytes) {
-  auto comm = simgrid::s4u::Comm::sendto_init();
-  comm->set_state(simgrid::s4u::Activity::State::STARTING);
-  comm->set_source(from)->set_destination(to)->set_payload_size(static_cast<std::uint64_t>(bytes))->start();
-  return comm;
-}
-
-}  // namespace
 
 std::shared_ptr<HostCopy> HostCopyQueue::enqueue(int device, std::vector<Bytes> leaf_bytes) {
   auto copy = std::make_shared<HostCopy>(std::move(leaf_bytes));
@@ -67,7 +53,7 @@ void HostCopyQueue::copy_queued(int device) {
     const std::shared_ptr<HostCopy> copy = queue.front();
     std::vector<simgrid::s4u::CommPtr> leaves;
     for (const Bytes bytes : copy->leaf_bytes())
-      leaves.push_back(start_transfer(endpoint.host_cpu, endpoint.host, bytes));
+      leaves.push_back(start_direct_transfer(endpoint.host_cpu, endpoint.host, bytes));
     simgrid::s4u::Comm::wait_all(leaves);
     copy->mark_arrived();
     queue.pop_front();

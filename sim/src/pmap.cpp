@@ -3,7 +3,6 @@
 #include "spmdsim/pmap.hpp"
 
 #include <algorithm>
-#include <map>
 #include <memory>
 #include <set>
 
@@ -16,6 +15,7 @@
 #include <xbt/log.h>
 
 #include "device_context.hpp"
+#include "direct_transfer.hpp"
 #include "kernels/kernels.hpp"
 #include "prefix_match.hpp"
 #include "runtime.hpp"
@@ -269,36 +269,21 @@ bool already_in_place(const InputLeaf& leaf, const std::vector<int>& devices) {
   return residency && residency->devices == devices && residency->axis == leaf.axis;
 }
 
-// A host CPU's side of a call: the inputs of every device it feeds go out at once over its host links.
-void host_sends(Runtime& runtime, const std::vector<InputLeaf>& leaves, const std::vector<int>& devices,
-                const std::vector<std::size_t>& ranks) {
-  std::vector<simgrid::s4u::CommPtr> sends;
-  for (std::size_t rank : ranks)
-    for (const auto& leaf : leaves) {
-      if (leaf.resident) continue;
-      Array shard = shard_of(leaf, static_cast<int>(rank));
-      auto* channel = runtime.channel(detail::kHostEndpoint, devices[rank]);
-      sends.push_back(channel->put_async(new Array(shard), shard.nbytes()));
-    }
-  simgrid::s4u::Comm::wait_all(sends);
-}
-
-// The inputs of one device: resident shards as they are (a put's once they have arrived), the rest received
-// from the host. Only the time the device waits is its transfer time: a put that arrived while an earlier
-// call computed costs nothing here.
+// The inputs of one device: resident shards as they are (a put's once they have arrived), the rest sent from
+// its host CPU over its host link as the call starts, all at once. Only the time the device waits is its
+// transfer time: a put that arrived while an earlier call computed costs nothing here.
 std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLeaf>& leaves) {
   std::vector<Array> inputs(leaves.size());
-  std::vector<Array*> received(leaves.size(), nullptr);
   std::vector<simgrid::s4u::CommPtr> gets;
   std::set<const detail::HostCopy*> arrivals;
-  auto* channel = ctx.runtime().channel(detail::kHostEndpoint, ctx.device());
+  const auto& endpoint = ctx.runtime().platform().devices[static_cast<std::size_t>(ctx.device())];
   for (std::size_t i = 0; i < leaves.size(); ++i) {
+    inputs[i] = shard_of(leaves[i], ctx.rank());
     if (leaves[i].resident) {
-      inputs[i] = shard_of(leaves[i], ctx.rank());
       const auto& put = leaves[i].value.residency()->arrivals;
       if (!put.empty()) arrivals.insert(put[static_cast<std::size_t>(ctx.rank())].get());
     } else {
-      gets.push_back(channel->get_async<Array>(&received[i]));
+      gets.push_back(detail::start_direct_transfer(endpoint.host_cpu, endpoint.host, inputs[i].nbytes()));
     }
   }
   const Seconds start = simgrid::s4u::Engine::get_clock();
@@ -311,9 +296,8 @@ std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLea
   }
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     if (leaves[i].resident) continue;
-    std::unique_ptr<Array> owned(received[i]);
     const auto tag = leaves[i].axis ? MemoryTag::input_shards : MemoryTag::replicated_args;
-    inputs[i] = ctx.place(*owned, tag, "args" + leaves[i].path);
+    inputs[i] = ctx.place(inputs[i], tag, "args" + leaves[i].path);
   }
   return inputs;
 }
@@ -425,12 +409,6 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   for (std::size_t rank = 0; rank < n; ++rank)
     contexts.push_back(std::make_unique<DeviceContext>(runtime, call, static_cast<int>(rank)));
   const auto& platform = runtime.platform();
-  // One sender per host CPU (one per node on multi-node platforms), each for the devices it feeds.
-  std::map<simgrid::s4u::Host*, std::vector<std::size_t>> ranks_by_cpu;
-  for (std::size_t rank = 0; rank < n; ++rank)
-    ranks_by_cpu[platform.devices[static_cast<std::size_t>(call.devices[rank])].host_cpu].push_back(rank);
-  for (const auto& [cpu, ranks] : ranks_by_cpu)
-    simgrid::s4u::Actor::create("host", cpu, [&, ranks = ranks] { host_sends(runtime, leaves, call.devices, ranks); });
   for (std::size_t rank = 0; rank < n; ++rank) {
     DeviceContext* ctx = contexts[rank].get();
     auto* host = platform.devices[static_cast<std::size_t>(ctx->device())].host;

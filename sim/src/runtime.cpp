@@ -24,9 +24,7 @@ bool engine_taken = false;
 // The Runtime of the process's engine, for SimGrid's actor-termination callback (connected once per process).
 Runtime* current_runtime = nullptr;
 
-std::string endpoint_name(int endpoint) {
-  return endpoint == kHostEndpoint ? std::string("host") : fmt::format("d{}", endpoint);
-}
+std::string endpoint_name(int device) { return fmt::format("d{}", device); }
 
 // The network model's latency factor (1 under CM02, 13.01 under LV08).
 double latency_factor() { return simgrid::config::get_value<double>("network/latency-factor"); }
@@ -142,12 +140,7 @@ void Runtime::run_beside_host_copies() {
   copies_running_beside_ = true;
   paused_ = false;
   engine_->track_vetoed_activities(&pause_set_);
-  // A Comm::sendto is vetoed once while it has its source host and not yet its destination, which also stops
-  // the run: that is not the pause, so the run goes on.
-  do {
-    pause_set_.clear();
-    engine_->run_until(kNoDeadline);
-  } while (!paused_ && !failure_ && !pause_set_.empty());
+  engine_->run_until(kNoDeadline);
   engine_->track_vetoed_activities(nullptr);
   pause_set_.clear();
   copies_running_beside_ = false;

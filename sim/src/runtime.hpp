@@ -24,9 +24,6 @@
 
 namespace spmdsim::detail {
 
-// Network endpoint index of the host CPU (devices are 0..n-1).
-inline constexpr int kHostEndpoint = -1;
-
 class Runtime {
  public:
   Runtime(int* argc, char** argv, const PlatformBuilder& builder, SimulationOptions options);
@@ -46,7 +43,7 @@ class Runtime {
   const std::vector<std::string>& dimension_algorithms() const { return dimension_algorithms_; }
   bool aggregate_ring_phases() const { return aggregate_ring_phases_; }
 
-  // The channel from one endpoint to another. Messages between one ordered pair are matched in the order
+  // The channel from one device to another. Messages between one ordered pair are matched in the order
   // both sides post them, which is SPMD program order, so a fast sender can never be received early. The
   // communication streams (async_collectives.hpp) have channels of their own, matched in the streams' order.
   simgrid::s4u::Mailbox* channel(int from, int to, Track track = Track::program);

@@ -7,6 +7,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 
+#include "direct_transfer.hpp"
 #include "host_copies.hpp"
 #include "runtime.hpp"
 #include "spmdsim/residency.hpp"
@@ -86,7 +87,7 @@ Tree Simulation::device_get(const Tree& tree) {
       for (std::size_t k : ks) {
         const auto& device = runtime.platform().devices[static_cast<std::size_t>(devices[k])];
         for (const Fetch* f : fetches_of[k]) {
-          sends.push_back(simgrid::s4u::Comm::sendto_async(device.host, device.host_cpu, f->shard.nbytes()));
+          sends.push_back(detail::start_direct_transfer(device.host, device.host_cpu, f->shard.nbytes()));
           sender.push_back(k);
         }
       }
