@@ -12,7 +12,10 @@ namespace {
 struct FlatPieces {
   std::int64_t n;
   int p;
-  std::int64_t size(int i) const { return n / p + (collectives::wrap(i, p) < n % p ? 1 : 0); }
+  std::int64_t size(int i) const {
+    const int k = collectives::wrap(i, p);
+    return collectives::split_flat_offset(n, p, k + 1) - collectives::split_flat_offset(n, p, k);
+  }
 };
 
 // The scratch elements live at the peak of ring_reduce_scatter on rank r: at step s it receives piece

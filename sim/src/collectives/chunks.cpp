@@ -6,16 +6,11 @@ namespace spmdsim::collectives {
 
 std::vector<Array> split_flat(const Array& flat, int n) {
   if (flat.ndim() != 1) throw std::logic_error("split_flat expects a 1-d array");
-  const std::int64_t total = flat.size();
-  const std::int64_t base = total / n;
-  const std::int64_t extra = total % n;
   std::vector<Array> parts;
   parts.reserve(static_cast<std::size_t>(n));
-  std::int64_t offset = 0;
   for (int i = 0; i < n; ++i) {
-    const std::int64_t len = base + (i < extra ? 1 : 0);
-    parts.push_back(Array::view(flat, offset, Shape{len}));
-    offset += len;
+    const std::int64_t offset = split_flat_offset(flat.size(), n, i);
+    parts.push_back(Array::view(flat, offset, Shape{split_flat_offset(flat.size(), n, i + 1) - offset}));
   }
   return parts;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "collectives/chunks.hpp"
 #include "kernels/kernels.hpp"
 
 namespace spmdsim::collectives {
@@ -50,8 +51,7 @@ void fold_in_front(T* running, const T* mine, std::int64_t width, ReduceOp op) {
 Array ring_all_reduce_values(const std::vector<Array>& flats, ReduceOp op) {
   const int p = static_cast<int>(flats.size());
   const std::int64_t n = flats.front().size();
-  // Where split_flat's piece k begins (k = p: the end).
-  const auto begin = [n, p](std::int64_t k) { return k * (n / p) + std::min<std::int64_t>(k, n % p); };
+  const auto begin = [n, p](std::int64_t k) { return split_flat_offset(n, p, k); };  // of split_flat's piece k
   return flats.front().visit_values([&](const auto& first) {
     using T = typename std::decay_t<decltype(first)>::Scalar;
     std::vector<const T*> inputs;
