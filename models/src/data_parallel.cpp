@@ -4,7 +4,6 @@
 // and, for ZeRO 1/2, gather the new params.
 #include "spmdsim/models/data_parallel.hpp"
 
-#include <functional>
 #include <map>
 #include <optional>
 #include <utility>
@@ -30,11 +29,6 @@ Tree add_trees(const Tree& a, const Tree& b) {
   const auto right = b.leaves();
   std::size_t next = 0;
   return a.map([&](const Array& leaf) { return leaf + right.at(next++); });
-}
-
-Tree mapped(const Tree& tree, const std::function<Array(const Array&, std::size_t)>& fn) {
-  std::size_t next = 0;
-  return tree.map([&](const Array& leaf) { return fn(leaf, next++); });
 }
 
 }  // namespace
@@ -67,7 +61,7 @@ struct TrainStep::Plan {
 
 Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
   if (k > 1)
-    grads = tag_as(mapped(grads, [k](const Array& g, std::size_t) { return g / static_cast<double>(k); }),
+    grads = tag_as(grads.map([k](const Array& g) { return g / static_cast<double>(k); }),
                    MemoryTag::gradients);
   if (reduce_dtype() != compute_dtype()) grads = tag_as(cast(grads, reduce_dtype()), MemoryTag::gradients);
   return grads;
@@ -147,10 +141,10 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
   Tree weights;  // fp32: the master weights under mixed precision, the params otherwise (whole or shards)
   if (mixed()) weights = state["master"];
   else if (strategy == Strategy::zero1 || strategy == Strategy::zero2)
-    weights = mapped(params, [&](const Array& p, std::size_t) { return local_shard(p, rank, n); });
+    weights = params.map([&](const Array& p) { return local_shard(p, rank, n); });
   else weights = params;
   Tree update_grads = strategy == Strategy::zero1
-                          ? mapped(grads, [&](const Array& g, std::size_t) { return local_shard(g, rank, n); })
+                          ? grads.map([&](const Array& g) { return local_shard(g, rank, n); })
                           : grads;
   grads = Tree();
   update_grads = cast(update_grads, DType::f32);

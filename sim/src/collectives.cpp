@@ -244,9 +244,7 @@ std::vector<Array> split_like(const Array& flat, const std::vector<Array>& opera
   parts.reserve(operands.size());
   std::int64_t offset = 0;
   for (const Array& x : operands) {
-    parts.push_back(flat.is_abstract()
-                        ? Array::abstract(x.shape(), x.dtype())
-                        : kernels::slice(flat, 0, offset, offset + x.size()).value.reshaped(x.shape()));
+    parts.push_back(Array::view(flat, offset, x.shape()));
     offset += x.size();
   }
   return parts;
