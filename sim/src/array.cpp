@@ -76,12 +76,14 @@ void append_nested(std::string& out, const std::vector<std::string>& cells, cons
 // Made at once, or on first read by `make` (once, then `make` is dropped with what it held).
 class Array::Elements {
  public:
-  explicit Elements(Storage storage) : storage_(std::make_shared<const Storage>(std::move(storage))) {}
-  explicit Elements(std::function<Array()> make) : make_(std::move(make)) {}
+  explicit Elements(Storage storage)
+      : deferred_(false), storage_(std::make_shared<const Storage>(std::move(storage))) {}
+  explicit Elements(std::function<Array()> make) : deferred_(true), make_(std::move(make)) {}
 
   // The storage and the index of the first element in it.
   std::pair<const Storage*, std::int64_t> get() const {
-    const std::lock_guard lock(making_);  // not call_once: a make that throws must leave it retryable
+    if (!deferred_) return {storage_.get(), 0};  // made at once and never changed: no lock on every read
+    const std::lock_guard lock(making_);        // not call_once: a make that throws must leave it retryable
     if (make_) {
       const Array made = make_();
       const Location where = made.resolve();
@@ -93,6 +95,7 @@ class Array::Elements {
   }
 
  private:
+  const bool deferred_;
   mutable std::function<Array()> make_;
   mutable std::mutex making_;
   mutable std::shared_ptr<const Storage> storage_;
