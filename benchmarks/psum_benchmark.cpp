@@ -8,6 +8,8 @@
 //                  transfer each way, the sum computed once in the ring's order and shared by the devices,
 //   abstract       the same call on Array::abstract inputs, per message: shapes and costs only,
 //   abstract-aggr  abstract with aggregate_ring_phases,
+//   s4u-floor      no spmdsim runtime: a plain S4U program simulating the same call's skeleton on the same
+//                  platform (s4u_ring_floor.hpp), the part of abstract-aggr that is SimGrid's,
 //   bare           the arithmetic alone: Eigen sums the p arrays of n bytes into one, the (p - 1) * n / 4
 //                  additions the reduction needs, over the same row-major (p, n / 4) layout,
 // with the simulated time of the psum and the ratio real / bare. Figures and their reading:
@@ -44,6 +46,7 @@
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
+#include "s4u_ring_floor.hpp"
 #include "support/child_runs.hpp"
 #include "support/process_measurements.hpp"
 
@@ -77,10 +80,11 @@ constexpr double kBaseBytes = 256.0 * kMiB;
 // Share of MemAvailable a configuration may plan to use.
 constexpr double kMemoryBudget = 0.75;
 
-enum class Mode { bare, real, real_aggregated, abstract, abstract_aggregated };
+enum class Mode { bare, real, real_aggregated, abstract, abstract_aggregated, s4u_floor };
 
-constexpr Mode kModes[] = {Mode::bare, Mode::real, Mode::real_aggregated, Mode::abstract,
-                           Mode::abstract_aggregated};
+constexpr Mode kModes[] = {Mode::bare,     Mode::real,
+                           Mode::real_aggregated, Mode::abstract,
+                           Mode::abstract_aggregated, Mode::s4u_floor};
 
 std::string_view mode_name(Mode mode) {
   switch (mode) {
@@ -94,6 +98,8 @@ std::string_view mode_name(Mode mode) {
       return "abstract";
     case Mode::abstract_aggregated:
       return "abstract-aggr";
+    case Mode::s4u_floor:
+      return "s4u-floor";
   }
   return "?";
 }
@@ -102,11 +108,13 @@ Mode parse_mode(std::string_view text) {
   for (Mode m : kModes)
     if (text == mode_name(m)) return m;
   throw std::invalid_argument(
-      fmt::format("unknown mode '{}' (bare-eigen, real, real-aggr, abstract, abstract-aggr)", text));
+      fmt::format("unknown mode '{}' (bare-eigen, real, real-aggr, abstract, abstract-aggr, s4u-floor)", text));
 }
 
 bool is_real(Mode mode) { return mode == Mode::real || mode == Mode::real_aggregated; }
 bool is_aggregated(Mode mode) { return mode == Mode::real_aggregated || mode == Mode::abstract_aggregated; }
+// Printed as a multiple of the bare sum's time.
+bool is_compared_with_bare(Mode mode) { return is_real(mode) || mode == Mode::s4u_floor; }
 
 struct Config {
   int devices = 0;
@@ -269,10 +277,42 @@ Measurement run_simulation(const Config& config, std::vector<char*>& simgrid_arg
   return m;
 }
 
+Measurement run_floor(const Config& config, std::vector<char*>& simgrid_argv) {
+  Measurement m;
+  const double cpu_start = process_cpu_seconds();
+  const auto start = Clock::now();
+  int argc = static_cast<int>(simgrid_argv.size()) - 1;
+  const benchmarks::RingFloorRun run =
+      benchmarks::run_s4u_ring_floor(config.devices, config.bytes_per_device, &argc, simgrid_argv.data());
+  m.wall_s = seconds_since(start);
+  m.cpu_s = process_cpu_seconds() - cpu_start;
+  m.peak_rss_bytes = peak_rss_bytes();
+  m.setup_s = run.setup_s;
+  m.pmap_s = run.run_s;  // the actors' whole run: the call and the results' way back
+  m.psum_simulated_s = run.psum_simulated_s;
+  m.total_simulated_s = run.total_simulated_s;
+  return m;
+}
+
+Measurement run_child_configuration(const Config& config, std::vector<char*>& simgrid_argv) {
+  switch (config.mode) {
+    case Mode::bare:
+      return run_bare(config);
+    case Mode::s4u_floor:
+      return run_floor(config, simgrid_argv);
+    case Mode::real:
+    case Mode::real_aggregated:
+    case Mode::abstract:
+    case Mode::abstract_aggregated:
+      return run_simulation(config, simgrid_argv);
+  }
+  throw std::logic_error("unknown mode");
+}
+
 int child_main(const std::string& argument, std::vector<char*> simgrid_argv) {
   try {
     const Config config = parse_config(argument);
-    const Measurement m = config.mode == Mode::bare ? run_bare(config) : run_simulation(config, simgrid_argv);
+    const Measurement m = run_child_configuration(config, simgrid_argv);
     fmt::print(
         "{} wall_s={:.9g} cpu_s={:.9g} peak_rss_bytes={:.0f} psum_simulated_s={:.9g} "
         "total_simulated_s={:.9g} "
@@ -325,6 +365,7 @@ std::optional<double> estimated_bytes(const Config& config) {
       return kRealAggregatedBytesPerInputByte * input + kBaseBytes;
     case Mode::abstract:
     case Mode::abstract_aggregated:
+    case Mode::s4u_floor:
       return std::nullopt;
   }
   return std::nullopt;
@@ -416,7 +457,7 @@ int parent_main(const std::vector<std::string>& args) {
       simgrid_args.empty() ? "SimGrid's default" : fmt::format("{}", fmt::join(simgrid_args, " ")),
       sysconf(_SC_NPROCESSORS_ONLN), cpu_model(), mem_available_bytes() / (1 << 30), load_average(), repeats);
   fmt::print("{:>4}  {:>7}  {:<13}  {:>10}  {:>10}  {:>12}  {:>12}  {:>12}  {:>14}\n", "p", "n", "mode",
-             "wall s", "cpu s", "peak RSS MiB", "sim psum s", "sim total s", "real/bare wall");
+             "wall s", "cpu s", "peak RSS MiB", "sim psum s", "sim total s", "/ bare wall");
   std::fflush(stdout);
 
   std::vector<Row> rows;
@@ -438,7 +479,7 @@ int parent_main(const std::vector<std::string>& args) {
           } else {
             line += fmt::format("  {:>12.6g}  {:>12.6g}{}", row.m.psum_simulated_s, row.m.total_simulated_s,
                                 row.simulated_time_varied ? " (varied across runs!)" : "");
-            if (is_real(mode) && bare)
+            if (is_compared_with_bare(mode) && bare)
               line += fmt::format("  {:>14}", fmt::format("{:.1f} (cpu {:.1f})", row.m.wall_s / bare->wall_s,
                                                           row.m.cpu_s / bare->cpu_s));
           }
@@ -464,22 +505,31 @@ int parent_main(const std::vector<std::string>& args) {
 
   // The targets.
   fmt::print("\nTargets:\n");
-  for (const auto& row : rows) {
-    if (!is_real(row.config.mode) || row.state != Row::State::measured) continue;
-    auto bare = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
-      return r.config.mode == Mode::bare && r.config.devices == row.config.devices &&
+  // The measured row of `mode` at the same p and n as `row`, if any.
+  const auto measured_beside = [&rows](const Row& row, Mode mode) -> const Row* {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+      return r.config.mode == mode && r.config.devices == row.config.devices &&
              r.config.bytes_per_device == row.config.bytes_per_device && r.state == Row::State::measured;
     });
-    if (bare == rows.end()) continue;
+    return it == rows.end() ? nullptr : &*it;
+  };
+  for (const auto& row : rows) {
+    if (!is_real(row.config.mode) || row.state != Row::State::measured) continue;
+    const Row* bare = measured_beside(row, Mode::bare);
+    if (bare == nullptr) continue;
     const double ratio = row.m.wall_s / bare->m.wall_s;
+    std::string floor;
+    if (const Row* s4u = measured_beside(row, Mode::s4u_floor); s4u && row.config.mode == Mode::real_aggregated)
+      floor = fmt::format("; SimGrid alone (s4u-floor) {:.1f}x cpu", s4u->m.cpu_s / bare->m.cpu_s);
     fmt::print("  {} within 2x of bare, p = {}, n = {}: {} ({:.1f}x wall, {:.1f}x cpu; with the first read "
-               "of the stacked result {:.1f}x cpu)\n",
+               "of the stacked result {:.1f}x cpu{})\n",
                mode_name(row.config.mode), row.config.devices, size_label(row.config.bytes_per_device),
                ratio <= 2.0 ? "met" : "NOT met", ratio, row.m.cpu_s / bare->m.cpu_s,
-               (row.m.cpu_s + row.m.read_cpu_s) / bare->m.cpu_s);
+               (row.m.cpu_s + row.m.read_cpu_s) / bare->m.cpu_s, floor);
   }
   for (const auto& row : rows)
-    if (!is_real(row.config.mode) && row.config.mode != Mode::bare && row.config.devices == 512 &&
+    if ((row.config.mode == Mode::abstract || row.config.mode == Mode::abstract_aggregated) &&
+        row.config.devices == 512 &&
         row.state == Row::State::measured)
       fmt::print("  {} p = 512 under 1 s, n = {}: {} ({:.3f} s wall, {:.3f} s cpu)\n", mode_name(row.config.mode),
                  size_label(row.config.bytes_per_device), row.m.wall_s < 1.0 ? "met" : "NOT met",
