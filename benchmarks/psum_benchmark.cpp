@@ -41,12 +41,12 @@
 #include <fmt/format.h>
 #include <Eigen/Core>
 
+#include "s4u_ring_floor.hpp"
 #include "spmdsim/array.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
-#include "s4u_ring_floor.hpp"
 #include "support/child_runs.hpp"
 #include "support/process_measurements.hpp"
 
@@ -82,9 +82,9 @@ constexpr double kMemoryBudget = 0.75;
 
 enum class Mode { bare, real, real_aggregated, abstract, abstract_aggregated, s4u_floor };
 
-constexpr Mode kModes[] = {Mode::bare,     Mode::real,
-                           Mode::real_aggregated, Mode::abstract,
-                           Mode::abstract_aggregated, Mode::s4u_floor};
+constexpr Mode kModes[] = {
+    Mode::bare,     Mode::real, Mode::real_aggregated, Mode::abstract, Mode::abstract_aggregated,
+    Mode::s4u_floor};
 
 std::string_view mode_name(Mode mode) {
   switch (mode) {
@@ -107,8 +107,8 @@ std::string_view mode_name(Mode mode) {
 Mode parse_mode(std::string_view text) {
   for (Mode m : kModes)
     if (text == mode_name(m)) return m;
-  throw std::invalid_argument(
-      fmt::format("unknown mode '{}' (bare-eigen, real, real-aggr, abstract, abstract-aggr, s4u-floor)", text));
+  throw std::invalid_argument(fmt::format(
+      "unknown mode '{}' (bare-eigen, real, real-aggr, abstract, abstract-aggr, s4u-floor)", text));
 }
 
 bool is_real(Mode mode) { return mode == Mode::real || mode == Mode::real_aggregated; }
@@ -519,8 +519,9 @@ int parent_main(const std::vector<std::string>& args) {
     if (bare == nullptr) continue;
     const double ratio = row.m.wall_s / bare->m.wall_s;
     std::string floor;
-    if (const Row* s4u = measured_beside(row, Mode::s4u_floor); s4u && row.config.mode == Mode::real_aggregated)
-      floor = fmt::format("; SimGrid alone (s4u-floor) {:.1f}x cpu", s4u->m.cpu_s / bare->m.cpu_s);
+    if (const Row* s4u = measured_beside(row, Mode::s4u_floor);
+        s4u && row.config.mode == Mode::real_aggregated)
+      floor = fmt::format("; SimGrid alone (s4u-floor) {:.2f}x cpu", s4u->m.cpu_s / bare->m.cpu_s);
     fmt::print("  {} within 2x of bare, p = {}, n = {}: {} ({:.1f}x wall, {:.1f}x cpu; with the first read "
                "of the stacked result {:.1f}x cpu{})\n",
                mode_name(row.config.mode), row.config.devices, size_label(row.config.bytes_per_device),
