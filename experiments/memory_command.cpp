@@ -48,6 +48,7 @@ struct MemoryCommandOptions {
   std::vector<models::Strategy> strategies;
   MemorySetup setup;  // the model and strategy of each run are set per run
   std::string optimizer_name;
+  bool fused_optimizer = false;
   FitTarget fit = FitTarget::none;
   std::int64_t fit_max = 0;
   ChosenPlatform platform;
@@ -85,7 +86,8 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       "gradient accumulation: micro-batches per device and step (dividing --batch)")(
       "precision", po::value(&precision)->default_value("mixed_bf16"),
       "mixed_bf16 (bf16 params and gradients, fp32 master weights: the ZeRO paper's case) or fp32")(
-      "optimizer", po::value(&options.optimizer_name)->default_value("adam"), "adam, momentum (0.9) or sgd");
+      "optimizer", po::value(&options.optimizer_name)->default_value("adam"), "adam, momentum (0.9) or sgd")(
+      "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp);
   add_model_shape_options(described, model);
   described.add_options()("fit", po::value(&fit),
                           "instead of one step per model and strategy, search for the largest value that fits: "
@@ -141,7 +143,9 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   setup.train_options.micro_batches = static_cast<int>(
       values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
   setup.train_options.precision = values.attributed({"precision"}, [&] { return parse_precision(precision); });
-  setup.optimizer = values.attributed({"optimizer"}, [&] { return make_optimizer(options.optimizer_name, 1e-4); });
+  setup.optimizer = values.attributed({"optimizer", "fused-optimizer"}, [&] {
+    return make_optimizer(options.optimizer_name, 1e-4, options.fused_optimizer);
+  });
   values.attributed({"fit", "fit-max", "batch", "micro-batches", "model", "layers", "plot"}, [&] {
     if (options.fit != FitTarget::batch && setup.per_device_batch % setup.train_options.micro_batches != 0)
       throw UsageError(fmt::format("--batch {} is not divisible by --micro-batches {}", setup.per_device_batch,
@@ -216,7 +220,8 @@ void write_header(std::ostream& out, const MemoryCommandOptions& options, const 
          "the devices\n"
       << fmt::format("# platform: {} ({})\n", first.platform, options.platform.summary)
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(setting_texts(first), ", "), simgrid_source)
-      << fmt::format("# training: {} devices, {}, {}, micro-batches {}{}\n", setup.devices, options.optimizer_name,
+      << fmt::format("# training: {} devices, {}{}, {}, micro-batches {}{}\n", setup.devices, options.optimizer_name,
+                     options.fused_optimizer ? " fused" : "",
                      precision_name(setup.train_options.precision), setup.train_options.micro_batches,
                      options.fit == FitTarget::batch
                          ? std::string()
@@ -290,6 +295,7 @@ nlohmann::ordered_json command_json(const MemoryCommandOptions& options, const s
   j["micro_batches"] = setup.train_options.micro_batches;
   j["precision"] = precision_name(setup.train_options.precision);
   j["optimizer"] = options.optimizer_name;
+  j["fused_optimizer"] = options.fused_optimizer;
   j["wall_time_s"] = wall_seconds;
   return j;
 }

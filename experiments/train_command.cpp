@@ -79,9 +79,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "precision", po::value(&precision)->default_value("fp32"),
       "fp32, or mixed_bf16 (bf16 compute and gradients, fp32 master weights)")(
       "optimizer", po::value(&options.optimizer_name)->default_value("sgd"), "sgd, momentum (0.9) or adam")(
-      "fused-optimizer", po::bool_switch(&options.fused_optimizer),
-      "each parameter's update as one fused kernel (as torch's fused Adam or XLA's fusion run it): one launch "
-      "and its boundary bytes per parameter, no intermediates in device memory; the same values")(
+      "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp)(
       "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
       "abstract", po::bool_switch(&options.setup.abstract),
       "train on shapes only: every cost and size, no values (and no loss)")(
@@ -172,8 +170,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
     if (!(learning_rate > 0))
       throw UsageError(fmt::format("--learning-rate must be positive (got {})", learning_rate));
-    const auto optimizer = make_optimizer(options.optimizer_name, learning_rate);
-    return options.fused_optimizer ? optimizer.fused() : optimizer;
+    return make_optimizer(options.optimizer_name, learning_rate, options.fused_optimizer);
   });
   values.attributed({"batch", "devices", "scaling", "micro-batches"}, [&] {
     const int shared_by = options.scaling == Scaling::strong ? 0 : options.devices.front();

@@ -14,11 +14,14 @@ std::int64_t parse_count(const std::string& text, std::string_view option, std::
   return std::stoll(text);
 }
 
-models::Optimizer make_optimizer(const std::string& name, double learning_rate) {
-  if (name == "sgd") return models::Optimizer::sgd(learning_rate);
-  if (name == "momentum") return models::Optimizer::momentum(learning_rate);
-  if (name == "adam") return models::Optimizer::adam(learning_rate);
-  throw UsageError(fmt::format("unknown --optimizer '{}'; valid: sgd, momentum, adam", name));
+models::Optimizer make_optimizer(const std::string& name, double learning_rate, bool fused) {
+  const auto unfused = [&] {
+    if (name == "sgd") return models::Optimizer::sgd(learning_rate);
+    if (name == "momentum") return models::Optimizer::momentum(learning_rate);
+    if (name == "adam") return models::Optimizer::adam(learning_rate);
+    throw UsageError(fmt::format("unknown --optimizer '{}'; valid: sgd, momentum, adam", name));
+  };
+  return fused ? unfused().fused() : unfused();
 }
 
 models::Precision parse_precision(const std::string& name) {

@@ -15,8 +15,13 @@ namespace spmdsim::cli {
 // (got 'x')" otherwise.
 std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least);
 
-// sgd, momentum (0.9) or adam.
-models::Optimizer make_optimizer(const std::string& name, double learning_rate);
+// sgd, momentum (0.9) or adam; with `fused`, each parameter's update as one kernel (Optimizer::fused).
+models::Optimizer make_optimizer(const std::string& name, double learning_rate, bool fused);
+
+// What --fused-optimizer does, for the commands that take it.
+inline constexpr const char* kFusedOptimizerHelp =
+    "each parameter's update as one fused kernel (as torch's fused Adam or XLA's fusion run it): one launch "
+    "and its boundary bytes per parameter, no intermediates in device memory; the same values";
 
 models::Precision parse_precision(const std::string& name);
 std::string_view precision_name(models::Precision precision);

@@ -82,6 +82,29 @@ TEST(Memory, ModelStatesAreTheZeroPapersForMixedPrecisionAdam) {
   }
 }
 
+// --fused-optimizer: each parameter's update is one kernel with no intermediates in device memory. The MLP's
+// peak under Adam is at the update, so it drops by the unfused update's intermediates (temporaries); the
+// model states are the same.
+TEST(Memory, FusedOptimizerHoldsNoIntermediatesOfTheUpdate) {
+  const std::string args = "--model mlp --devices 2 --strategy dp";
+  const auto unfused = run_json(args);
+  const auto fused = run_json(args + " --fused-optimizer");
+  EXPECT_FALSE(unfused.at("fused_optimizer").get<bool>());
+  EXPECT_TRUE(fused.at("fused_optimizer").get<bool>());
+  const auto& u = unfused.at("rows").at(0);
+  const auto& f = fused.at("rows").at(0);
+  EXPECT_EQ(f.at("model_states_bytes"), u.at("model_states_bytes"));
+  const double unfused_temporaries = u.at("at_peak_bytes").at("temporaries").get<double>();
+  const double fused_temporaries = f.at("at_peak_bytes").at("temporaries").get<double>();
+  EXPECT_LT(fused_temporaries, unfused_temporaries);
+  EXPECT_EQ(f.at("peak_bytes").get<double>(),
+            u.at("peak_bytes").get<double>() - (unfused_temporaries - fused_temporaries));
+
+  const auto run = run_memory(args + " --fused-optimizer", scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("# training: 2 devices, adam fused, mixed_bf16"), std::string::npos) << run.out;
+}
+
 // gpt3_175b's model states alone are 16 Psi = 2.8 TB under dp and 350 GB per device under zero3 on 8 devices:
 // neither fits an 80 GiB A100. The rows say so with the allocation that failed; the command still succeeds.
 TEST(Memory, OutOfMemoryIsARowWithTheErrorsMessage) {
