@@ -530,8 +530,7 @@ int parent_main(const std::vector<std::string>& args) {
   }
   for (const auto& row : rows)
     if ((row.config.mode == Mode::abstract || row.config.mode == Mode::abstract_aggregated) &&
-        row.config.devices == 512 &&
-        row.state == Row::State::measured)
+        row.config.devices == 512 && row.state == Row::State::measured)
       fmt::print("  {} p = 512 under 1 s, n = {}: {} ({:.3f} s wall, {:.3f} s cpu)\n", mode_name(row.config.mode),
                  size_label(row.config.bytes_per_device), row.m.wall_s < 1.0 ? "met" : "NOT met",
                  row.m.wall_s, row.m.cpu_s);
