@@ -291,6 +291,11 @@ TEST(Train, PlotWritesPngAndSvg) {
   if (plotting_unavailable(run)) GTEST_SKIP() << run.err;
   ASSERT_EQ(run.status, 0) << run.err;
   expect_plot_files(prefix);
+  // matplotlib's SVG names each text in a comment: the panels, and the communication's two parts.
+  const std::string svg = read_file(prefix.string() + ".svg");
+  for (const char* text : {"<!-- step time -->", "<!-- communication -->", "<!-- exposed -->",
+                           "<!-- hidden (during compute) -->"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
 }
 
 }  // namespace
