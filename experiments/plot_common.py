@@ -30,6 +30,11 @@ def save(figure, prefix):
         os.replace(partial, f"{prefix}.{extension}")
 
 
+def optimizer_label(document):
+    """The optimizer as the commands' headers name it: "adam", or "adam fused" under --fused-optimizer."""
+    return document["optimizer"] + (" fused" if document.get("fused_optimizer") else "")
+
+
 def finish(figure, prefix, document, heading, layout_rect=(0, 0, 1, 1)):
     """Titles the figure with `heading` and the document's SimGrid settings, each wrapped to the figure's
     width, lays it out within layout_rect and saves it as PREFIX.png and PREFIX.svg."""

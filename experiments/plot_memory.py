@@ -127,7 +127,7 @@ def plot(run, prefix):
 
     plot_common.finish(figure, prefix, run,
                        f"spmdsim memory, {run['devices']} devices, per-device batch {run['per_device_batch']}, "
-                       f"{run['optimizer']}, {run['precision']}: {run['platform']}")
+                       f"{plot_common.optimizer_label(run)}, {run['precision']}: {run['platform']}")
     plt.close(figure)
 
 

@@ -73,7 +73,8 @@ def plot(run, prefix):
         axis.tick_params(labelsize=8)
         axis.grid(True, which="major", linewidth=0.4, alpha=0.6)
     plot_common.finish(figure, prefix, run,
-                       f"spmdsim train, {run['strategy']}, {run['optimizer']}, {run['precision']}: {run['platform']}")
+                       f"spmdsim train, {run['strategy']}, {plot_common.optimizer_label(run)}, {run['precision']}: "
+                       f"{run['platform']}")
     plt.close(figure)
 
 

@@ -208,10 +208,13 @@ TEST(Memory, ConfigFileGivesTheCommandLinesOutput) {
 TEST(Memory, PlotWritesPngAndSvg) {
   const auto dir = scratch_dir();
   const auto prefix = dir / "memory";
-  const auto run = run_memory(fmt::format("--model mlp --devices 2 --plot '{}'", prefix.string()), dir);
+  const auto run =
+      run_memory(fmt::format("--model mlp --devices 2 --fused-optimizer --plot '{}'", prefix.string()), dir);
   if (plotting_unavailable(run)) GTEST_SKIP() << run.err;
   ASSERT_EQ(run.status, 0) << run.err;
   expect_plot_files(prefix);
+  // The title names the optimizer as the table's header does (matplotlib's SVG keeps each text in a comment).
+  EXPECT_NE(read_file(prefix.string() + ".svg").find("adam fused, mixed_bf16"), std::string::npos);
 }
 
 std::vector<BadInput> bad_inputs() {
