@@ -274,7 +274,7 @@ bool already_in_place(const InputLeaf& leaf, const std::vector<int>& devices) {
 // transfer time: a put that arrived while an earlier call computed costs nothing here.
 std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLeaf>& leaves) {
   std::vector<Array> inputs(leaves.size());
-  std::vector<simgrid::s4u::CommPtr> gets;
+  std::vector<simgrid::s4u::CommPtr> transfers;
   std::set<const detail::HostCopy*> arrivals;
   const auto& endpoint = ctx.runtime().platform().devices[static_cast<std::size_t>(ctx.device())];
   for (std::size_t i = 0; i < leaves.size(); ++i) {
@@ -283,14 +283,14 @@ std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLea
       const auto& put = leaves[i].value.residency()->arrivals;
       if (!put.empty()) arrivals.insert(put[static_cast<std::size_t>(ctx.rank())].get());
     } else {
-      gets.push_back(detail::start_direct_transfer(endpoint.host_cpu, endpoint.host, inputs[i].nbytes()));
+      transfers.push_back(detail::start_direct_transfer(endpoint.host_cpu, endpoint.host, inputs[i].nbytes()));
     }
   }
   const Seconds start = simgrid::s4u::Engine::get_clock();
   for (const auto* copy : arrivals) copy->wait_arrival();
-  simgrid::s4u::Comm::wait_all(gets);
+  simgrid::s4u::Comm::wait_all(transfers);
   const Seconds end = simgrid::s4u::Engine::get_clock();
-  if (!gets.empty() || end > start) {
+  if (!transfers.empty() || end > start) {
     ctx.times().transfer += end - start;
     ctx.record(SpanKind::transfer, "host->device", start, end);
   }
