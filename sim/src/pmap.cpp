@@ -283,7 +283,8 @@ std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLea
       const auto& put = leaves[i].value.residency()->arrivals;
       if (!put.empty()) arrivals.insert(put[static_cast<std::size_t>(ctx.rank())].get());
     } else {
-      transfers.push_back(detail::start_direct_transfer(endpoint.host_cpu, endpoint.host, inputs[i].nbytes()));
+      transfers.push_back(
+          detail::start_direct_transfer(endpoint.host_cpu, endpoint.host, inputs[i].nbytes()));
     }
   }
   const Seconds start = simgrid::s4u::Engine::get_clock();
