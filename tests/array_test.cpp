@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/kernels.hpp"
+#include "api/kernels/kernels.hpp"
 #include "spmdsim/array.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/ops.hpp"

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/kernels.hpp"
+#include "api/kernels/kernels.hpp"
 #include "spmdsim/array.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"

@@ -1,7 +1,7 @@
 // PyTree structure and JAX's prefix rule for in_axes / out_axes.
 #include <gtest/gtest.h>
 
-#include "prefix_match.hpp"
+#include "api/prefix_match.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pytree.hpp"
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "report/units_format.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/ops.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/report_writers.hpp"
 #include "test_cluster.hpp"
-#include "units_format.hpp"
 
 namespace spmdsim {
 namespace {

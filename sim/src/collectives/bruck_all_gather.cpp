@@ -17,9 +17,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "api/kernels/kernels.hpp"
 #include "collectives/algorithms.hpp"
 #include "collectives/chunks.hpp"
-#include "kernels/kernels.hpp"
 
 namespace spmdsim::collectives {
 

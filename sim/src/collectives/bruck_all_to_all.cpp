@@ -16,9 +16,9 @@
 // (p = 3: 2 blocks = 0.67 n, not 1.13 n; p = 6: 7 blocks = 1.17 n, not 1.63 n). Every step is a shift
 // by 2^k, a permutation of the ranks, and all ranks send equal messages, so on a switch no link carries
 // two messages at once and the cost holds exactly. The rotations are local copies the model leaves out.
+#include "api/kernels/kernels.hpp"
 #include "collectives/algorithms.hpp"
 #include "collectives/chunks.hpp"
-#include "kernels/kernels.hpp"
 
 namespace spmdsim::collectives {
 

@@ -12,8 +12,8 @@
 // 2 floor(lg p) in all) have no closed form of this kind, so this algorithm refuses them.
 #include <cmath>
 
+#include "api/kernels/kernels.hpp"
 #include "collectives/algorithms.hpp"
-#include "kernels/kernels.hpp"
 
 namespace spmdsim::collectives {
 

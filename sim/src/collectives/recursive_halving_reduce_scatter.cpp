@@ -17,8 +17,8 @@
 // in the beta term included), so with no exact closed form to check against, this algorithm refuses them.
 #include <cmath>
 
+#include "api/kernels/kernels.hpp"
 #include "collectives/algorithms.hpp"
-#include "kernels/kernels.hpp"
 
 namespace spmdsim::collectives {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "api/kernels/kernels.hpp"
 #include "collectives/chunks.hpp"
-#include "kernels/kernels.hpp"
 
 namespace spmdsim::collectives {
 namespace {

@@ -1,0 +1,26 @@
+// What the synchronous collectives (collectives.cpp) share with the asynchronous ones
+// (async_collectives.cpp): the calling device's context, its reduction group, the all-reduce itself and
+// pmean's division.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "engine/device_context.hpp"
+#include "spmdsim/collective_algorithms.hpp"
+#include "spmdsim/collectives.hpp"
+
+namespace spmdsim::detail {
+
+// The calling device's context; NameError unless pmap bound axis_name.
+DeviceContext& device_for(std::string_view axis_name);
+// The call ranks of the group this device reduces with: all of them without groups. ValueError when the
+// groups do not cover the axis exactly once or differ in size.
+std::vector<int> my_group(const DeviceContext& ctx, const AxisIndexGroups& groups);
+// The configured all-reduce algorithm over x, timed as the collective `name` on the caller's track.
+Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups, ReduceOp op,
+                 const char* name, const CollectiveOptions& options);
+// jax.lax.pmean's last step: the sum divided by the group size, integers becoming float32 as in JAX.
+Array mean_of_sum(const Array& total, double count);
+
+}  // namespace spmdsim::detail

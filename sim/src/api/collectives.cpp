@@ -1,0 +1,539 @@
+// The jax.lax collectives: JAX's shape rules and errors, around the configured algorithm of each kind.
+#include "spmdsim/collectives.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <simgrid/s4u/Engine.hpp>
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+
+#include "api/collective_calls.hpp"
+#include "api/kernels/kernels.hpp"
+#include "collectives/booked_ring.hpp"
+#include "collectives/device_communicator.hpp"
+#include "collectives/selection.hpp"
+#include "engine/device_context.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/ops.hpp"
+
+namespace spmdsim::detail {
+
+DeviceContext& device_for(std::string_view axis_name) {
+  DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr) throw NameError(fmt::format("unbound axis name: {}", axis_name));
+  ctx->check_axis_name(axis_name);
+  return *ctx;
+}
+
+std::vector<int> my_group(const DeviceContext& ctx, const AxisIndexGroups& groups) {
+  if (groups.empty()) {
+    std::vector<int> all(static_cast<std::size_t>(ctx.axis_size()));
+    std::iota(all.begin(), all.end(), 0);
+    return all;
+  }
+  std::vector<int> seen;
+  for (const auto& g : groups) seen.insert(seen.end(), g.begin(), g.end());
+  std::sort(seen.begin(), seen.end());
+  std::vector<int> expected(static_cast<std::size_t>(ctx.axis_size()));
+  std::iota(expected.begin(), expected.end(), 0);
+  if (seen != expected) throw ValueError("axis_index_groups must cover all indices exactly once");
+  for (const auto& g : groups)
+    if (g.size() != groups.front().size()) throw ValueError("axis_index_groups must all be the same size");
+  for (const auto& g : groups)
+    if (std::find(g.begin(), g.end(), ctx.rank()) != g.end()) return g;
+  throw std::logic_error("unreachable: every rank is in a group");
+}
+
+}  // namespace spmdsim::detail
+
+namespace spmdsim {
+namespace {
+
+using detail::device_for;
+using detail::DeviceCommunicator;
+using detail::DeviceContext;
+using detail::my_group;
+
+// Times one collective on this device: its whole span counts as communication under its name (on the
+// stream's track when the stream runs it).
+class CollectiveSpan {
+ public:
+  CollectiveSpan(DeviceContext& ctx, std::string name)
+      : ctx_(ctx), name_(std::move(name)), start_((ctx.flush_compute(), simgrid::s4u::Engine::get_clock())) {}
+  ~CollectiveSpan() { ctx_.record_communication(name_, start_, simgrid::s4u::Engine::get_clock()); }
+  CollectiveSpan(const CollectiveSpan&) = delete;
+  CollectiveSpan& operator=(const CollectiveSpan&) = delete;
+
+ private:
+  DeviceContext& ctx_;
+  std::string name_;
+  Seconds start_;
+};
+
+// The alpha-beta-gamma figures of this group's network for the auto policy: the route between its first
+// two devices, and this device's roofline for reducing.
+CostInputs cost_inputs(const DeviceContext& ctx, const std::vector<int>& group, double bytes, DType dtype) {
+  CostInputs c;
+  c.p = static_cast<int>(group.size());
+  c.n = bytes;
+  if (c.p > 1) {
+    const auto& devices = ctx.runtime().platform().devices;
+    auto* a = devices[static_cast<std::size_t>(ctx.device_at(group[0]))].host;
+    auto* b = devices[static_cast<std::size_t>(ctx.device_at(group[1]))].host;
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0;
+    a->route_to(b, links, &latency);
+    double bandwidth = std::numeric_limits<double>::infinity();
+    for (auto* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
+    c.alpha = latency;
+    c.beta = 1.0 / bandwidth;
+  }
+  const DeviceSpec& spec = ctx.spec();
+  const double item = static_cast<double>(itemsize(dtype));
+  c.gamma = std::max(1.0 / (item * spec.peak_flops_for(dtype)), 3.0 / spec.memory_bandwidth);
+  return c;
+}
+
+// The platform's logical shape applies when the group is every device in platform order.
+std::vector<int> group_dimensions(const DeviceContext& ctx, const std::vector<int>& group) {
+  const auto& platform = ctx.runtime().platform();
+  bool whole_platform = group.size() == platform.devices.size() && !platform.dimensions.empty();
+  for (std::size_t i = 0; whole_platform && i < group.size(); ++i)
+    whole_platform = ctx.device_at(group[i]) == static_cast<int>(i);
+  return whole_platform ? platform.dimensions : std::vector<int>{static_cast<int>(group.size())};
+}
+
+// One collective on this device: its span in the report, its communicator, and the algorithm chosen for it.
+class CollectiveCall {
+ public:
+  CollectiveCall(DeviceContext& ctx, std::vector<int> group, const char* name, CollectiveKind kind,
+                 const CollectiveOptions& options, double bytes, DType dtype)
+      : ctx_(ctx), name_(name), span_(ctx, name) {
+    const auto& runtime = ctx.runtime();
+    algorithm_ = options.algorithm.empty() ? runtime.algorithm(kind) : options.algorithm;
+    if (algorithm_ == "auto")
+      algorithm_ = collectives::choose_algorithm(kind, cost_inputs(ctx, group, bytes, dtype));
+    check_device_count(kind, algorithm_, static_cast<int>(group.size()));
+    if (options.pipeline_chunks < 0)
+      throw ValueError(fmt::format("pipeline_chunks must be at least 1, or 0 for the simulation's (got {})",
+                                   options.pipeline_chunks));
+    const int chunks = options.pipeline_chunks > 0 ? options.pipeline_chunks : runtime.pipeline_chunks();
+    auto dimensions = group_dimensions(ctx, group);
+    auto per_dimension =
+        options.dimension_algorithms.empty() ? runtime.dimension_algorithms() : options.dimension_algorithms;
+    if (algorithm_ == "multidim" && !per_dimension.empty())
+      check_dimension_algorithms(per_dimension, dimensions);
+    else
+      per_dimension.clear();  // the ring along every dimension
+    comm_.emplace(ctx, std::move(group), name, chunks, std::move(dimensions), std::move(per_dimension));
+  }
+
+  Communicator& comm() { return *comm_; }
+  DeviceCommunicator& device_comm() { return *comm_; }
+  const std::string& algorithm() const { return algorithm_; }
+  // Whether the ring is booked from its totals (booked_ring.hpp) rather than walked piece by piece: an
+  // all-reduce on any data, the other collectives on abstract data only.
+  bool books_ring_all_reduce() const {
+    return algorithm_ == "ring" && comm_->size() > 1 && ctx_.runtime().aggregate_ring_phases();
+  }
+  bool books_ring(const Array& x) const { return books_ring_all_reduce() && comm_->books(x); }
+  // Waits for this device's last sends and places the results in its memory.
+  std::vector<Array> finish(const std::vector<Array>& results) {
+    comm_->finish();
+    std::vector<Array> placed;
+    placed.reserve(results.size());
+    for (const Array& result : results) placed.push_back(ctx_.place(result, MemoryTag::temporaries, name_));
+    return placed;
+  }
+  Array finish(const Array& result) { return finish(std::vector<Array>{result}).front(); }
+
+ private:
+  DeviceContext& ctx_;
+  const char* name_;
+  CollectiveSpan span_;
+  std::optional<DeviceCommunicator> comm_;
+  std::string algorithm_;
+};
+
+int canonical_axis(int axis, std::int64_t ndim) {
+  if (axis < -ndim || axis >= ndim)
+    throw ValueError(fmt::format("axis {} is out of bounds for array of dimension {}", axis, ndim));
+  return axis < 0 ? static_cast<int>(axis + ndim) : axis;
+}
+
+// The blocks of x along `dimension`, one per rank: x[j] (the dimension removed) untiled, the j-th
+// contiguous slice tiled.
+std::vector<Array> blocks_along(const Array& x, int dimension, int count, bool tiled) {
+  std::vector<Array> blocks;
+  const std::int64_t width = x.shape()[static_cast<std::size_t>(dimension)] / count;
+  for (int j = 0; j < count; ++j)
+    blocks.push_back(tiled ? kernels::slice(x, dimension, j * width, (j + 1) * width).value
+                           : kernels::take(x, dimension, j).value);
+  return blocks;
+}
+
+// The shape `count` pieces shaped `piece` take joined along `axis` (as assemble joins them).
+Shape gathered_shape(Shape piece, int count, int axis, bool tiled) {
+  if (tiled)
+    piece[static_cast<std::size_t>(axis)] *= count;
+  else
+    piece.insert(piece.begin() + axis, count);
+  return piece;
+}
+
+// Pieces in rank order joined along `axis`: stacked on a new axis untiled, concatenated tiled.
+Array assemble(const std::vector<Array>& pieces, int axis, bool tiled) {
+  return tiled ? kernels::concatenate(pieces, axis).value : kernels::stack(pieces, axis).value;
+}
+
+Array permute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm,
+              const char* name) {
+  DeviceContext& ctx = device_for(axis_name);
+  std::set<int> sources, destinations;
+  for (auto [src, dst] : perm) {
+    for (int index : {src, dst})
+      if (index < 0 || index >= ctx.axis_size())
+        throw IndexError(
+            fmt::format("{} index {} out of range for axis size {}", name, index, ctx.axis_size()));
+    sources.insert(src);
+    destinations.insert(dst);
+  }
+  if (sources.size() != perm.size() || destinations.size() != perm.size()) {
+    std::vector<std::string> pairs;
+    for (auto [src, dst] : perm) pairs.push_back(fmt::format("({}, {})", src, dst));
+    throw ValueError(fmt::format("ppermute sources and destinations must be unique, got ({}{}).",
+                                 fmt::join(pairs, ", "), pairs.size() == 1 ? "," : ""));
+  }
+  std::vector<int> all(static_cast<std::size_t>(ctx.axis_size()));
+  std::iota(all.begin(), all.end(), 0);
+  CollectiveSpan span(ctx, name);
+  DeviceCommunicator comm(ctx, std::move(all), name, 1, {ctx.axis_size()});
+  std::optional<Array> received;
+  for (auto [src, dst] : perm)
+    if (src == ctx.rank()) comm.send(dst, x);
+  for (auto [src, dst] : perm)
+    if (dst == ctx.rank()) received = comm.recv(src);
+  comm.finish();
+  if (received) return ctx.place(*received, MemoryTag::temporaries, name);
+  return ctx.place(x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype()), MemoryTag::temporaries, name);
+}
+
+// The operands end to end, flattened: the one buffer a multi-operand all-reduce reduces.
+Array joined_flat(const std::vector<Array>& operands) {
+  if (operands.size() == 1) return operands.front().reshaped(Shape{operands.front().size()});
+  std::int64_t total = 0;
+  for (const Array& x : operands) total += x.size();
+  if (operands.front().is_abstract()) return Array::abstract(Shape{total}, operands.front().dtype());
+  std::vector<Array> flats;
+  flats.reserve(operands.size());
+  for (const Array& x : operands) flats.push_back(x.reshaped(Shape{x.size()}));
+  return kernels::concatenate(flats, 0).value;
+}
+
+// joined_flat undone: `flat` cut into arrays shaped as the operands.
+std::vector<Array> split_like(const Array& flat, const std::vector<Array>& operands) {
+  if (operands.size() == 1) return {flat.reshaped(operands.front().shape())};
+  std::vector<Array> parts;
+  parts.reserve(operands.size());
+  std::int64_t offset = 0;
+  for (const Array& x : operands) {
+    parts.push_back(Array::view(flat, offset, x.shape()));
+    offset += x.size();
+  }
+  return parts;
+}
+
+std::vector<Array> all_reduce_operands(const std::vector<Array>& operands, std::string_view axis_name,
+                                       const AxisIndexGroups& groups, ReduceOp op, const char* name,
+                                       const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  const Array flat = joined_flat(operands);
+  CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
+                      static_cast<double>(flat.nbytes()), flat.dtype());
+  const Array reduced = call.books_ring_all_reduce()
+                            ? detail::booked_ring_all_reduce(call.device_comm(), flat, op)
+                            : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
+  return call.finish(split_like(reduced, operands));
+}
+
+// all_gather of every operand alike (same axis, tiled or not) as one collective over their joined buffer.
+std::vector<Array> all_gather_operands(const std::vector<Array>& operands, std::string_view axis_name,
+                                       int axis, bool tiled, const AxisIndexGroups& groups,
+                                       const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  auto group = my_group(ctx, groups);
+  const int count = static_cast<int>(group.size());
+  std::vector<int> out_axes;
+  for (const Array& x : operands) out_axes.push_back(canonical_axis(axis, x.ndim() + (tiled ? 0 : 1)));
+  const Array flat = joined_flat(operands);
+  const double gathered = static_cast<double>(flat.nbytes()) * count;
+  CollectiveCall call(ctx, std::move(group), "all_gather", CollectiveKind::all_gather, options, gathered,
+                      flat.dtype());
+  std::vector<Array> results;
+  if (call.books_ring(flat)) {
+    const Array others =
+        detail::booked_ring_all_gather_scratch(call.device_comm(), flat);  // held until placed
+    for (std::size_t i = 0; i < operands.size(); ++i)
+      results.push_back(Array::abstract(gathered_shape(operands[i].shape(), count, out_axes[i], tiled),
+                                        operands[i].dtype()));
+    return call.finish(results);
+  }
+  std::vector<std::vector<Array>> by_rank;  // each rank's piece, cut back into its operands
+  for (const Array& piece : find_all_gather(call.algorithm()).run(call.comm(), flat))
+    by_rank.push_back(split_like(piece, operands));
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    std::vector<Array> pieces;
+    for (const auto& parts : by_rank) pieces.push_back(parts[i]);
+    results.push_back(assemble(pieces, out_axes[i], tiled));
+  }
+  return call.finish(results);
+}
+
+// psum_scatter of every operand alike as one reduce-scatter: rank j's block is every operand's j-th block,
+// joined.
+std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, std::string_view axis_name,
+                                         int scatter_dimension, bool tiled, const AxisIndexGroups& groups,
+                                         const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  auto group = my_group(ctx, groups);
+  const int shards = static_cast<int>(group.size());
+  std::vector<int> dims;
+  std::vector<Array> block_shapes;  // abstract, one per operand: what each rank gets of it
+  double bytes = 0;
+  for (const Array& x : operands) {
+    const int dim = canonical_axis(scatter_dimension, x.ndim());
+    const std::int64_t size = x.shape()[static_cast<std::size_t>(dim)];
+    if (!tiled && size != shards)
+      throw ValueError(fmt::format(
+          "reduce_scatter operand scatter dimension size {} must match shard count {}", size, shards));
+    if (tiled && size % shards != 0)
+      throw ValueError(fmt::format(
+          "tiled reduce_scatter operand scatter dimension size {} must be divisible by shard_count {}", size,
+          shards));
+    Shape block = x.shape();
+    block[static_cast<std::size_t>(dim)] /= shards;
+    if (!tiled) block.erase(block.begin() + dim);
+    dims.push_back(dim);
+    block_shapes.push_back(Array::abstract(block, x.dtype()));
+    bytes += static_cast<double>(x.nbytes());
+  }
+  const Array joined_block = joined_flat(block_shapes);
+  CollectiveCall call(ctx, std::move(group), "psum_scatter", CollectiveKind::reduce_scatter, options, bytes,
+                      joined_block.dtype());
+  if (call.books_ring(operands.front()))  // the operands' data, abstract or not (joined_block is abstract)
+    return call.finish(split_like(
+        detail::booked_ring_reduce_scatter(call.device_comm(), joined_block, ReduceOp::sum), block_shapes));
+  std::vector<std::vector<Array>> blocks(operands.size());
+  for (std::size_t i = 0; i < operands.size(); ++i)
+    blocks[i] = blocks_along(operands[i], dims[i], shards, tiled);
+  std::vector<Array> rank_blocks;
+  for (int j = 0; j < shards; ++j) {
+    std::vector<Array> parts;
+    for (const auto& operand_blocks : blocks) parts.push_back(operand_blocks[static_cast<std::size_t>(j)]);
+    rank_blocks.push_back(joined_flat(parts));
+  }
+  const Array mine = find_reduce_scatter(call.algorithm()).run(call.comm(), rank_blocks, ReduceOp::sum);
+  return call.finish(split_like(mine, block_shapes));
+}
+
+// The most elements one call over a tree joins: DeepSpeed's default reduce and all-gather bucket (5e8
+// elements). A joined ring holds pieces of its whole buffer as scratch, so the cap bounds that scratch.
+constexpr std::int64_t kMaxJoinedElements = 500'000'000;
+
+// A tree's leaves as the calls that reduce or gather them: the leaves of one dtype in tree order, cut where a
+// call would join more than max_elements (a larger leaf is a call of its own).
+std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& leaves, std::int64_t max_elements) {
+  std::vector<std::vector<std::size_t>> calls;
+  std::vector<bool> assigned(leaves.size(), false);
+  for (std::size_t first = 0; first < leaves.size(); ++first) {
+    if (assigned[first]) continue;
+    std::int64_t joined = 0;
+    calls.emplace_back();
+    for (std::size_t i = first; i < leaves.size(); ++i) {
+      if (assigned[i] || leaves[i].dtype() != leaves[first].dtype()) continue;
+      if (!calls.back().empty() && joined + leaves[i].size() > max_elements) {
+        calls.emplace_back();
+        joined = 0;
+      }
+      assigned[i] = true;
+      calls.back().push_back(i);
+      joined += leaves[i].size();
+    }
+  }
+  return calls;
+}
+
+// A collective over a pytree, as XLA runs it: the leaves of each call of joined_calls go to `run` together as
+// the operands of one multi-operand collective, as a psum bound on many leaves at once runs as one all-reduce
+// and XLA's combiners join the all-gathers and reduce-scatters a tree_map makes. 389 gradients then pay a
+// few collectives' latencies, not 389.
+template <class RunOperands>
+Tree per_joined_call(const Tree& x, std::int64_t max_elements, const RunOperands& run) {
+  const std::vector<Array> leaves = x.leaves();
+  std::vector<Array> results(leaves.size());
+  for (const auto& call : joined_calls(leaves, max_elements)) {
+    std::vector<Array> operands;
+    for (std::size_t i : call) operands.push_back(leaves[i]);
+    std::vector<Array> outputs = run(operands);
+    for (std::size_t j = 0; j < call.size(); ++j) results[call[j]] = std::move(outputs[j]);
+  }
+  return x.rebuild(results);
+}
+
+}  // namespace
+
+namespace detail {
+
+Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups, ReduceOp op,
+                 const char* name, const CollectiveOptions& options) {
+  return all_reduce_operands(std::vector<Array>{x}, axis_name, groups, op, name, options).front();
+}
+
+Array mean_of_sum(const Array& total, double count) {
+  return is_floating(total.dtype()) ? total / count : astype(total, DType::f32) / count;
+}
+
+}  // namespace detail
+
+using detail::all_reduce;
+
+Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+           const CollectiveOptions& options) {
+  return all_reduce(x, axis_name, groups, ReduceOp::sum, "psum", options);
+}
+
+Array pmean(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+            const CollectiveOptions& options) {
+  Array total = all_reduce(x, axis_name, groups, ReduceOp::sum, "pmean", options);
+  return detail::mean_of_sum(total, static_cast<double>(my_group(device_for(axis_name), groups).size()));
+}
+
+Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+           const CollectiveOptions& options) {
+  return all_reduce(x, axis_name, groups, ReduceOp::max, "pmax", options);
+}
+
+Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+           const CollectiveOptions& options) {
+  return all_reduce(x, axis_name, groups, ReduceOp::min, "pmin", options);
+}
+
+Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
+          const CollectiveOptions& options) {
+  return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
+    return all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "psum", options);
+  });
+}
+
+Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
+           const CollectiveOptions& options) {
+  const auto count = static_cast<double>(my_group(device_for(axis_name), groups).size());
+  return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
+    std::vector<Array> totals =
+        all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "pmean", options);
+    for (Array& total : totals) total = detail::mean_of_sum(total, count);  // each sum released once divided
+    return totals;
+  });
+}
+
+Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tiled,
+                 const AxisIndexGroups& groups, const CollectiveOptions& options) {
+  return all_gather_operands({x}, axis_name, axis, tiled, groups, options).front();
+}
+
+Tree all_gather(const Tree& x, std::string_view axis_name, int axis, bool tiled,
+                const AxisIndexGroups& groups, const CollectiveOptions& options) {
+  // The cap is on what each call gathers, which is what the ring's pieces hold.
+  const auto count = static_cast<std::int64_t>(my_group(device_for(axis_name), groups).size());
+  return per_joined_call(x, kMaxJoinedElements / count, [&](const std::vector<Array>& operands) {
+    return all_gather_operands(operands, axis_name, axis, tiled, groups, options);
+  });
+}
+
+Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimension, bool tiled,
+                   const AxisIndexGroups& groups, const CollectiveOptions& options) {
+  return psum_scatter_operands({x}, axis_name, scatter_dimension, tiled, groups, options).front();
+}
+
+Tree psum_scatter(const Tree& x, std::string_view axis_name, int scatter_dimension, bool tiled,
+                  const AxisIndexGroups& groups, const CollectiveOptions& options) {
+  return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
+    return psum_scatter_operands(operands, axis_name, scatter_dimension, tiled, groups, options);
+  });
+}
+
+Array ppermute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm) {
+  return permute(x, axis_name, perm, "ppermute");
+}
+
+Array pshuffle(const Array& x, std::string_view axis_name, const std::vector<int>& perm) {
+  auto sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int> expected(perm.size());
+  std::iota(expected.begin(), expected.end(), 0);
+  if (sorted != expected)
+    throw ValueError(fmt::format("`perm` does not represent a permutation: [{}]", fmt::join(perm, ", ")));
+  std::vector<std::pair<int, int>> pairs;
+  for (std::size_t i = 0; i < perm.size(); ++i) pairs.emplace_back(perm[i], static_cast<int>(i));
+  return permute(x, axis_name, pairs, "pshuffle");
+}
+
+Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int concat_axis, bool tiled,
+                 const AxisIndexGroups& groups, const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  auto group = my_group(ctx, groups);
+  const int count = static_cast<int>(group.size());
+  const int split = canonical_axis(split_axis, x.ndim());
+  const std::int64_t size = x.shape()[static_cast<std::size_t>(split)];
+  if (!tiled && size != count)
+    throw ValueError(
+        fmt::format("all_to_all requires the size of the mapped axis axis_name to equal x.shape[split_axis], "
+                    "but they are {} "
+                    "and {} respectively.",
+                    count, size));
+  if (tiled && size % count != 0)
+    throw ValueError(fmt::format(
+        "The size of all_to_all split_axis ({}) has to be divisible by the size of the named axis {} ({})",
+        size, axis_name, count));
+  const int concat = canonical_axis(concat_axis, x.ndim());
+  CollectiveCall call(ctx, std::move(group), "all_to_all", CollectiveKind::all_to_all, options,
+                      static_cast<double>(x.nbytes()), x.dtype());
+  auto received = find_all_to_all(call.algorithm()).run(call.comm(), blocks_along(x, split, count, tiled));
+  return call.finish(assemble(received, concat, tiled));
+}
+
+Array axis_index(std::string_view axis_name) {
+  DeviceContext& ctx = device_for(axis_name);
+  return ctx.place(Array::scalar(ctx.rank(), DType::i32), MemoryTag::temporaries, "axis_index");
+}
+
+Array broadcast(const Array& x, std::string_view axis_name, int root, const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  if (root < 0 || root >= ctx.axis_size())
+    throw IndexError(fmt::format("broadcast root {} out of range for axis size {}", root, ctx.axis_size()));
+  CollectiveCall call(ctx, my_group(ctx, {}), "broadcast", CollectiveKind::broadcast, options,
+                      static_cast<double>(x.nbytes()), x.dtype());
+  Array out = find_broadcast(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), root);
+  return call.finish(out.reshaped(x.shape()));
+}
+
+Array reduce(const Array& x, std::string_view axis_name, int root, const CollectiveOptions& options) {
+  DeviceContext& ctx = device_for(axis_name);
+  if (root < 0 || root >= ctx.axis_size())
+    throw IndexError(fmt::format("reduce root {} out of range for axis size {}", root, ctx.axis_size()));
+  CollectiveCall call(ctx, my_group(ctx, {}), "reduce", CollectiveKind::reduce, options,
+                      static_cast<double>(x.nbytes()), x.dtype());
+  Array out =
+      find_reduce(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), ReduceOp::sum, root);
+  if (ctx.rank() != root) out = x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype());
+  return call.finish(out.reshaped(x.shape()));
+}
+
+}  // namespace spmdsim

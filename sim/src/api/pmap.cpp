@@ -1,0 +1,448 @@
+// pmap: JAX's argument rules on the host, then one SimGrid actor per device plus one for the host, which
+// sends each device its inputs over the host links. Each call advances the one simulated clock.
+#include "spmdsim/pmap.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <xbt/log.h>
+
+#include "api/kernels/kernels.hpp"
+#include "api/prefix_match.hpp"
+#include "engine/device_context.hpp"
+#include "engine/direct_transfer.hpp"
+#include "engine/runtime.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/residency.hpp"
+#include "spmdsim/simulation.hpp"
+
+XBT_LOG_NEW_DEFAULT_CATEGORY(spmdsim_pmap, "spmdsim: pmap calls");
+
+namespace spmdsim {
+
+const Tree& Arg::tree() const {
+  if (is_static()) throw TypeError("argument is a static value, not a tree of arrays");
+  return std::get<Tree>(value_);
+}
+
+const Array& Arg::array() const {
+  const Tree& t = tree();
+  if (!t.is_leaf()) throw TypeError(fmt::format("expected one array, got a tree {}", t.treedef()));
+  return t.leaf();
+}
+
+const StaticValue& Arg::static_value() const {
+  if (!is_static()) throw TypeError("argument is a tree of arrays, not a static value");
+  return std::get<StaticValue>(value_);
+}
+
+std::int64_t Arg::as_int() const {
+  const auto& v = static_value();
+  if (auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  throw TypeError("static argument is not an int");
+}
+
+double Arg::as_double() const {
+  const auto& v = static_value();
+  if (auto* d = std::get_if<double>(&v)) return *d;
+  if (auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  throw TypeError("static argument is not a number");
+}
+
+bool Arg::as_bool() const {
+  const auto& v = static_value();
+  if (auto* b = std::get_if<bool>(&v)) return *b;
+  throw TypeError("static argument is not a bool");
+}
+
+const std::string& Arg::as_string() const {
+  const auto& v = static_value();
+  if (auto* s = std::get_if<std::string>(&v)) return *s;
+  throw TypeError("static argument is not a string");
+}
+
+namespace {
+
+using detail::AxisLeaf;
+using detail::CallState;
+using detail::DeviceContext;
+using detail::Runtime;
+
+// A pmapped argument leaf: what each device gets of it, and whether it must travel from the host.
+struct InputLeaf {
+  Array value;
+  Axis axis;             // mapped axis, or none for a replicated argument
+  std::string path;      // for messages, e.g. "args[0]['w']"
+  bool resident = false; // already on the call's devices from an earlier pmap, laid out as needed
+};
+
+// JAX's short type text: float32[4,3].
+std::string type_short(const Array& a) {
+  return fmt::format("{}[{}]", dtype_name(a.dtype()), fmt::join(a.shape(), ","));
+}
+
+// A Python scalar where JAX expects an array becomes a weakly typed 0-d array.
+Tree as_tree(const Arg& arg) {
+  if (!arg.is_static()) return arg.tree();
+  return std::visit(
+      [](const auto& v) -> Tree {
+        using V = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<V, bool>) return Array::scalar(v ? 1.0 : 0.0, DType::boolean);
+        else if constexpr (std::is_same_v<V, std::int64_t>) return Array::scalar(static_cast<double>(v), DType::i32);
+        else if constexpr (std::is_same_v<V, double>) return Array::scalar(v, DType::f32);
+        else throw TypeError(fmt::format("Argument '{}' of type <class 'str'> is not a valid JAX type.", v));
+      },
+      arg.static_value());
+}
+
+std::string tuple_text(const std::vector<int>& values) {
+  return values.size() == 1 ? fmt::format("({},)", values[0]) : fmt::format("({})", fmt::join(values, ", "));
+}
+
+std::string arg_label(const std::string& path, const PmapOptions& options, std::size_t position) {
+  // path starts with "[i]" for positional argument i; JAX names it by parameter when it can.
+  const auto close = path.find(']');
+  const std::string rest = path.substr(close + 1);
+  if (position < options.arg_names.size()) return fmt::format("argument {}{}", options.arg_names[position], rest);
+  return "args" + path;
+}
+
+void check_static_argnums(const PmapOptions& options, std::size_t nargs) {
+  if (options.static_broadcasted_argnums.empty()) return;
+  const int highest = *std::max_element(options.static_broadcasted_argnums.begin(),
+                                        options.static_broadcasted_argnums.end());
+  if (highest >= static_cast<int>(nargs))
+    throw ValueError(fmt::format(
+        "pmapped function has static_broadcasted_argnums={} but was called with only {} positional argument{}. All "
+        "static broadcasted arguments must be passed positionally.",
+        tuple_text(options.static_broadcasted_argnums), nargs, nargs > 1 ? "s" : ""));
+  for (int i : options.static_broadcasted_argnums)
+    if (i < 0)
+      throw ValueError(fmt::format("static_broadcasted_argnums must be non-negative, got {}",
+                                   tuple_text(options.static_broadcasted_argnums)));
+}
+
+bool is_static_position(const PmapOptions& options, std::size_t i) {
+  const auto& s = options.static_broadcasted_argnums;
+  return std::find(s.begin(), s.end(), static_cast<int>(i)) != s.end();
+}
+
+// Flattens the dynamic arguments with their in_axes, as jax's _prepare_pmap does.
+std::vector<InputLeaf> flatten_inputs(const Args& args, const PmapOptions& options,
+                                      std::vector<std::size_t>& leaf_position) {
+  std::vector<std::size_t> dynamic;
+  std::vector<Tree> dynamic_trees;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (!is_static_position(options, i)) {
+      dynamic.push_back(i);
+      dynamic_trees.push_back(as_tree(args[i]));
+    }
+  Axes dynamic_axes = options.in_axes;
+  if (auto* t = std::get_if<Axes::Tuple>(&options.in_axes.node()); t && !options.static_broadcasted_argnums.empty()) {
+    std::vector<Axes> picked;
+    for (auto i : dynamic) {
+      if (i >= t->items.size())
+        throw ValueError(fmt::format("pmap in_axes has {} entries but the function was called with {} arguments",
+                                     t->items.size(), args.size()));
+      picked.push_back(t->items[i]);
+    }
+    dynamic_axes = Axes::tuple(std::move(picked));
+  }
+  std::vector<AxisLeaf> axes;
+  try {
+    axes = detail::broadcast_prefix(dynamic_axes, Tree::tuple(dynamic_trees), "pmap in_axes", "[0]");
+  } catch (const ValueError& e) {
+    throw ValueError(std::string(e.what()) +
+                     "\n\nThe 'full pytree' here is the tuple of arguments passed positionally to the pmapped "
+                     "function, and the value of `in_axes` must be a tree prefix of that tuple. But it was not a "
+                     "prefix.\n\nCheck that the value of the `in_axes` argument to `pmap` is a tree prefix of the "
+                     "tuple of arguments passed positionally to the pmapped function.");
+  }
+  std::vector<Array> values;
+  for (std::size_t k = 0; k < dynamic_trees.size(); ++k)
+    for (auto& leaf : dynamic_trees[k].leaves()) {
+      values.push_back(leaf);
+      leaf_position.push_back(dynamic[k]);
+    }
+  std::vector<InputLeaf> leaves;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    // "[0][k]..." -> "[position]...": messages name the positional argument, not the dynamic index.
+    std::string path = axes[i].path.substr(3);
+    path = fmt::format("[{}]{}", leaf_position[i], path.substr(path.find(']') + 1));
+    leaves.push_back({values[i], axes[i].axis, path});
+  }
+  return leaves;
+}
+
+std::int64_t mapped_size(std::vector<InputLeaf>& leaves, const PmapOptions& options,
+                         const std::vector<std::size_t>& leaf_position) {
+  if (leaves.empty())
+    throw ValueError("pmap wrapped function must be passed at least one argument containing an array, got empty "
+                     "*args=() and **kwargs={}");
+  std::vector<std::pair<std::int64_t, std::size_t>> sizes;  // (size, leaf)
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    auto& leaf = leaves[i];
+    if (!leaf.axis) continue;
+    const int axis = *leaf.axis;
+    const auto rank = leaf.value.ndim();
+    if (axis >= rank || axis < -rank)
+      throw ValueError(fmt::format(
+          "pmap was requested to map its argument along axis {}, which implies that its rank should be at least "
+          "{}, but is only {} (its shape is {})",
+          axis, axis >= 0 ? axis + 1 : -axis, rank, shape_str(leaf.value.shape())));
+    leaf.axis = axis < 0 ? static_cast<int>(axis + rank) : axis;
+    sizes.emplace_back(leaf.value.shape()[static_cast<std::size_t>(*leaf.axis)], i);
+  }
+  if (sizes.empty()) throw ValueError("pmap must have at least one non-None value in in_axes");
+  // Sizes by how many axes share them, most first (ties: first seen), as JAX lists them.
+  std::vector<std::pair<std::int64_t, std::vector<std::size_t>>> groups;
+  for (auto [size, leaf] : sizes) {
+    auto it = std::find_if(groups.begin(), groups.end(), [size = size](const auto& g) { return g.first == size; });
+    if (it == groups.end()) groups.push_back({size, {leaf}});
+    else it->second.push_back(leaf);
+  }
+  if (groups.size() == 1) return groups.front().first;
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  std::string msg = "pmap got inconsistent sizes for array axes to be mapped:\n";
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& [size, members] = groups[g];
+    const auto& example = leaves[members.front()];
+    const std::string where = fmt::format("axis {} of {} of type {}", *example.axis,
+                                          arg_label(example.path, options, leaf_position[members.front()]),
+                                          type_short(example.value));
+    if (members.size() == 1) msg += fmt::format("  * one axis had size {}: {};\n", size, where);
+    else if (g == 0) msg += fmt::format("  * most axes ({} of them) had size {}, e.g. {};\n", members.size(), size, where);
+    else msg += fmt::format("  * some axes ({} of them) had size {}, e.g. {};\n", members.size(), size, where);
+  }
+  throw ValueError(msg.substr(0, msg.size() - 2));
+}
+
+std::vector<int> call_devices(const Runtime& runtime, const PmapOptions& options, std::int64_t size) {
+  const int available = runtime.num_devices();
+  if (options.axis_size && *options.axis_size != size)
+    throw ValueError(fmt::format("Specified axis_size {} doesn't match received axis_size {}.", *options.axis_size,
+                                 size));
+  if (options.devices) {
+    const auto& devices = *options.devices;
+    if (devices.empty()) throw ValueError("'devices' argument to pmap must be non-empty, or None.");
+    runtime.check_devices(devices, "pmap devices");
+    if (static_cast<std::int64_t>(devices.size()) != size) {
+      std::vector<std::string> names;
+      for (int d : devices) names.push_back(runtime.platform().devices[static_cast<std::size_t>(d)].name);
+      throw ValueError(fmt::format(
+          "Leading axis size of input to pmapped function must equal the number of local devices passed to pmap. "
+          "Got axis_size={}, num_local_devices={}.\n(Local devices available to pmap: {})",
+          size, devices.size(), fmt::join(names, ", ")));
+    }
+    return devices;
+  }
+  if (size > available)
+    throw ValueError(fmt::format(
+        "compiling computation that requires {} logical devices, but only {} XLA devices are available "
+        "(num_replicas={})",
+        size, available, size));
+  if (size < 1) throw ValueError(fmt::format("pmap needs a mapped axis of size at least 1, got {}", size));
+  std::vector<int> devices(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) devices[static_cast<std::size_t>(i)] = i;
+  return devices;
+}
+
+// What device `rank` receives of a leaf.
+Array shard_of(const InputLeaf& leaf, int rank) {
+  // A resident leaf is each device's own buffer, replicated or not.
+  if (leaf.resident) return leaf.value.residency()->shards[static_cast<std::size_t>(rank)];
+  if (!leaf.axis) return leaf.value;
+  return kernels::take(leaf.value, *leaf.axis, rank).value;
+}
+
+// A pmap result already on exactly these devices, split along the same axis, needs no transfer.
+bool already_in_place(const InputLeaf& leaf, const std::vector<int>& devices) {
+  const auto& residency = leaf.value.residency();
+  return residency && residency->devices == devices && residency->axis == leaf.axis;
+}
+
+// The inputs of one device: resident shards as they are (a put's once they have arrived), the rest sent from
+// its host CPU over its host link as the call starts, all at once. Only the time the device waits is its
+// transfer time: a put that arrived while an earlier call computed costs nothing here.
+std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLeaf>& leaves) {
+  std::vector<Array> inputs(leaves.size());
+  std::vector<simgrid::s4u::CommPtr> transfers;
+  std::set<const detail::HostCopy*> arrivals;
+  const auto& endpoint = ctx.runtime().platform().devices[static_cast<std::size_t>(ctx.device())];
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    inputs[i] = shard_of(leaves[i], ctx.rank());
+    if (leaves[i].resident) {
+      const auto& put = leaves[i].value.residency()->arrivals;
+      if (!put.empty()) arrivals.insert(put[static_cast<std::size_t>(ctx.rank())].get());
+    } else {
+      transfers.push_back(
+          detail::start_direct_transfer(endpoint.host_cpu, endpoint.host, inputs[i].nbytes()));
+    }
+  }
+  const Seconds start = simgrid::s4u::Engine::get_clock();
+  for (const auto* copy : arrivals) copy->wait_arrival();
+  simgrid::s4u::Comm::wait_all(transfers);
+  const Seconds end = simgrid::s4u::Engine::get_clock();
+  if (!transfers.empty() || end > start) {
+    ctx.times().transfer += end - start;
+    ctx.record(SpanKind::transfer, "host->device", start, end);
+  }
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    if (leaves[i].resident) continue;
+    const auto tag = leaves[i].axis ? MemoryTag::input_shards : MemoryTag::replicated_args;
+    inputs[i] = ctx.place(inputs[i], tag, "args" + leaves[i].path);
+  }
+  return inputs;
+}
+
+// The device function's arguments: static values as given, dynamic trees rebuilt from the device leaves.
+Args device_args(const Args& args, const PmapOptions& options, const std::vector<Array>& inputs) {
+  Args out;
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (is_static_position(options, i)) {
+      out.push_back(args[i]);
+      continue;
+    }
+    Tree tree = as_tree(args[i]);
+    const std::size_t count = tree.leaves().size();
+    std::vector<Array> mine(inputs.begin() + static_cast<std::ptrdiff_t>(next),
+                            inputs.begin() + static_cast<std::ptrdiff_t>(next + count));
+    next += count;
+    out.emplace_back(tree.rebuild(mine));
+  }
+  return out;
+}
+
+// Every output buffer counts as an output from now on; values made on the host side of the function
+// (constants) are placed on the device.
+Tree claim_outputs(DeviceContext& ctx, const Tree& out) {
+  return out.map([&](const Array& leaf) {
+    if (leaf.allocation() && leaf.allocation()->device() == ctx.device()) {
+      leaf.allocation()->retag(MemoryTag::outputs);
+      return leaf;
+    }
+    return ctx.place(leaf, MemoryTag::outputs, "output");
+  });
+}
+
+// The host's view of split results: the shards stacked along `axis`, but only once the host reads the values
+// (as JAX assembles a sharded array), so results that stay on the devices are never copied. It holds the
+// shards' values, not their device buffers.
+Array stacked_when_read(const std::vector<Array>& shards, int axis) {
+  std::vector<Array> shapes;
+  for (const Array& shard : shards) shapes.push_back(Array::abstract(shard.shape(), shard.dtype()));
+  Array stacked = kernels::stack(shapes, axis).value;
+  if (std::any_of(shards.begin(), shards.end(), [](const Array& shard) { return shard.is_abstract(); }))
+    return stacked;
+  std::vector<Array> values;
+  for (const Array& shard : shards) values.push_back(shard.on_device(nullptr));
+  return Array::deferred(stacked.shape(), stacked.dtype(),
+                         [values = std::move(values), axis] { return kernels::stack(values, axis).value; });
+}
+
+Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& options,
+                      const std::vector<int>& devices) {
+  const Tree& first = per_device.front();
+  std::vector<AxisLeaf> axes;
+  axes = detail::broadcast_prefix(options.out_axes, first, "pmap out_axes", "");
+  std::vector<std::vector<Array>> leaves;
+  for (const auto& tree : per_device) leaves.push_back(tree.leaves());
+  std::vector<Array> assembled;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    std::vector<Array> shards;
+    for (const auto& device_leaves : leaves) shards.push_back(device_leaves[i]);
+    auto residency = std::make_shared<Residency>();
+    residency->devices = devices;
+    residency->shards = shards;
+    if (!axes[i].axis) {
+      assembled.push_back(shards.front().with_residency(std::move(residency)));
+      continue;
+    }
+    const auto out_rank = shards.front().ndim() + 1;
+    int axis = *axes[i].axis;
+    if (axis >= out_rank || axis < -out_rank)
+      throw ValueError(fmt::format("axis {} is out of bounds for array of dimension {}", axis, out_rank));
+    if (axis < 0) axis += static_cast<int>(out_rank);
+    residency->axis = axis;
+    assembled.push_back(stacked_when_read(shards, axis).with_residency(std::move(residency)));
+  }
+  return first.rebuild(assembled);
+}
+
+}  // namespace
+
+PmappedFunction::PmappedFunction(DeviceFunction fn, PmapOptions options)
+    : fn_(std::move(fn)), options_(std::move(options)) {}
+
+PmappedFunction pmap(DeviceFunction fn, PmapOptions options) { return PmappedFunction(std::move(fn), std::move(options)); }
+
+Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
+  Runtime& runtime = sim.runtime();
+  check_static_argnums(options_, args.size());
+  std::vector<std::size_t> leaf_position;
+  auto leaves = flatten_inputs(args, options_, leaf_position);
+  const auto size = mapped_size(leaves, options_, leaf_position);
+  CallState call;
+  call.axis_name = options_.axis_name;
+  call.devices = call_devices(runtime, options_, size);
+  for (auto& leaf : leaves) leaf.resident = already_in_place(leaf, call.devices);
+
+  const auto n = call.devices.size();
+  call.report.name = options_.name;
+  call.report.devices = call.devices;
+  call.report.times.resize(n);
+  call.report.spans.resize(n);
+  call.report.start = simgrid::s4u::Engine::get_clock();
+  for (int d : call.devices) runtime.ledger(d)->start_window();
+  XBT_DEBUG("%s on %zu devices, %zu argument leaves", options_.name.c_str(), n, leaves.size());
+
+  std::vector<Tree> outputs(n);
+  std::vector<std::unique_ptr<DeviceContext>> contexts;
+  for (std::size_t rank = 0; rank < n; ++rank)
+    contexts.push_back(std::make_unique<DeviceContext>(runtime, call, static_cast<int>(rank)));
+  const auto& platform = runtime.platform();
+  for (std::size_t rank = 0; rank < n; ++rank) {
+    DeviceContext* ctx = contexts[rank].get();
+    auto* host = platform.devices[static_cast<std::size_t>(ctx->device())].host;
+    simgrid::s4u::Actor::create(fmt::format("{}:{}", options_.name, rank), host, [&, ctx, rank] {
+      detail::bind_current_device(ctx);
+      try {
+        {
+          auto inputs = receive_inputs(*ctx, leaves);
+          Tree out = fn_(device_args(args, options_, inputs));
+          ctx->finish_stream();  // collectives still on the device's stream are waited for
+          outputs[rank] = claim_outputs(*ctx, out);
+        }  // its inputs released at the device's own time, before the compute booked up to then runs
+        ctx->flush_compute();
+      } catch (const simgrid::ForcefulKillException&) {
+        throw;  // being killed after another device failed: let SimGrid unwind this actor
+      } catch (...) {
+        runtime.fail(std::current_exception());
+      }
+    });
+  }
+  runtime.run();
+
+  call.report.end = simgrid::s4u::Engine::get_clock();
+  for (std::size_t rank = 0; rank < n; ++rank) {
+    auto& times = call.report.times[rank];
+    times.idle = (call.report.end - call.report.start) - times.compute - times.transfer - times.communication_total();
+    const auto& ledger = *runtime.ledger(call.devices[rank]);
+    call.report.memory.push_back(
+        {ledger.device_name(), ledger.capacity(), ledger.window_peak(), ledger.window_at_peak()});
+  }
+  Tree result = assemble_outputs(outputs, options_, call.devices);
+  runtime.add_call(std::move(call.report));
+  return result;
+}
+
+}  // namespace spmdsim

@@ -1,0 +1,165 @@
+#include "collectives/device_communicator.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include "api/kernels/kernels.hpp"
+
+namespace spmdsim::detail {
+
+DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective,
+                                       int pipeline_chunks, std::vector<int> dimensions,
+                                       std::vector<std::string> dimension_algorithms)
+    : ctx_(ctx),
+      group_(std::move(group)),
+      collective_(std::move(collective)),
+      pipeline_chunks_(pipeline_chunks),
+      dimensions_(std::move(dimensions)),
+      dimension_algorithms_(std::move(dimension_algorithms)),
+      pending_sends_(std::make_shared<std::vector<PendingSend>>()),
+      phase_(std::make_shared<Phase>()) {
+  rank_ = static_cast<int>(std::find(group_.begin(), group_.end(), ctx_.rank()) - group_.begin());
+  if (rank_ == static_cast<int>(group_.size())) throw std::logic_error("a communicator without this device");
+}
+
+std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> members) {
+  std::vector<int> call_ranks;
+  for (int m : members) call_ranks.push_back(group_.at(static_cast<std::size_t>(m)));
+  auto sub = std::make_unique<DeviceCommunicator>(ctx_, std::move(call_ranks), collective_, pipeline_chunks_,
+                                                  std::vector<int>{static_cast<int>(members.size())});
+  sub->pending_sends_ = pending_sends_;
+  sub->phase_ = phase_;
+  return sub;
+}
+
+std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
+  if (!dimension_algorithms_.empty()) return dimension_algorithms_;
+  return std::vector<std::string>(dimensions_.size(), "ring");
+}
+
+int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.at(static_cast<std::size_t>(peer))); }
+
+simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
+  auto* channel = ctx_.channel(ctx_.device(), device_of(peer));
+  ctx_.times().bytes_sent += static_cast<Bytes>(chunk.nbytes());
+  // The receiver takes ownership of the heap copy of the handle: the storage is shared, the sender's device
+  // buffer is not, so this device's memory depends on its own references alone.
+  return channel->put_async(new Array(chunk.on_device(nullptr)), chunk.nbytes());
+}
+
+simgrid::s4u::CommPtr DeviceCommunicator::post_recv(int peer, Array** slot) {
+  return ctx_.channel(device_of(peer), ctx_.device())->get_async<Array>(slot);
+}
+
+Array DeviceCommunicator::take(Array* received) {
+  std::unique_ptr<Array> owned(received);
+  return ctx_.place(*owned, MemoryTag::collective_scratch, collective_);
+}
+
+void DeviceCommunicator::send(int peer, const Array& chunk) {
+  flush_phase();
+  pending_sends_->push_back({post_send(peer, chunk), chunk});
+}
+
+void DeviceCommunicator::send_and_wait(int peer, const Array& chunk) {
+  flush_phase();
+  post_send(peer, chunk)->wait();
+}
+
+Array DeviceCommunicator::recv(int peer) {
+  flush_phase();
+  Array* received = nullptr;
+  post_recv(peer, &received)->wait();
+  return take(received);
+}
+
+Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
+  flush_phase();
+  Array* received = nullptr;
+  auto incoming = post_recv(from, &received);
+  auto outgoing = post_send(to, chunk);
+  incoming->wait();
+  outgoing->wait();
+  return take(received);
+}
+
+Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) {
+  if (!books(chunk) || !expected.is_abstract()) return sendrecv(to, chunk, from);
+  book_phase(to, from, static_cast<Bytes>(chunk.nbytes()), 1, 0);
+  return ctx_.place(expected, MemoryTag::collective_scratch, collective_);  // a buffer of its own, shaped alike
+}
+
+bool DeviceCommunicator::books(const Array& x) const {
+  return ctx_.runtime().aggregate_ring_phases() && x.is_abstract();
+}
+
+void DeviceCommunicator::book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) {
+  const int to_device = device_of(to);
+  const int from_device = device_of(from);
+  if (phase_->to != to_device || phase_->from != from_device) flush_phase();
+  phase_->to = to_device;
+  phase_->from = from_device;
+  phase_->bytes_out += bytes_out;
+  phase_->messages += messages;
+  phase_->reducing += reducing;
+  ctx_.times().bytes_sent += bytes_out;
+}
+
+namespace {
+
+kernels::KernelResult reduce_kernel(const Array& a, const Array& b, ReduceOp op) {
+  return op == ReduceOp::sum   ? kernels::add(a, b)
+         : op == ReduceOp::max ? kernels::maximum(a, b)
+                               : kernels::minimum(a, b);
+}
+
+// Inside one collective kernel: the roofline without a launch of its own.
+Seconds in_kernel_time(const DeviceSpec& spec, const kernels::KernelResult& result) {
+  return std::max(spec.op_time(result.cost.flops, result.cost.bytes, result.value.dtype()) - spec.launch_overhead,
+                  0.0);
+}
+
+}  // namespace
+
+Seconds DeviceCommunicator::reduction_time(const Array& piece, ReduceOp op) const {
+  return in_kernel_time(ctx_.spec(), reduce_kernel(piece, piece, op));
+}
+
+Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
+  kernels::KernelResult result = reduce_kernel(a, b, op);
+  Array placed = ctx_.place(result.value, MemoryTag::collective_scratch, collective_);
+  const Seconds time = in_kernel_time(ctx_.spec(), result);
+  if (phase_->messages > 0) phase_->reducing += time;
+  else ctx_.execute(time);
+  return placed;
+}
+
+void DeviceCommunicator::flush_phase() {
+  if (phase_->messages == 0) return;
+  const Phase phase = std::exchange(*phase_, Phase{});
+  auto& runtime = ctx_.runtime();
+  // The payload is never read: the pieces' shapes were booked on both sides.
+  static int token;
+  int* received = nullptr;
+  auto incoming = ctx_.channel(phase.from, ctx_.device())->get_async<int>(&received);
+  auto outgoing = ctx_.channel(ctx_.device(), phase.to)->put_async(&token, phase.bytes_out);
+  incoming->wait();
+  outgoing->wait();
+  // Each further message of the run would have paid its route's latency once more.
+  const Seconds latency = std::max(runtime.message_latency(ctx_.device(), phase.to),
+                                   runtime.message_latency(phase.from, ctx_.device()));
+  simgrid::s4u::this_actor::sleep_for((phase.messages - 1) * latency);
+  ctx_.execute(phase.reducing);
+}
+
+void DeviceCommunicator::finish() {
+  flush_phase();
+  for (auto& send : *pending_sends_) send.transfer->wait();
+  pending_sends_->clear();
+}
+
+}  // namespace spmdsim::detail

@@ -1,0 +1,43 @@
+#include "collectives/shared_ring_reduction.hpp"
+
+#include <mutex>
+
+#include "collectives/ring_all_reduce_values.hpp"
+
+namespace spmdsim::detail {
+
+SharedRingReduction::SharedRingReduction(int members)
+    : inputs_(static_cast<std::size_t>(members), Array::abstract({})),  // placeholders sharing one handle
+      missing_(members),
+      mutex_(simgrid::s4u::Mutex::create()),
+      computed_(simgrid::s4u::ConditionVariable::create()) {}
+
+void SharedRingReduction::contribute(int rank, const Array& flat, ReduceOp op) {
+  const std::unique_lock lock(*mutex_);
+  inputs_[static_cast<std::size_t>(rank)] = flat.on_device(nullptr);
+  if (--missing_ > 0) return;
+  result_ = collectives::ring_all_reduce_values(inputs_, op);
+  inputs_.clear();  // the inputs' values are no longer needed here
+  computed_->notify_all();
+}
+
+Array SharedRingReduction::result() {
+  std::unique_lock lock(*mutex_);
+  while (!result_) computed_->wait(lock);
+  return *result_;
+}
+
+std::shared_ptr<SharedRingReduction> SharedRingReductions::join(int rank, Track track,
+                                                                const std::vector<int>& group) {
+  const int call = calls_so_far_[{rank, track}]++;
+  const auto key = std::make_tuple(track, call, group.front());
+  auto slot = open_.find(key);
+  if (slot == open_.end())
+    slot =
+        open_.emplace(key, Open{std::make_shared<SharedRingReduction>(static_cast<int>(group.size()))}).first;
+  auto reduction = slot->second.reduction;
+  if (++slot->second.joined == group.size()) open_.erase(slot);
+  return reduction;
+}
+
+}  // namespace spmdsim::detail

@@ -1,0 +1,118 @@
+#include "engine/device_context.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include "api/op_accounting.hpp"
+#include "engine/comm_stream.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/memory.hpp"
+
+namespace spmdsim::detail {
+
+DeviceContext::DeviceContext(Runtime& runtime, CallState& call, int rank, Track track)
+    : runtime_(runtime), call_(call), rank_(rank), track_(track) {}
+
+DeviceContext::~DeviceContext() = default;
+
+simgrid::s4u::Mailbox* DeviceContext::channel(int from_device, int to_device) const {
+  return runtime_.channel(from_device, to_device, track_);
+}
+
+CommStream& DeviceContext::stream() {
+  if (track_ != Track::program) throw std::logic_error("a communication stream has no stream of its own");
+  if (!stream_) stream_ = std::make_unique<CommStream>(*this);
+  return *stream_;
+}
+
+void DeviceContext::finish_stream() {
+  if (stream_) stream_->finish();
+}
+
+const DeviceSpec& DeviceContext::spec() const {
+  return runtime_.platform().devices[static_cast<std::size_t>(device())].spec;
+}
+
+void DeviceContext::check_axis_name(std::string_view name) const {
+  if (!call_.axis_name || *call_.axis_name != name) throw NameError(fmt::format("unbound axis name: {}", name));
+}
+
+Array DeviceContext::place(const Array& value, MemoryTag tag, std::string label) const {
+  auto allocation = std::make_shared<DeviceAllocation>(runtime_.ledger(device()), device(),
+                                                       static_cast<Bytes>(value.nbytes()), tag, std::move(label));
+  return value.on_device(std::move(allocation));
+}
+
+void DeviceContext::execute(Seconds duration) {
+  if (duration <= 0) return;
+  simgrid::s4u::this_actor::execute(duration * simgrid::s4u::this_actor::get_host()->get_speed());
+}
+
+void DeviceContext::compute(std::string_view name, Seconds duration) {
+  if (duration <= 0) return;
+  if (stream_ && stream_->busy()) {
+    // The stream's reductions share the host now: run the op at once and measure it, stretched as it may be.
+    flush_compute();
+    const Seconds start = simgrid::s4u::Engine::get_clock();
+    execute(duration);
+    const Seconds end = simgrid::s4u::Engine::get_clock();
+    times().compute += end - start;
+    record(SpanKind::compute, std::string(name), start, end);
+    return;
+  }
+  const Seconds start = now();
+  booked_compute_ += duration;
+  times().compute += duration;
+  record(SpanKind::compute, std::string(name), start, start + duration);
+}
+
+void DeviceContext::flush_compute() {
+  execute(std::exchange(booked_compute_, 0.0));
+}
+
+Seconds DeviceContext::now() const {
+  return simgrid::s4u::Engine::get_clock() + booked_compute_;
+}
+
+void DeviceContext::record(SpanKind kind, std::string name, Seconds start, Seconds end) {
+  call_.report.spans[static_cast<std::size_t>(rank_)].push_back({kind, std::move(name), start, end, track_});
+}
+
+void DeviceContext::record_communication(const std::string& name, Seconds start, Seconds end) {
+  auto& by_collective = track_ == Track::program ? times().communication : times().stream;
+  by_collective[name] += end - start;
+  record(SpanKind::communication, name, start, end);
+}
+
+DeviceTimes& DeviceContext::times() { return call_.report.times[static_cast<std::size_t>(rank_)]; }
+
+DeviceContext* current_device() {
+  if (!simgrid::s4u::Engine::is_initialized()) return nullptr;
+  auto* actor = simgrid::s4u::Actor::self();
+  return actor == nullptr ? nullptr : actor->get_data<DeviceContext>();
+}
+
+void bind_current_device(DeviceContext* ctx) { simgrid::s4u::Actor::self()->set_data(ctx); }
+
+Seconds memory_event_time(int device) {
+  const DeviceContext* ctx = current_device();
+  return ctx != nullptr && ctx->device() == device ? ctx->now() : simgrid::s4u::Engine::get_clock();
+}
+
+Array account_op(std::string_view name, const OpCost& cost, Array result) {
+  DeviceContext* ctx = current_device();
+  if (ctx == nullptr) return result;
+  if (ctx->fusing()) {
+    ctx->add_fused_flops(cost.flops);
+    return result;
+  }
+  Array placed = ctx->place(result, MemoryTag::temporaries, std::string(name));
+  ctx->compute(name, ctx->spec().op_time(cost.flops, cost.bytes, result.dtype()));
+  return placed;
+}
+
+}  // namespace spmdsim::detail

@@ -1,0 +1,100 @@
+// What a device actor knows while it runs its share of a pmap call: who it is, the call it belongs to,
+// its memory and its clock. The ops and collectives find it through current_device(). A device has two
+// actors in a call that starts asynchronous collectives: its program and its communication stream
+// (comm_stream.hpp), each with a context of its own on its own track; both report into the device's times.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "collectives/shared_ring_reduction.hpp"
+#include "engine/runtime.hpp"
+#include "spmdsim/array.hpp"
+#include "spmdsim/report.hpp"
+
+namespace spmdsim::detail {
+
+// The devices of one pmap call and what they report.
+struct CallState {
+  std::optional<std::string> axis_name;
+  std::vector<int> devices;  // global indices, position = axis index
+  CallReport report;
+  SharedRingReductions shared_ring_reductions;  // booked ring all-reduces on real data
+};
+
+class CommStream;
+
+class DeviceContext {
+ public:
+  DeviceContext(Runtime& runtime, CallState& call, int rank, Track track = Track::program);
+  ~DeviceContext();                              // CommStream is incomplete here
+  DeviceContext(const DeviceContext&) = delete;  // the stream's actor holds this address
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  Runtime& runtime() const { return runtime_; }
+  CallState& call() const { return call_; }
+  // Position in the call: the device's axis_index.
+  int rank() const { return rank_; }
+  int device() const { return call_.devices[static_cast<std::size_t>(rank_)]; }
+  int axis_size() const { return static_cast<int>(call_.devices.size()); }
+  // The global index of the device at a call rank.
+  int device_at(int rank) const { return call_.devices[static_cast<std::size_t>(rank)]; }
+  const DeviceSpec& spec() const;
+  Track track() const { return track_; }
+  // The channel between two devices in this actor's namespace (Runtime::channel).
+  simgrid::s4u::Mailbox* channel(int from_device, int to_device) const;
+  // Throws NameError ("unbound axis name: j") unless pmap bound this name.
+  void check_axis_name(std::string_view name) const;
+
+  // The same values in a new buffer of this device, tagged; throws OutOfMemoryError if it does not fit.
+  Array place(const Array& value, MemoryTag tag, std::string label) const;
+  // Books `duration` of this device's compute and records it as compute. Booked ops run as one SimGrid
+  // execution on the device's host when the device next deals with another actor (flush_compute): the same
+  // simulated time as one execution per op, since nothing else computes on a device's host, for a fraction
+  // of the simulator's cost per op (a 7B-parameter training step is thousands of ops per device).
+  void compute(std::string_view name, Seconds duration);
+  // Runs the compute booked so far; every collective and the end of the device function call it first.
+  void flush_compute();
+  // This device's time: the clock plus the compute booked and not yet run.
+  Seconds now() const;
+  // A fused kernel (ops.hpp, fused) in progress: its ops add their FLOPs here instead of being charged.
+  bool fusing() const { return fused_flops_.has_value(); }
+  void begin_fusion() { fused_flops_ = 0.0; }
+  void add_fused_flops(double flops) { *fused_flops_ += flops; }
+  double end_fusion() { return *std::exchange(fused_flops_, std::nullopt); }
+  // A SimGrid execution of `duration` now, unrecorded: the caller's span (a collective) accounts for it.
+  void execute(Seconds duration);
+  void record(SpanKind kind, std::string name, Seconds start, Seconds end);
+  // A collective's span on this actor's track: exposed communication on the program, stream time on the
+  // stream.
+  void record_communication(const std::string& name, Seconds start, Seconds end);
+  DeviceTimes& times();
+
+  // Program only: the device's communication stream in this call, started on first use.
+  CommStream& stream();
+  // Program only: waits for what the stream still runs and stops it (pmap, when the function returns).
+  void finish_stream();
+
+ private:
+  Runtime& runtime_;
+  CallState& call_;
+  int rank_;
+  Track track_;
+  std::unique_ptr<CommStream> stream_;
+  Seconds booked_compute_ = 0;
+  std::optional<double> fused_flops_;
+};
+
+// The context of the calling device actor, or null on the host.
+DeviceContext* current_device();
+// Binds ctx to the calling actor for the rest of its life.
+void bind_current_device(DeviceContext* ctx);
+// The time of an event on `device`'s memory: that device's own time when its actor is the caller, the clock
+// otherwise.
+Seconds memory_event_time(int device);
+
+}  // namespace spmdsim::detail

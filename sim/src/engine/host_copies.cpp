@@ -1,0 +1,63 @@
+#include "engine/host_copies.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include "engine/direct_transfer.hpp"
+#include "engine/runtime.hpp"
+
+namespace spmdsim::detail {
+
+HostCopy::HostCopy(std::vector<Bytes> leaf_bytes)
+    : leaf_bytes_(std::move(leaf_bytes)), arrival_(simgrid::s4u::Semaphore::create(0)) {}
+
+void HostCopy::wait_arrival() const {
+  if (arrived_) return;
+  arrival_->acquire();
+  arrival_->release();  // for the next waiter
+}
+
+void HostCopy::mark_arrived() {
+  arrived_ = true;
+  arrival_->release();
+}
+
+std::shared_ptr<HostCopy> HostCopyQueue::enqueue(int device, std::vector<Bytes> leaf_bytes) {
+  auto copy = std::make_shared<HostCopy>(std::move(leaf_bytes));
+  queued_[device].push_back(copy);
+  if (!copiers_.contains(device)) {
+    const auto& endpoint = runtime_.platform().devices.at(static_cast<std::size_t>(device));
+    copiers_[device] = simgrid::s4u::Actor::create("host_copies", endpoint.host_cpu, [this, device] {
+                         copy_queued(device);
+                       })->get_pid();
+  }
+  return copy;
+}
+
+bool HostCopyQueue::is_copier(aid_t actor) const {
+  return std::any_of(copiers_.begin(), copiers_.end(),
+                     [actor](const auto& entry) { return entry.second == actor; });
+}
+
+void HostCopyQueue::forget(aid_t actor) {
+  std::erase_if(copiers_, [actor](const auto& entry) { return entry.second == actor; });
+}
+
+void HostCopyQueue::copy_queued(int device) {
+  const auto& endpoint = runtime_.platform().devices.at(static_cast<std::size_t>(device));
+  auto& queue = queued_[device];
+  while (!queue.empty()) {
+    const std::shared_ptr<HostCopy> copy = queue.front();
+    std::vector<simgrid::s4u::CommPtr> leaves;
+    for (const Bytes bytes : copy->leaf_bytes())
+      leaves.push_back(start_direct_transfer(endpoint.host_cpu, endpoint.host, bytes));
+    simgrid::s4u::Comm::wait_all(leaves);
+    copy->mark_arrived();
+    queue.pop_front();
+  }
+}
+
+}  // namespace spmdsim::detail
