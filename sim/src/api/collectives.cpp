@@ -117,17 +117,17 @@ class CollectiveCall {
                  const CollectiveOptions& options, double bytes, DType dtype)
       : ctx_(ctx), name_(name), span_(ctx, name) {
     const auto& runtime = ctx.runtime();
-    algorithm_ = options.algorithm.empty() ? runtime.algorithm(kind) : options.algorithm;
+    algorithm_ = options.algorithm.empty() ? runtime.collectives().algorithm(kind) : options.algorithm;
     if (algorithm_ == "auto")
       algorithm_ = collectives::choose_algorithm(kind, cost_inputs(ctx, group, bytes, dtype));
     check_device_count(kind, algorithm_, static_cast<int>(group.size()));
     if (options.pipeline_chunks < 0)
       throw ValueError(fmt::format("pipeline_chunks must be at least 1, or 0 for the simulation's (got {})",
                                    options.pipeline_chunks));
-    const int chunks = options.pipeline_chunks > 0 ? options.pipeline_chunks : runtime.pipeline_chunks();
+    const int chunks = options.pipeline_chunks > 0 ? options.pipeline_chunks : runtime.collectives().pipeline_chunks();
     auto dimensions = group_dimensions(ctx, group);
     auto per_dimension =
-        options.dimension_algorithms.empty() ? runtime.dimension_algorithms() : options.dimension_algorithms;
+        options.dimension_algorithms.empty() ? runtime.collectives().dimension_algorithms() : options.dimension_algorithms;
     if (algorithm_ == "multidim" && !per_dimension.empty())
       check_dimension_algorithms(per_dimension, dimensions);
     else
@@ -141,7 +141,7 @@ class CollectiveCall {
   // Whether the ring is booked from its totals (booked_ring.hpp) rather than walked piece by piece: an
   // all-reduce on any data, the other collectives on abstract data only.
   bool books_ring_all_reduce() const {
-    return algorithm_ == "ring" && comm_->size() > 1 && ctx_.runtime().aggregate_ring_phases();
+    return algorithm_ == "ring" && comm_->size() > 1 && ctx_.runtime().collectives().aggregate_ring_phases();
   }
   bool books_ring(const Array& x) const { return books_ring_all_reduce() && comm_->books(x); }
   // Waits for this device's last sends and places the results in its memory.

@@ -94,7 +94,7 @@ Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, 
 }
 
 bool DeviceCommunicator::books(const Array& x) const {
-  return ctx_.runtime().aggregate_ring_phases() && x.is_abstract();
+  return ctx_.runtime().collectives().aggregate_ring_phases() && x.is_abstract();
 }
 
 void DeviceCommunicator::book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) {
@@ -150,8 +150,8 @@ void DeviceCommunicator::flush_phase() {
   incoming->wait();
   outgoing->wait();
   // Each further message of the run would have paid its route's latency once more.
-  const Seconds latency = std::max(runtime.message_latency(ctx_.device(), phase.to),
-                                   runtime.message_latency(phase.from, ctx_.device()));
+  const Seconds latency = std::max(runtime.channels().message_latency(ctx_.device(), phase.to),
+                                   runtime.channels().message_latency(phase.from, ctx_.device()));
   simgrid::s4u::this_actor::sleep_for((phase.messages - 1) * latency);
   ctx_.execute(phase.reducing);
 }

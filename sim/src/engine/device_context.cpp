@@ -20,7 +20,7 @@ DeviceContext::DeviceContext(Runtime& runtime, CallState& call, int rank, Track 
 DeviceContext::~DeviceContext() = default;
 
 simgrid::s4u::Mailbox* DeviceContext::channel(int from_device, int to_device) const {
-  return runtime_.channel(from_device, to_device, track_);
+  return runtime_.channels().channel(from_device, to_device, track_);
 }
 
 CommStream& DeviceContext::stream() {

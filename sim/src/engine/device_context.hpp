@@ -45,7 +45,7 @@ class DeviceContext {
   int device_at(int rank) const { return call_.devices[static_cast<std::size_t>(rank)]; }
   const DeviceSpec& spec() const;
   Track track() const { return track_; }
-  // The channel between two devices in this actor's namespace (Runtime::channel).
+  // The channel between two devices in this actor's namespace (DeviceChannels::channel).
   simgrid::s4u::Mailbox* channel(int from_device, int to_device) const;
   // Throws NameError ("unbound axis name: j") unless pmap bound this name.
   void check_axis_name(std::string_view name) const;

@@ -7,7 +7,6 @@
 #include <simgrid/s4u/Host.hpp>
 
 #include "engine/direct_transfer.hpp"
-#include "engine/runtime.hpp"
 
 namespace spmdsim::detail {
 
@@ -29,7 +28,7 @@ std::shared_ptr<HostCopy> HostCopyQueue::enqueue(int device, std::vector<Bytes> 
   auto copy = std::make_shared<HostCopy>(std::move(leaf_bytes));
   queued_[device].push_back(copy);
   if (!copiers_.contains(device)) {
-    const auto& endpoint = runtime_.platform().devices.at(static_cast<std::size_t>(device));
+    const auto& endpoint = platform_.devices.at(static_cast<std::size_t>(device));
     copiers_[device] = simgrid::s4u::Actor::create("host_copies", endpoint.host_cpu, [this, device] {
                          copy_queued(device);
                        })->get_pid();
@@ -47,7 +46,7 @@ void HostCopyQueue::forget(aid_t actor) {
 }
 
 void HostCopyQueue::copy_queued(int device) {
-  const auto& endpoint = runtime_.platform().devices.at(static_cast<std::size_t>(device));
+  const auto& endpoint = platform_.devices.at(static_cast<std::size_t>(device));
   auto& queue = queued_[device];
   while (!queue.empty()) {
     const std::shared_ptr<HostCopy> copy = queue.front();

@@ -13,11 +13,10 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include "spmdsim/platform.hpp"
 #include "spmdsim/units.hpp"
 
 namespace spmdsim::detail {
-
-class Runtime;
 
 // One device's part of one put: its leaves' bytes, and whether they have arrived.
 class HostCopy {
@@ -39,7 +38,7 @@ class HostCopy {
 
 class HostCopyQueue {
  public:
-  explicit HostCopyQueue(Runtime& runtime) : runtime_(runtime) {}
+  explicit HostCopyQueue(const Platform& platform) : platform_(platform) {}
 
   // The host, between calls: queues a copy to `device` of leaves of these sizes and returns it at once; its
   // transfer starts when the device's earlier copies have arrived.
@@ -55,7 +54,7 @@ class HostCopyQueue {
   // A device's copying actor: sends the queued copies one after another until none is left.
   void copy_queued(int device);
 
-  Runtime& runtime_;
+  const Platform& platform_;
   std::map<int, std::deque<std::shared_ptr<HostCopy>>> queued_;  // by device; the front one is in flight
   std::map<int, aid_t> copiers_;                                 // by device: its alive copying actor
 };

@@ -43,7 +43,7 @@ Simulation::~Simulation() = default;
 int Simulation::num_devices() const { return runtime_->num_devices(); }
 const Platform& Simulation::platform() const { return runtime_->platform(); }
 Seconds Simulation::now() const { return simgrid::s4u::Engine::get_clock(); }
-const std::string& Simulation::algorithm(CollectiveKind kind) const { return runtime_->algorithm(kind); }
+const std::string& Simulation::algorithm(CollectiveKind kind) const { return runtime_->collectives().algorithm(kind); }
 SimulationReport Simulation::report() const { return runtime_->report(); }
 
 Tree Simulation::device_get(const Tree& tree) {

@@ -1,0 +1,25 @@
+#include "collectives/collective_settings.hpp"
+
+#include <fmt/format.h>
+
+#include "spmdsim/errors.hpp"
+
+namespace spmdsim::detail {
+
+CollectiveSettings::CollectiveSettings(const SimulationOptions& options, const std::vector<int>& dimensions) {
+  for (auto kind : kAllCollectiveKinds) {
+    auto it = options.algorithms.find(kind);
+    std::string name = it != options.algorithms.end() ? it->second : std::string(default_algorithm(kind));
+    if (name != "auto") check_algorithm(kind, name);
+    algorithms_[kind] = std::move(name);
+  }
+  if (options.pipeline_chunks < 1)
+    throw ValueError(fmt::format("pipeline_chunks must be at least 1 (got {})", options.pipeline_chunks));
+  pipeline_chunks_ = options.pipeline_chunks;
+  if (!options.dimension_algorithms.empty())
+    check_dimension_algorithms(options.dimension_algorithms, dimensions);
+  dimension_algorithms_ = options.dimension_algorithms;
+  aggregate_ring_phases_ = options.aggregate_ring_phases;
+}
+
+}  // namespace spmdsim::detail

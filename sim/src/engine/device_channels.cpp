@@ -1,0 +1,50 @@
+#include "engine/device_channels.hpp"
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <simgrid/s4u/Host.hpp>
+#include <xbt/config.hpp>
+
+namespace spmdsim::detail {
+namespace {
+
+std::string endpoint_name(int device) {
+  return fmt::format("d{}", device);
+}
+
+// The network model's latency factor (1 under CM02, 13.01 under LV08).
+double latency_factor() {
+  return simgrid::config::get_value<double>("network/latency-factor");
+}
+
+}  // namespace
+
+simgrid::s4u::Mailbox* DeviceChannels::channel(int from, int to, Track track) {
+  const auto key = std::make_tuple(from, to, track);
+  auto it = channels_.find(key);
+  if (it == channels_.end()) {
+    const std::string suffix = track == Track::program ? "" : "/stream";
+    it = channels_
+             .emplace(key,
+                      simgrid::s4u::Mailbox::by_name(endpoint_name(from) + ">" + endpoint_name(to) + suffix))
+             .first;
+  }
+  return it->second;
+}
+
+Seconds DeviceChannels::message_latency(int from, int to) {
+  const auto key = std::make_pair(from, to);
+  auto it = message_latencies_.find(key);
+  if (it == message_latencies_.end()) {
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0;
+    platform_.devices.at(static_cast<std::size_t>(from))
+        .host->route_to(platform_.devices.at(static_cast<std::size_t>(to)).host, links, &latency);
+    it = message_latencies_.emplace(key, latency * latency_factor()).first;
+  }
+  return it->second;
+}
+
+}  // namespace spmdsim::detail

@@ -1,0 +1,35 @@
+// The network endpoints between devices: one SimGrid mailbox per ordered pair of devices and track, and the
+// latency a message between two devices pays (cached: a route is looked up once per pair).
+#pragma once
+
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include <simgrid/s4u/Mailbox.hpp>
+
+#include "spmdsim/platform.hpp"
+#include "spmdsim/report.hpp"
+#include "spmdsim/units.hpp"
+
+namespace spmdsim::detail {
+
+class DeviceChannels {
+ public:
+  explicit DeviceChannels(const Platform& platform) : platform_(platform) {}
+
+  // The channel from one device to another. Messages between one ordered pair are matched in the order
+  // both sides post them, which is SPMD program order, so a fast sender can never be received early. The
+  // communication streams (async_collectives.hpp) have channels of their own, matched in the streams' order.
+  simgrid::s4u::Mailbox* channel(int from, int to, Track track = Track::program);
+  // The latency one message from device `from` to device `to` pays: its route's, times the network
+  // model's latency factor.
+  Seconds message_latency(int from, int to);
+
+ private:
+  const Platform& platform_;
+  std::map<std::tuple<int, int, Track>, simgrid::s4u::Mailbox*> channels_;
+  std::map<std::pair<int, int>, Seconds> message_latencies_;
+};
+
+}  // namespace spmdsim::detail

@@ -1,0 +1,31 @@
+// The process's one SimGrid engine: created with the SimGrid settings in force, and told of every actor's
+// end. SimGrid has one engine per process; a second Simulation would share its clock, so a second owner is
+// refused.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <simgrid/s4u/Engine.hpp>
+
+namespace spmdsim::detail {
+
+class EngineOwner {
+ public:
+  // Lets SimGrid consume its --cfg=... and --log=... arguments from argv, then applies `settings`
+  // ("network/model:CM02", ...). `actor_ended` is called whenever an actor of this engine ends.
+  EngineOwner(int* argc, char** argv, const std::vector<std::string>& settings,
+              std::function<void(aid_t)> actor_ended);
+  ~EngineOwner();
+  EngineOwner(const EngineOwner&) = delete;  // one engine per process
+  EngineOwner& operator=(const EngineOwner&) = delete;
+
+  simgrid::s4u::Engine& engine() { return *engine_; }
+
+ private:
+  std::unique_ptr<simgrid::s4u::Engine> engine_;
+};
+
+}  // namespace spmdsim::detail
