@@ -2,7 +2,6 @@
 #include "spmdsim/collectives.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -11,12 +10,10 @@
 #include <fmt/ranges.h>
 #include <simgrid/s4u/Engine.hpp>
 
-#include <simgrid/s4u/Host.hpp>
-#include <simgrid/s4u/Link.hpp>
-
 #include "api/collective_calls.hpp"
 #include "api/kernels/kernels.hpp"
 #include "collectives/booked_ring.hpp"
+#include "collectives/cost_inputs.hpp"
 #include "collectives/device_communicator.hpp"
 #include "collectives/selection.hpp"
 #include "engine/device_context.hpp"
@@ -77,30 +74,6 @@ class CollectiveSpan {
   Seconds start_;
 };
 
-// The alpha-beta-gamma figures of this group's network for the auto policy: the route between its first
-// two devices, and this device's roofline for reducing.
-CostInputs cost_inputs(const DeviceContext& ctx, const std::vector<int>& group, double bytes, DType dtype) {
-  CostInputs c;
-  c.p = static_cast<int>(group.size());
-  c.n = bytes;
-  if (c.p > 1) {
-    const auto& devices = ctx.runtime().platform().devices;
-    auto* a = devices[static_cast<std::size_t>(ctx.device_at(group[0]))].host;
-    auto* b = devices[static_cast<std::size_t>(ctx.device_at(group[1]))].host;
-    std::vector<simgrid::s4u::Link*> links;
-    double latency = 0;
-    a->route_to(b, links, &latency);
-    double bandwidth = std::numeric_limits<double>::infinity();
-    for (auto* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
-    c.alpha = latency;
-    c.beta = 1.0 / bandwidth;
-  }
-  const DeviceSpec& spec = ctx.spec();
-  const double item = static_cast<double>(itemsize(dtype));
-  c.gamma = std::max(1.0 / (item * spec.peak_flops_for(dtype)), 3.0 / spec.memory_bandwidth);
-  return c;
-}
-
 // The platform's logical shape applies when the group is every device in platform order.
 std::vector<int> group_dimensions(const DeviceContext& ctx, const std::vector<int>& group) {
   const auto& platform = ctx.runtime().platform();
@@ -119,7 +92,7 @@ class CollectiveCall {
     const auto& runtime = ctx.runtime();
     algorithm_ = options.algorithm.empty() ? runtime.collectives().algorithm(kind) : options.algorithm;
     if (algorithm_ == "auto")
-      algorithm_ = collectives::choose_algorithm(kind, cost_inputs(ctx, group, bytes, dtype));
+      algorithm_ = collectives::choose_algorithm(kind, collectives::cost_inputs(ctx, group, bytes, dtype));
     check_device_count(kind, algorithm_, static_cast<int>(group.size()));
     if (options.pipeline_chunks < 0)
       throw ValueError(fmt::format("pipeline_chunks must be at least 1, or 0 for the simulation's (got {})",

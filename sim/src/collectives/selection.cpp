@@ -1,5 +1,6 @@
 #include "collectives/selection.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -23,6 +24,12 @@ std::string_view cheapest(std::span<const Algorithm<Fn>> table, const CostInputs
 }
 
 }  // namespace
+
+double reduction_seconds_per_byte(const DeviceSpec& spec, DType dtype) {
+  const double item = static_cast<double>(itemsize(dtype));
+  return std::max(kReductionFlopsPerElement / (item * spec.peak_flops_for(dtype)),
+                  kReductionMemoryPassesPerByte / spec.memory_bandwidth);
+}
 
 std::string_view choose_algorithm(CollectiveKind kind, const CostInputs& c) {
   switch (kind) {
