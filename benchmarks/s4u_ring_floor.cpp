@@ -53,10 +53,10 @@ RingFloorRun run_s4u_ring_floor(int devices, std::int64_t bytes_per_device, int*
   const auto run_start = Clock::now();
   for (int d = 0; d < p; ++d) {
     const PlatformDevice& on = platform.devices[static_cast<std::size_t>(d)];
-    s4u::Host* device = on.host;
-    s4u::Host* host_cpu = on.host_cpu != nullptr ? on.host_cpu : platform.host_cpu;
-    s4u::Host* next = platform.devices[static_cast<std::size_t>((d + 1) % p)].host;
-    s4u::Host* previous = platform.devices[static_cast<std::size_t>((d + p - 1) % p)].host;
+    s4u::Host* device = s4u::Host::by_name(on.host);
+    s4u::Host* host_cpu = s4u::Host::by_name(on.host_cpu.empty() ? platform.host_cpu : on.host_cpu);
+    s4u::Host* next = s4u::Host::by_name(platform.devices[static_cast<std::size_t>((d + 1) % p)].host);
+    s4u::Host* previous = s4u::Host::by_name(platform.devices[static_cast<std::size_t>((d + p - 1) % p)].host);
     s4u::Actor::create("device " + std::to_string(d), device, [=, &phase_spans] {
       s4u::Comm::sendto_async(host_cpu, device, n)->wait();
       if (p > 1) {

@@ -9,10 +9,10 @@
 #include <boost/program_options/value_semantic.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <xbt/config.hpp>
 
 #include "command_line.hpp"
 #include "spmdsim/errors.hpp"
+#include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/dragonfly.hpp"
 #include "spmdsim/topologies/fat_tree.hpp"
 #include "spmdsim/topologies/full_mesh.hpp"
@@ -379,20 +379,7 @@ ChosenPlatform choose_platform(const PlatformRequest& request, int devices) {
                                names_text(topologies::PresetKind::slice)));
 }
 
-std::vector<std::pair<std::string, std::string>> simgrid_settings() {
-  std::vector<std::pair<std::string, std::string>> settings;
-  const auto read = [&](const char* name, auto sample) {
-    try {
-      settings.emplace_back(name, fmt::format("{}", simgrid::config::get_value<decltype(sample)>(name)));
-    } catch (const std::exception&) {
-    }
-  };
-  read("network/model", std::string());
-  read("network/crosstraffic", bool());
-  read("network/TCP-gamma", double());
-  read("network/optim", std::string());
-  return settings;
-}
+std::vector<std::pair<std::string, std::string>> simgrid_settings() { return simgrid_network_settings(); }
 
 std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::string>& simgrid_args) {
   std::vector<std::string> given;

@@ -369,9 +369,9 @@ TEST(TopologyMultiNode, RailOptimisedCrossingRailsOverNvLink) {
   EXPECT_EQ(host_count(), 10u);
   EXPECT_EQ(link_count(), 2u * (1 + 8 + 8 + 8));  // no spines
   EXPECT_EQ(sim.platform().dimensions, (std::vector<int>{4, 2}));
-  EXPECT_EQ(sim.platform().host_cpu, host("node0.host"));
+  EXPECT_EQ(sim.platform().host_cpu, "node0.host");
   EXPECT_EQ(sim.platform().devices[6].name, "node1.dev2");
-  EXPECT_EQ(sim.platform().devices[6].host_cpu, host("node1.host"));
+  EXPECT_EQ(sim.platform().devices[6].host_cpu, "node1.host");
   EXPECT_EQ(route(sim, 1, 7), (Names{"node0.dev1.fabric.up", "node0.dev3.fabric.down", "node0.dev3.nic.up",
                                      "node1.dev3.nic.down"}));
   EXPECT_EQ(route(sim, 1, 2), (Names{"node0.dev1.fabric.up", "node0.dev2.fabric.down"}));

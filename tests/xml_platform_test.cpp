@@ -81,7 +81,7 @@ TEST(XmlPlatform, DevicesFollowTheirIndexNotTheirNames) {
       "p.xml", platform_xml(cpu() + device("b", 2) + device("c", 0) + device("a", 1) + device("d", 3)));
   Simulation sim(xml_platform(file));
   EXPECT_EQ(device_names(sim), (std::vector<std::string>{"c", "a", "b", "d"}));
-  EXPECT_EQ(sim.platform().host_cpu->get_name(), "cpu");
+  EXPECT_EQ(sim.platform().host_cpu, "cpu");
   EXPECT_TRUE(sim.platform().dimensions.empty());
   EXPECT_EQ(sim.platform().description, "xml: p.xml, 4 x A100-SXM4-80GB");
 }
@@ -129,7 +129,7 @@ TEST(XmlPlatform, TheRolePropertyAndItsValuesAreOptions) {
   options.device = testing::round_numbers_cluster(1).device;
   Simulation sim(xml_platform(file, options));
   EXPECT_EQ(device_names(sim), (std::vector<std::string>{"g0", "g1"}));
-  EXPECT_EQ(sim.platform().host_cpu->get_name(), "x");
+  EXPECT_EQ(sim.platform().host_cpu, "x");
   EXPECT_EQ(sim.platform().devices[0].spec.model, "test-device");
 }
 

@@ -12,12 +12,12 @@ namespace spmdsim::topologies::detail {
 
 void add_host_and_devices(PathZone& zone, Platform& platform, int num_devices, const DeviceSpec& device,
                           const LinkSpec& host_link, double host_speed, HostLinks& links) {
-  platform.host_cpu = zone.add_host("host", host_speed, -1);
+  platform.host_cpu = zone.add_host("host", host_speed, -1)->get_name();
   links.h2d.reserve(static_cast<std::size_t>(num_devices));
   links.d2h.reserve(static_cast<std::size_t>(num_devices));
   for (int i = 0; i < num_devices; ++i) {
     const std::string name = fmt::format("dev{}", i);
-    platform.devices.push_back({name, zone.add_host(name, kDeviceHostSpeed, i), device});
+    platform.devices.push_back({name, zone.add_host(name, kDeviceHostSpeed, i)->get_name(), device});
     links.h2d.push_back(add_link(zone, name + ".pcie.h2d", host_link));
     links.d2h.push_back(add_link(zone, name + ".pcie.d2h", host_link));
   }

@@ -12,10 +12,10 @@
 
 #include <simgrid/forward.h>
 
+#include "path_zone.hpp"
 #include "spmdsim/device_spec.hpp"
 #include "spmdsim/platform.hpp"
 #include "spmdsim/topologies/link_spec.hpp"
-#include "spmdsim/topologies/path_zone.hpp"
 
 namespace spmdsim::topologies::detail {
 

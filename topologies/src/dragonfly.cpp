@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "builder_support.hpp"
+#include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
-#include "spmdsim/topologies/path_zone.hpp"
 
 namespace spmdsim::topologies {
 namespace {

@@ -8,9 +8,9 @@
 #include <simgrid/s4u/Host.hpp>
 
 #include "builder_support.hpp"
+#include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/topologies/full_mesh.hpp"
-#include "spmdsim/topologies/path_zone.hpp"
 
 namespace spmdsim::topologies::detail {
 namespace {
@@ -198,12 +198,13 @@ PlatformBuilder build_cluster(ClusterShape shape, NodeSpec node, LinkSpec switch
     for (int n = 0; n < shape.num_nodes; ++n) {
       const std::string prefix = shape.lone_node ? "" : fmt::format("node{}.", n);
       auto* cpu = zone.add_host(prefix + "host", node.host_speed, -1 - n);
-      if (n == 0) platform.host_cpu = cpu;
+      if (n == 0) platform.host_cpu = cpu->get_name();
       if (shape.host_memory) add(Kind::host_memory, n, {node.host_memory_bandwidth, 0});
       for (int k = 0; k < d; ++k) {
         const int index = n * d + k;
         const std::string name = fmt::format("{}dev{}", prefix, k);
-        platform.devices.push_back({name, zone.add_host(name, kDeviceHostSpeed, index), node.device, cpu});
+        platform.devices.push_back(
+            {name, zone.add_host(name, kDeviceHostSpeed, index)->get_name(), node.device, cpu->get_name()});
         add(Kind::pcie_h2d, index, node.host_link);
         add(Kind::pcie_d2h, index, node.host_link);
         if (node.fabric == NodeFabric::nvswitch) {

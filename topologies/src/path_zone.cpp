@@ -1,4 +1,4 @@
-#include "spmdsim/topologies/path_zone.hpp"
+#include "path_zone.hpp"
 
 #include <memory>
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "builder_support.hpp"
-#include "spmdsim/topologies/path_zone.hpp"
+#include "path_zone.hpp"
 
 namespace spmdsim::topologies {
 namespace {

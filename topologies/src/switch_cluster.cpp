@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 #include <simgrid/s4u/Host.hpp>
 
+#include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
-#include "spmdsim/topologies/path_zone.hpp"
 
 namespace spmdsim::topologies {
 namespace {
@@ -64,11 +64,10 @@ PlatformBuilder switch_cluster(SwitchClusterSpec spec) {
     platform.description =
         fmt::format("switch: {} x {}, device link {:g} GB/s, host link {:g} GB/s", spec.num_devices,
                     spec.device.model, spec.device_link.bandwidth / 1e9, spec.host_link.bandwidth / 1e9);
-    platform.host_cpu = zone.add_host("host", spec.host_speed, -1);
+    platform.host_cpu = zone.add_host("host", spec.host_speed, -1)->get_name();
     for (int i = 0; i < spec.num_devices; ++i) {
       const std::string name = fmt::format("dev{}", i);
-      auto* host = zone.add_host(name, kDeviceHostSpeed, i);
-      platform.devices.push_back({name, host, spec.device});
+      platform.devices.push_back({name, zone.add_host(name, kDeviceHostSpeed, i)->get_name(), spec.device});
       links->h2d.push_back(zone.add_link(name + ".pcie.h2d", spec.host_link.bandwidth, spec.host_link.latency));
       links->d2h.push_back(zone.add_link(name + ".pcie.d2h", spec.host_link.bandwidth, spec.host_link.latency));
       links->up.push_back(zone.add_link(name + ".fabric.up", spec.device_link.bandwidth, spec.device_link.latency));

@@ -7,8 +7,8 @@
 #include <fmt/ranges.h>
 
 #include "builder_support.hpp"
+#include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
-#include "spmdsim/topologies/path_zone.hpp"
 #include "spmdsim/topologies/ring.hpp"
 
 namespace spmdsim::topologies {

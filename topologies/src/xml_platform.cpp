@@ -219,9 +219,9 @@ Platform load(const std::filesystem::path& path, const XmlPlatformOptions& optio
   }
 
   Platform platform;
-  platform.host_cpu = cpus.front();
+  platform.host_cpu = cpus.front()->get_name();
   for (auto* host : order_devices(std::move(devices), file))
-    platform.devices.push_back({host->get_name(), host, device_spec(host, options.device, file)});
+    platform.devices.push_back({host->get_name(), host->get_name(), device_spec(host, options.device, file)});
   if (const char* dimensions = engine->get_netzone_root()->get_property(std::string(kDimensions)))
     platform.dimensions = parse_dimensions(dimensions, platform.devices.size(), file);
   platform.description = fmt::format("xml: {}, {} x {}", path.filename().string(), platform.devices.size(),

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "spmdsim/collective_algorithms.hpp"
@@ -46,6 +47,11 @@ struct SimulationOptions {
 // factors (CM02), no reverse cross-traffic, no TCP window cap, and the full max-min solve (SimGrid 3.32's
 // lazy update drops a flow's other link bounds when its window cap is 0; docs/platforms.md).
 std::vector<std::string> alpha_beta_config();
+
+// The network settings SimGrid has in force (network/model, network/crosstraffic, network/TCP-gamma,
+// network/optim) as (name, value) pairs, read back once a Simulation has applied its settings and the
+// command line's --cfg; a setting SimGrid does not know is left out.
+std::vector<std::pair<std::string, std::string>> simgrid_network_settings();
 
 class Simulation {
  public:

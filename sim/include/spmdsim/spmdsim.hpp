@@ -21,7 +21,6 @@
 #include "spmdsim/units.hpp"
 #include "spmdsim/topologies/accelerator_node.hpp"
 #include "spmdsim/topologies/link_spec.hpp"
-#include "spmdsim/topologies/path_zone.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
 #include "spmdsim/models/data_parallel.hpp"
 #include "spmdsim/models/cnn.hpp"

@@ -276,15 +276,15 @@ std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLea
   std::vector<Array> inputs(leaves.size());
   std::vector<simgrid::s4u::CommPtr> transfers;
   std::set<const detail::HostCopy*> arrivals;
-  const auto& endpoint = ctx.runtime().platform().devices[static_cast<std::size_t>(ctx.device())];
+  const auto& hosts = ctx.runtime().hosts();
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     inputs[i] = shard_of(leaves[i], ctx.rank());
     if (leaves[i].resident) {
       const auto& put = leaves[i].value.residency()->arrivals;
       if (!put.empty()) arrivals.insert(put[static_cast<std::size_t>(ctx.rank())].get());
     } else {
-      transfers.push_back(
-          detail::start_direct_transfer(endpoint.host_cpu, endpoint.host, inputs[i].nbytes()));
+      transfers.push_back(detail::start_direct_transfer(hosts.host_cpu(ctx.device()), hosts.device(ctx.device()),
+                                                        inputs[i].nbytes()));
     }
   }
   const Seconds start = simgrid::s4u::Engine::get_clock();
@@ -409,10 +409,9 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   std::vector<std::unique_ptr<DeviceContext>> contexts;
   for (std::size_t rank = 0; rank < n; ++rank)
     contexts.push_back(std::make_unique<DeviceContext>(runtime, call, static_cast<int>(rank)));
-  const auto& platform = runtime.platform();
   for (std::size_t rank = 0; rank < n; ++rank) {
     DeviceContext* ctx = contexts[rank].get();
-    auto* host = platform.devices[static_cast<std::size_t>(ctx->device())].host;
+    auto* host = runtime.hosts().device(ctx->device());
     simgrid::s4u::Actor::create(fmt::format("{}:{}", options_.name, rank), host, [&, ctx, rank] {
       detail::bind_current_device(ctx);
       try {

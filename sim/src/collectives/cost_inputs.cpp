@@ -16,9 +16,9 @@ CostInputs cost_inputs(const detail::DeviceContext& ctx, const std::vector<int>&
   c.p = static_cast<int>(group.size());
   c.n = bytes;
   if (c.p > 1) {
-    const auto& devices = ctx.runtime().platform().devices;
-    auto* a = devices[static_cast<std::size_t>(ctx.device_at(group[0]))].host;
-    auto* b = devices[static_cast<std::size_t>(ctx.device_at(group[1]))].host;
+    const auto& hosts = ctx.runtime().hosts();
+    auto* a = hosts.device(ctx.device_at(group[0]));
+    auto* b = hosts.device(ctx.device_at(group[1]));
     std::vector<simgrid::s4u::Link*> links;
     double latency = 0;
     a->route_to(b, links, &latency);

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <simgrid/s4u/Host.hpp>
 #include <xbt/config.hpp>
 
 namespace spmdsim::detail {
@@ -40,8 +39,7 @@ Seconds DeviceChannels::message_latency(int from, int to) {
   if (it == message_latencies_.end()) {
     std::vector<simgrid::s4u::Link*> links;
     double latency = 0;
-    platform_.devices.at(static_cast<std::size_t>(from))
-        .host->route_to(platform_.devices.at(static_cast<std::size_t>(to)).host, links, &latency);
+    hosts_.device(from)->route_to(hosts_.device(to), links, &latency);
     it = message_latencies_.emplace(key, latency * latency_factor()).first;
   }
   return it->second;

@@ -8,7 +8,7 @@
 
 #include <simgrid/s4u/Mailbox.hpp>
 
-#include "spmdsim/platform.hpp"
+#include "engine/platform_hosts.hpp"
 #include "spmdsim/report.hpp"
 #include "spmdsim/units.hpp"
 
@@ -16,7 +16,7 @@ namespace spmdsim::detail {
 
 class DeviceChannels {
  public:
-  explicit DeviceChannels(const Platform& platform) : platform_(platform) {}
+  explicit DeviceChannels(const PlatformHosts& hosts) : hosts_(hosts) {}
 
   // The channel from one device to another. Messages between one ordered pair are matched in the order
   // both sides post them, which is SPMD program order, so a fast sender can never be received early. The
@@ -27,7 +27,7 @@ class DeviceChannels {
   Seconds message_latency(int from, int to);
 
  private:
-  const Platform& platform_;
+  const PlatformHosts& hosts_;
   std::map<std::tuple<int, int, Track>, simgrid::s4u::Mailbox*> channels_;
   std::map<std::pair<int, int>, Seconds> message_latencies_;
 };

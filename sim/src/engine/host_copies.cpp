@@ -28,8 +28,7 @@ std::shared_ptr<HostCopy> HostCopyQueue::enqueue(int device, std::vector<Bytes> 
   auto copy = std::make_shared<HostCopy>(std::move(leaf_bytes));
   queued_[device].push_back(copy);
   if (!copiers_.contains(device)) {
-    const auto& endpoint = platform_.devices.at(static_cast<std::size_t>(device));
-    copiers_[device] = simgrid::s4u::Actor::create("host_copies", endpoint.host_cpu, [this, device] {
+    copiers_[device] = simgrid::s4u::Actor::create("host_copies", hosts_.host_cpu(device), [this, device] {
                          copy_queued(device);
                        })->get_pid();
   }
@@ -46,13 +45,12 @@ void HostCopyQueue::forget(aid_t actor) {
 }
 
 void HostCopyQueue::copy_queued(int device) {
-  const auto& endpoint = platform_.devices.at(static_cast<std::size_t>(device));
   auto& queue = queued_[device];
   while (!queue.empty()) {
     const std::shared_ptr<HostCopy> copy = queue.front();
     std::vector<simgrid::s4u::CommPtr> leaves;
     for (const Bytes bytes : copy->leaf_bytes())
-      leaves.push_back(start_direct_transfer(endpoint.host_cpu, endpoint.host, bytes));
+      leaves.push_back(start_direct_transfer(hosts_.host_cpu(device), hosts_.device(device), bytes));
     simgrid::s4u::Comm::wait_all(leaves);
     copy->mark_arrived();
     queue.pop_front();

@@ -13,7 +13,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
-#include "spmdsim/platform.hpp"
+#include "engine/platform_hosts.hpp"
 #include "spmdsim/units.hpp"
 
 namespace spmdsim::detail {
@@ -38,7 +38,7 @@ class HostCopy {
 
 class HostCopyQueue {
  public:
-  explicit HostCopyQueue(const Platform& platform) : platform_(platform) {}
+  explicit HostCopyQueue(const PlatformHosts& hosts) : hosts_(hosts) {}
 
   // The host, between calls: queues a copy to `device` of leaves of these sizes and returns it at once; its
   // transfer starts when the device's earlier copies have arrived.
@@ -54,7 +54,7 @@ class HostCopyQueue {
   // A device's copying actor: sends the queued copies one after another until none is left.
   void copy_queued(int device);
 
-  const Platform& platform_;
+  const PlatformHosts& hosts_;
   std::map<int, std::deque<std::shared_ptr<HostCopy>>> queued_;  // by device; the front one is in flight
   std::map<int, aid_t> copiers_;                                 // by device: its alive copying actor
 };

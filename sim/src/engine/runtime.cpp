@@ -18,13 +18,14 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
       engine_(argc, argv, config_, [this](aid_t actor) { actor_ended(actor); }) {
   platform_ = builder();
   if (platform_.devices.empty()) throw ValueError("the platform has no devices");
-  if (platform_.host_cpu == nullptr) throw ValueError("the platform has no host CPU");
+  if (platform_.host_cpu.empty()) throw ValueError("the platform has no host CPU");
   engine_.engine().get_netzone_root()->seal();
   for (auto& device : platform_.devices) {
-    if (device.host_cpu == nullptr) device.host_cpu = platform_.host_cpu;
+    if (device.host_cpu.empty()) device.host_cpu = platform_.host_cpu;
     device.spec.validate();
     ledgers_.push_back(std::make_shared<MemoryLedger>(device.name, device.spec.memory_capacity));
   }
+  hosts_ = PlatformHosts(platform_);
   collectives_ = CollectiveSettings(
       options, platform_.dimensions.empty() ? std::vector<int>{num_devices()} : platform_.dimensions);
   XBT_DEBUG("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());

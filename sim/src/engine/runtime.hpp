@@ -15,6 +15,7 @@
 #include "engine/engine_owner.hpp"
 #include "engine/failures.hpp"
 #include "engine/host_copies.hpp"
+#include "engine/platform_hosts.hpp"
 #include "engine/report_builder.hpp"
 #include "spmdsim/memory.hpp"
 #include "spmdsim/platform.hpp"
@@ -31,6 +32,8 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   const Platform& platform() const { return platform_; }
+  // The platform's hosts in the engine.
+  const PlatformHosts& hosts() const { return hosts_; }
   int num_devices() const { return static_cast<int>(platform_.devices.size()); }
   // ValueError, prefixed with `what`, for a device index outside the platform or one listed twice.
   void check_devices(const std::vector<int>& devices, std::string_view what) const;
@@ -53,10 +56,11 @@ class Runtime {
   std::vector<std::string> config_;
   EngineOwner engine_;
   Platform platform_;
+  PlatformHosts hosts_;
   std::vector<std::shared_ptr<MemoryLedger>> ledgers_;
   CollectiveSettings collectives_;
-  DeviceChannels channels_{platform_};
-  HostCopyQueue host_copies_{platform_};
+  DeviceChannels channels_{hosts_};
+  HostCopyQueue host_copies_{hosts_};
   CopyPause copy_pause_{engine_.engine(), host_copies_};
   Failures failures_{engine_.engine(), host_copies_};
   ReportBuilder reports_{platform_, config_, collectives_, ledgers_};

@@ -85,9 +85,10 @@ Tree Simulation::device_get(const Tree& tree) {
       std::vector<simgrid::s4u::CommPtr> sends;
       std::vector<std::size_t> sender;
       for (std::size_t k : ks) {
-        const auto& device = runtime.platform().devices[static_cast<std::size_t>(devices[k])];
+        const auto& hosts = runtime.hosts();
         for (const Fetch* f : fetches_of[k]) {
-          sends.push_back(detail::start_direct_transfer(device.host, device.host_cpu, f->shard.nbytes()));
+          sends.push_back(detail::start_direct_transfer(hosts.device(devices[k]), hosts.host_cpu(devices[k]),
+                                                        f->shard.nbytes()));
           sender.push_back(k);
         }
       }
@@ -112,7 +113,7 @@ Tree Simulation::device_get(const Tree& tree) {
         ready.push_back(k);
         continue;
       }
-      auto* host = runtime.platform().devices[static_cast<std::size_t>(devices[k])].host;
+      auto* host = runtime.hosts().device(devices[k]);
       simgrid::s4u::Actor::create("device_get", host, [&mine, &call, &send_to_host, k] {
         const Seconds start = simgrid::s4u::Engine::get_clock();
         for (const Fetch* f : mine)
@@ -123,7 +124,7 @@ Tree Simulation::device_get(const Tree& tree) {
       });
     }
     if (!ready.empty()) {
-      auto* host_cpu = runtime.platform().devices[static_cast<std::size_t>(devices[ready.front()])].host_cpu;
+      auto* host_cpu = runtime.hosts().host_cpu(devices[ready.front()]);
       simgrid::s4u::Actor::create("device_get", host_cpu, [&send_to_host, ready] {
         const Seconds start = simgrid::s4u::Engine::get_clock();
         send_to_host(ready, start, start);

@@ -1,0 +1,27 @@
+// simgrid_network_settings (simulation.hpp): SimGrid's configuration read back, so that the commands can
+// print the network model in force without naming SimGrid themselves.
+#include <exception>
+
+#include <fmt/format.h>
+#include <xbt/config.hpp>
+
+#include "spmdsim/simulation.hpp"
+
+namespace spmdsim {
+
+std::vector<std::pair<std::string, std::string>> simgrid_network_settings() {
+  std::vector<std::pair<std::string, std::string>> settings;
+  const auto read = [&](const char* name, auto sample) {
+    try {
+      settings.emplace_back(name, fmt::format("{}", simgrid::config::get_value<decltype(sample)>(name)));
+    } catch (const std::exception&) {
+    }
+  };
+  read("network/model", std::string());
+  read("network/crosstraffic", bool());
+  read("network/TCP-gamma", double());
+  read("network/optim", std::string());
+  return settings;
+}
+
+}  // namespace spmdsim
