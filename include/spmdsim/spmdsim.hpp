@@ -1,4 +1,5 @@
-// Umbrella header: every public header of sim/ and topologies/ (add new public headers here, one line each).
+// Umbrella header: every public header of sim/, topologies/ and models/ (add new public headers here, one line
+// each). It belongs to the spmdsim target, the layer that sees all the others (docs/architecture.md).
 #pragma once
 
 #include "spmdsim/array.hpp"
