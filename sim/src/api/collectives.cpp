@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <xbt/log.h>
 #include <simgrid/s4u/Engine.hpp>
 
 #include "api/collective_calls.hpp"
@@ -19,6 +20,8 @@
 #include "engine/device_context.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
+
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll);
 
 namespace spmdsim::detail {
 
@@ -91,8 +94,13 @@ class CollectiveCall {
       : ctx_(ctx), name_(name), span_(ctx, name) {
     const auto& runtime = ctx.runtime();
     algorithm_ = options.algorithm.empty() ? runtime.collectives().algorithm(kind) : options.algorithm;
-    if (algorithm_ == "auto")
+    const char* chosen_by = options.algorithm.empty() ? "the simulation's" : "the call's";
+    if (algorithm_ == "auto") {
       algorithm_ = collectives::choose_algorithm(kind, collectives::cost_inputs(ctx, group, bytes, dtype));
+      chosen_by = "auto's lowest closed form";
+    }
+    XBT_VERB("%s on device %d: %zu ranks, %.0f bytes, algorithm '%s' (%s)", name, ctx.device(), group.size(),
+             bytes, algorithm_.c_str(), chosen_by);
     check_device_count(kind, algorithm_, static_cast<int>(group.size()));
     if (options.pipeline_chunks < 0)
       throw ValueError(fmt::format("pipeline_chunks must be at least 1, or 0 for the simulation's (got {})",
@@ -120,6 +128,7 @@ class CollectiveCall {
   // Waits for this device's last sends and places the results in its memory.
   std::vector<Array> finish(const std::vector<Array>& results) {
     comm_->finish();
+    XBT_VERB("%s on device %d ends", name_, ctx_.device());
     std::vector<Array> placed;
     placed.reserve(results.size());
     for (const Array& result : results) placed.push_back(ctx_.place(result, MemoryTag::temporaries, name_));

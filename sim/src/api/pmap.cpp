@@ -23,7 +23,8 @@
 #include "spmdsim/residency.hpp"
 #include "spmdsim/simulation.hpp"
 
-XBT_LOG_NEW_DEFAULT_CATEGORY(spmdsim_pmap, "spmdsim: pmap calls");
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_pmap);
+XBT_LOG_EXTERNAL_CATEGORY(spmdsim_transfer);
 
 namespace spmdsim {
 
@@ -292,6 +293,8 @@ std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLea
   simgrid::s4u::Comm::wait_all(transfers);
   const Seconds end = simgrid::s4u::Engine::get_clock();
   if (!transfers.empty() || end > start) {
+    XBT_CVERB(spmdsim_transfer, "device %d: %zu input transfer(s) arrived", ctx.device(),
+              transfers.size() + arrivals.size());
     ctx.times().transfer += end - start;
     ctx.record(SpanKind::transfer, "host->device", start, end);
   }
@@ -403,7 +406,7 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   call.report.spans.resize(n);
   call.report.start = simgrid::s4u::Engine::get_clock();
   for (int d : call.devices) runtime.ledger(d)->start_window();
-  XBT_DEBUG("%s on %zu devices, %zu argument leaves", options_.name.c_str(), n, leaves.size());
+  XBT_VERB("%s on %zu devices, %zu argument leaves", options_.name.c_str(), n, leaves.size());
 
   std::vector<Tree> outputs(n);
   std::vector<std::unique_ptr<DeviceContext>> contexts;
@@ -417,11 +420,13 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
       try {
         {
           auto inputs = receive_inputs(*ctx, leaves);
+          XBT_VERB("device %d: %s's program starts", ctx->device(), options_.name.c_str());
           Tree out = fn_(device_args(args, options_, inputs));
           ctx->finish_stream();  // collectives still on the device's stream are waited for
           outputs[rank] = claim_outputs(*ctx, out);
         }  // its inputs released at the device's own time, before the compute booked up to then runs
         ctx->flush_compute();
+        XBT_VERB("device %d: %s's program ends", ctx->device(), options_.name.c_str());
       } catch (const simgrid::ForcefulKillException&) {
         throw;  // being killed after another device failed: let SimGrid unwind this actor
       } catch (...) {
@@ -432,6 +437,7 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   runtime.run();
 
   call.report.end = simgrid::s4u::Engine::get_clock();
+  XBT_VERB("%s ends", options_.name.c_str());
   for (std::size_t rank = 0; rank < n; ++rank) {
     auto& times = call.report.times[rank];
     times.idle = (call.report.end - call.report.start) - times.compute - times.transfer - times.communication_total();

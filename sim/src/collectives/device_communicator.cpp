@@ -5,9 +5,12 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <xbt/log.h>
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include "api/kernels/kernels.hpp"
+
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
 
 namespace spmdsim::detail {
 
@@ -45,6 +48,8 @@ int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
   auto* channel = ctx_.channel(ctx_.device(), device_of(peer));
+  XBT_VERB("%s: device %d sends %lld bytes to device %d", collective_.c_str(), ctx_.device(),
+           static_cast<long long>(chunk.nbytes()), device_of(peer));
   ctx_.times().bytes_sent += static_cast<Bytes>(chunk.nbytes());
   // The receiver takes ownership of the heap copy of the handle: the storage is shared, the sender's device
   // buffer is not, so this device's memory depends on its own references alone.
@@ -55,8 +60,10 @@ simgrid::s4u::CommPtr DeviceCommunicator::post_recv(int peer, Array** slot) {
   return ctx_.channel(device_of(peer), ctx_.device())->get_async<Array>(slot);
 }
 
-Array DeviceCommunicator::take(Array* received) {
+Array DeviceCommunicator::take(int peer, Array* received) {
   std::unique_ptr<Array> owned(received);
+  XBT_VERB("%s: device %d received %lld bytes from device %d", collective_.c_str(), ctx_.device(),
+           static_cast<long long>(owned->nbytes()), device_of(peer));
   return ctx_.place(*owned, MemoryTag::collective_scratch, collective_);
 }
 
@@ -74,7 +81,7 @@ Array DeviceCommunicator::recv(int peer) {
   flush_phase();
   Array* received = nullptr;
   post_recv(peer, &received)->wait();
-  return take(received);
+  return take(peer, received);
 }
 
 Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
@@ -84,7 +91,7 @@ Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
   auto outgoing = post_send(to, chunk);
   incoming->wait();
   outgoing->wait();
-  return take(received);
+  return take(from, received);
 }
 
 Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) {
@@ -133,6 +140,8 @@ Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
   kernels::KernelResult result = reduce_kernel(a, b, op);
   Array placed = ctx_.place(result.value, MemoryTag::collective_scratch, collective_);
   const Seconds time = in_kernel_time(ctx_.spec(), result);
+  XBT_VERB("%s: device %d reduces %lld element(s) in %g s%s", collective_.c_str(), ctx_.device(),
+           static_cast<long long>(result.value.size()), time, phase_->messages > 0 ? " (booked)" : "");
   if (phase_->messages > 0) phase_->reducing += time;
   else ctx_.execute(time);
   return placed;
@@ -141,6 +150,9 @@ Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
 void DeviceCommunicator::flush_phase() {
   if (phase_->messages == 0) return;
   const Phase phase = std::exchange(*phase_, Phase{});
+  XBT_VERB("%s: device %d runs a booked phase of %d messages, %lld bytes to device %d, from device %d",
+           collective_.c_str(), ctx_.device(), phase.messages, static_cast<long long>(phase.bytes_out),
+           phase.to, phase.from);
   auto& runtime = ctx_.runtime();
   // The payload is never read: the pieces' shapes were booked on both sides.
   static int token;

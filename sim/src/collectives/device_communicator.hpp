@@ -69,7 +69,8 @@ class DeviceCommunicator final : public Communicator {
   void flush_phase();
   simgrid::s4u::CommPtr post_send(int peer, const Array& chunk);
   simgrid::s4u::CommPtr post_recv(int peer, Array** slot);
-  Array take(Array* received);
+  // A chunk received from `peer`, placed in this device's memory as collective scratch.
+  Array take(int peer, Array* received);
   int device_of(int peer) const;
 
   DeviceContext& ctx_;

@@ -2,11 +2,15 @@
 
 #include <utility>
 
+#include <xbt/log.h>
 #include <simgrid/s4u/Actor.hpp>
+
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_engine);
 
 namespace spmdsim::detail {
 
 void Failures::fail(std::exception_ptr error) {
+  XBT_VERB("an actor failed%s; stopping the others", first_ ? " again" : "");
   if (!first_) first_ = std::move(error);
   if (!host_copies_.busy()) {
     simgrid::s4u::Actor::kill_all();

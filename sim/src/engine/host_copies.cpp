@@ -5,8 +5,11 @@
 
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <xbt/log.h>
 
 #include "engine/direct_transfer.hpp"
+
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_transfer);
 
 namespace spmdsim::detail {
 
@@ -53,6 +56,7 @@ void HostCopyQueue::copy_queued(int device) {
       leaves.push_back(start_direct_transfer(hosts_.host_cpu(device), hosts_.device(device), bytes));
     simgrid::s4u::Comm::wait_all(leaves);
     copy->mark_arrived();
+    XBT_VERB("device %d: a put's copy of %zu leaves arrived", device, copy->leaf_bytes().size());
     queue.pop_front();
   }
 }

@@ -9,7 +9,7 @@
 
 #include "spmdsim/errors.hpp"
 
-XBT_LOG_NEW_DEFAULT_CATEGORY(spmdsim_runtime, "spmdsim: engine, platform and network endpoints");
+XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_engine);
 
 namespace spmdsim::detail {
 
@@ -28,7 +28,7 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
   hosts_ = PlatformHosts(platform_);
   collectives_ = CollectiveSettings(
       options, platform_.dimensions.empty() ? std::vector<int>{num_devices()} : platform_.dimensions);
-  XBT_DEBUG("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
+  XBT_VERB("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
 }
 
 Runtime::~Runtime() {
@@ -48,10 +48,13 @@ void Runtime::check_devices(const std::vector<int>& devices, std::string_view wh
 
 void Runtime::run() {
   failures_.clear();
+  XBT_VERB("run starts with %zu actors%s", engine_.engine().get_actor_count(),
+           host_copies_.busy() ? ", host copies in flight" : "");
   if (!host_copies_.busy())
     engine_.engine().run();
   else if (!copy_pause_.run() && !failures_.any())
     throw std::logic_error("the devices' actors deadlocked while host copies were in flight");
+  XBT_VERB("run ends%s", failures_.any() ? " after a failure" : "");
   failures_.rethrow_first();
 }
 
