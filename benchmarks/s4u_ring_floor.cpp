@@ -21,7 +21,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Route latency times the network model's latency factor, as Runtime::message_latency prices a message.
+// Route latency times the network model's latency factor, as DeviceChannels::message_latency prices a message.
 double message_latency(s4u::Host* from, s4u::Host* to) {
   std::vector<s4u::Link*> links;
   double latency = 0;
