@@ -14,6 +14,7 @@
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/models/gradient_buckets.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/models/sharding.hpp"
 #include "spmdsim/ops.hpp"
 #include "spmdsim/simulation.hpp"
@@ -61,9 +62,8 @@ struct TrainStep::Plan {
 
 Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
   if (k > 1)
-    grads = tag_as(grads.map([k](const Array& g) { return g / static_cast<double>(k); }),
-                   MemoryTag::gradients);
-  if (reduce_dtype() != compute_dtype()) grads = tag_as(cast(grads, reduce_dtype()), MemoryTag::gradients);
+    grads = tag_as(grads.map([k](const Array& g) { return g / static_cast<double>(k); }), tags::gradients);
+  if (reduce_dtype() != compute_dtype()) grads = tag_as(cast(grads, reduce_dtype()), tags::gradients);
   return grads;
 }
 
@@ -72,8 +72,8 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
   const Strategy strategy = options.strategy;
   const int n = num_devices;
   const int rank = static_cast<int>(axis_index(axis).item(0));
-  Tree params = tag_as(args[0].tree(), MemoryTag::parameters);
-  Tree state = tag_as(args[1].tree(), MemoryTag::optimizer_state);
+  Tree params = tag_as(args[0].tree(), tags::parameters);
+  Tree state = tag_as(args[1].tree(), tags::optimizer_state);
   const Array& x = args[2].array();
   const Array& y = args[3].array();
 
@@ -82,7 +82,7 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
   LayerFetch fetch = [&](int u) -> Tree {
     const auto unit = static_cast<std::size_t>(u);
     if (strategy != Strategy::zero3) return params[unit];
-    return tag_as(gather_tree(params[unit], abstract_params[unit], axis), MemoryTag::parameters);
+    return tag_as(gather_tree(params[unit], abstract_params[unit], axis), tags::parameters);
   };
 
   // Loss and gradients of this device's batch, accumulated over micro-batches.
@@ -106,7 +106,7 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
       ready = [&](int unit, const Tree& unit_grads) {
         const Tree summed =
             k == 1 ? unit_grads : add_trees(grads[static_cast<std::size_t>(unit)], unit_grads);
-        reducer->add(unit, reduction_input(tag_as(summed, MemoryTag::gradients), k));
+        reducer->add(unit, reduction_input(tag_as(summed, tags::gradients), k));
       };
     LossAndGrads lg = k == 1 ? model.value_and_grad(fetch, x, y, ready)
                              : model.value_and_grad(fetch, slice(x, 0, m * micro, (m + 1) * micro),
@@ -115,7 +115,7 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
       grads = std::move(lg.grads);
       loss = lg.loss;
     } else {
-      if (!ready) grads = tag_as(add_trees(grads, lg.grads), MemoryTag::gradients);
+      if (!ready) grads = tag_as(add_trees(grads, lg.grads), tags::gradients);
       loss = loss + lg.loss;
     }
   }
@@ -128,9 +128,9 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
   else
     grads = reduction_input(std::move(grads), k);
   if (strategy == Strategy::dp || strategy == Strategy::zero1)
-    grads = tag_as(pmean(grads, axis), MemoryTag::gradients);
+    grads = tag_as(pmean(grads, axis), tags::gradients);
   else if (strategy != Strategy::dp_overlap)
-    grads = tag_as(mean_scatter_tree(grads, axis, n), MemoryTag::gradients);
+    grads = tag_as(mean_scatter_tree(grads, axis, n), tags::gradients);
   loss = pmean(loss, axis);
 
   // Every piece of model state is live now, and nothing else of the step's making.
@@ -154,10 +154,10 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
 
   Tree new_state = step.state;
   if (mixed())
-    new_state = Tree::dict({{"master", tag_as(step.params, MemoryTag::optimizer_state)}, {"opt", step.state}});
-  Tree new_params = mixed() ? tag_as(cast(step.params, compute_dtype()), MemoryTag::parameters) : step.params;
+    new_state = Tree::dict({{"master", tag_as(step.params, tags::optimizer_state)}, {"opt", step.state}});
+  Tree new_params = mixed() ? tag_as(cast(step.params, compute_dtype()), tags::parameters) : step.params;
   if (strategy == Strategy::zero1 || strategy == Strategy::zero2)
-    new_params = tag_as(gather_tree(new_params, abstract_params, axis), MemoryTag::parameters);
+    new_params = tag_as(gather_tree(new_params, abstract_params, axis), tags::parameters);
   return Tree::tuple({new_params, new_state, loss});
 }
 
@@ -280,8 +280,8 @@ TrainState TrainStep::init_on_devices(Simulation& sim) const {
   // pmap needs one mapped argument to know its devices: a token per device.
   auto make_state = pmap(
       [&](const Args&) -> Tree {
-        return Tree::tuple({tag_as(device_part(host.params, params_sharded), MemoryTag::parameters),
-                            tag_as(device_state(), MemoryTag::optimizer_state)});
+        return Tree::tuple({tag_as(device_part(host.params, params_sharded), tags::parameters),
+                            tag_as(device_state(), tags::optimizer_state)});
       },
       {.in_axes = Axes(0),
        .out_axes = Axes::tuple({plan.params_axes, plan.state_axes}),

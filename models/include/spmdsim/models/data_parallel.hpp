@@ -34,10 +34,11 @@
 //                    or f32 (cast before the reduction). The update runs in fp32 on the master weights, and
 //                    the new bf16 params are cast from them (ZeRO 1/2 all-gather the bf16 params).
 //
-// Memory tags inside the step: params are tagged parameters, optimizer state (fp32 master weights included,
-// as the ZeRO paper counts them) optimizer_state, gradients gradients, saved activations activations. Just
-// before the optimizer update every piece of model state is live; the step records what each device holds
-// then (memory_before_update()). At the end of the call pmap retags every result as outputs.
+// Memory tags inside the step (memory_tags.hpp): params are tagged parameters, optimizer state (fp32 master
+// weights included, as the ZeRO paper counts them) optimizer_state, gradients gradients, saved activations
+// activations. Just before the optimizer update every piece of model state is live; the step records what
+// each device holds then (memory_before_update()). At the end of the call pmap retags every result as
+// outputs.
 #pragma once
 
 #include <cstdint>
@@ -48,8 +49,8 @@
 #include <utility>
 #include <vector>
 
-#include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/gradient_buckets.hpp"
+#include "spmdsim/models/memory_tags.hpp"  // the tags of memory_before_update()
 #include "spmdsim/models/optimizers.hpp"
 #include "spmdsim/models/trainable_model.hpp"
 #include "spmdsim/pmap.hpp"
