@@ -447,6 +447,26 @@ TEST(Sharding, PaddedShardsTrainLikeUnpaddedOnes) {
   }
 }
 
+TEST(StrategyRegistry, EveryStrategyIsRegisteredByNameWithADescription) {
+  std::vector<std::string> names;
+  for (const StrategyInfo& info : training_strategies()) {
+    names.emplace_back(info.name);
+    EXPECT_EQ(strategy_name(info.strategy), info.name);
+    EXPECT_EQ(parse_strategy(info.name), info.strategy);
+    EXPECT_FALSE(info.description.empty()) << info.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"dp", "dp-overlap", "zero1", "zero2", "zero3"}));
+}
+
+TEST(StrategyRegistry, AnUnknownNameListsTheRegisteredOnes) {
+  try {
+    parse_strategy("zero");
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "unknown training strategy 'zero' (valid: dp, dp-overlap, zero1, zero2, zero3)");
+  }
+}
+
 TEST(TrainStepErrors, BadConfigurationsAreValueErrors) {
   const Mlp mlp({4, 2});
   try {
