@@ -1,8 +1,6 @@
 // Plain data parallelism, the hooks' defaults.
 #include "training_strategy.hpp"
 
-#include <utility>
-
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/memory_tags.hpp"

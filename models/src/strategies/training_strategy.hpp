@@ -6,11 +6,11 @@
 //
 // Every hook's default is plain data parallelism (dp): everything replicated, gradients all-reduced,
 // the update on whole leaves. A strategy is one file of this folder overriding what it does differently,
-// listed in registry.cpp.
+// listed in registry.cpp. Hooks take by value the trees they consume, so a consumed tree's buffers are
+// released as the hook returns, not kept to the end of the step (the memory peak depends on it).
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -2,7 +2,6 @@
 // in dp, each device updates its shard of the params with its shard of the state and of the gradients, then
 // the new params are all-gathered.
 #include <memory>
-#include <utility>
 
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/memory_tags.hpp"

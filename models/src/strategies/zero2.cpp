@@ -1,7 +1,6 @@
 // zero2, ZeRO stage 2 (P_os+g): as zero1, but the gradients are reduce-scattered (psum_scatter / N), so each
 // device only ever keeps its shard of the averaged gradients.
 #include <memory>
-#include <utility>
 
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/memory_tags.hpp"

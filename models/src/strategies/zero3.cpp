@@ -3,7 +3,6 @@
 // its backward, and freed right after; the gradients are reduce-scattered; each device updates its own shard
 // and nothing is gathered after the update.
 #include <memory>
-#include <utility>
 
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/memory_tags.hpp"
