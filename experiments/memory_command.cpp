@@ -22,6 +22,7 @@
 #include "model_options.hpp"
 #include "platform_options.hpp"
 #include "plotting.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "training_options.hpp"
 
 namespace spmdsim::cli {
@@ -30,16 +31,15 @@ namespace {
 namespace po = boost::program_options;
 
 // The tags in the order the table, the CSV, the JSON and the plot show them: model states first.
-constexpr std::array<MemoryTag, kNumMemoryTags> kTagOrder = {
-    MemoryTag::parameters,      MemoryTag::optimizer_state, MemoryTag::gradients,
-    MemoryTag::activations,     MemoryTag::input_shards,    MemoryTag::replicated_args,
-    MemoryTag::outputs,         MemoryTag::collective_scratch, MemoryTag::communication_buckets,
+const std::array kTagOrder = {
+    models::tags::parameters,  models::tags::optimizer_state, models::tags::gradients,
+    models::tags::activations, MemoryTag::input_shards,       MemoryTag::replicated_args,
+    MemoryTag::outputs,        MemoryTag::collective_scratch, models::tags::communication_buckets,
     MemoryTag::temporaries};
 // The table's short headers, in kTagOrder.
-constexpr std::array<const char*, kNumMemoryTags> kTagHeaders = {"params", "opt_state", "grads",
-                                                                 "activ",  "inputs",    "replicated",
-                                                                 "outputs", "scratch",  "buckets",
-                                                                 "temps"};
+constexpr std::array<const char*, 10> kTagHeaders = {"params",  "opt_state",  "grads",   "activ",
+                                                     "inputs",  "replicated", "outputs", "scratch",
+                                                     "buckets", "temps"};
 
 enum class FitTarget { none, batch, layers };
 
@@ -252,7 +252,7 @@ void write_table(std::ostream& out, const std::vector<Row>& rows) {
       continue;
     }
     out << fmt::format("  {:>6}  {:>10.3f}", m.device, m.peak / kMiB);
-    for (auto tag : kTagOrder) out << fmt::format("  {:>10.3f}", m.at_peak[static_cast<std::size_t>(tag)] / kMiB);
+    for (auto tag : kTagOrder) out << fmt::format("  {:>10.3f}", m.at_peak[tag.index()] / kMiB);
     out << fmt::format("  {:>12.3f}  {:>10.3f}  {:>+8.0f}  {:>13.3f}  {}\n", m.model_states / kMiB,
                        row.zero_formula / kMiB, m.model_states - row.zero_formula, m.capacity / kMiB, "yes");
   }
@@ -272,10 +272,10 @@ void write_csv(std::ostream& out, const std::vector<Row>& rows) {
     const auto& m = row.measurement;
     out << fmt::format("{},{},{},", row.model, models::strategy_name(row.strategy), m.out_of_memory ? 1 : 0);
     if (m.out_of_memory) {
-      out << std::string(kNumMemoryTags + 3, ',');  // device, peak, the tags and model states: empty
+      out << std::string(kTagOrder.size() + 3, ',');  // device, peak, the tags and model states: empty
     } else {
       out << fmt::format("{},{:.0f}", m.device, m.peak);
-      for (auto tag : kTagOrder) out << fmt::format(",{:.0f}", m.at_peak[static_cast<std::size_t>(tag)]);
+      for (auto tag : kTagOrder) out << fmt::format(",{:.0f}", m.at_peak[tag.index()]);
       out << fmt::format(",{:.0f},", m.model_states);
     }
     out << fmt::format("{},{:.0f}\n", row.zero_formula, m.capacity);  // the formula's Psi / N may be fractional
@@ -308,7 +308,7 @@ void write_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommand
   for (auto tag : kTagOrder) j["tags"].push_back(memory_tag_name(tag));
   // Device 0's ledger in each row's "timeline": [time (s), tag (an index into timeline_tags), delta (bytes)].
   j["timeline_tags"] = nlohmann::ordered_json::array();
-  for (int t = 0; t < kNumMemoryTags; ++t) j["timeline_tags"].push_back(memory_tag_name(static_cast<MemoryTag>(t)));
+  for (const MemoryTag tag : memory_tags()) j["timeline_tags"].push_back(memory_tag_name(tag));
   j["rows"] = nlohmann::ordered_json::array();
   for (const auto& row : rows) {
     const auto& m = row.measurement;
@@ -323,12 +323,13 @@ void write_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommand
       r["device_name"] = m.device_name;
       r["peak_bytes"] = m.peak;
       r["at_peak_bytes"] = nlohmann::ordered_json::object();
-      for (auto tag : kTagOrder) r["at_peak_bytes"][memory_tag_name(tag)] = m.at_peak[static_cast<std::size_t>(tag)];
+      for (auto tag : kTagOrder) r["at_peak_bytes"][memory_tag_name(tag)] = m.at_peak[tag.index()];
       r["model_states_bytes"] = m.model_states;
       r["step_start_s"] = m.step_start;
       r["step_end_s"] = m.step_end;
       r["timeline"] = nlohmann::ordered_json::array();
-      for (const auto& event : m.timeline) r["timeline"].push_back({event.time, static_cast<int>(event.tag), event.delta});
+      for (const auto& event : m.timeline)
+        r["timeline"].push_back({event.time, static_cast<int>(event.tag.index()), event.delta});
     }
     j["rows"].push_back(std::move(r));
   }

@@ -6,6 +6,7 @@
 
 #include "command_line.hpp"
 #include "spmdsim/errors.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/simulation.hpp"
 #include "training_run.hpp"
 
@@ -14,7 +15,7 @@ namespace spmdsim::cli {
 void to_json(nlohmann::json& j, const MemoryMeasurement& m) {
   nlohmann::json timeline = nlohmann::json::array();
   for (const auto& event : m.timeline)
-    timeline.push_back({event.time, static_cast<int>(event.tag), event.delta});
+    timeline.push_back({event.time, static_cast<int>(event.tag.index()), event.delta});
   j = {{"out_of_memory", m.out_of_memory ? nlohmann::json(*m.out_of_memory) : nlohmann::json(nullptr)},
        {"device", m.device},
        {"device_name", m.device_name},
@@ -42,7 +43,7 @@ void from_json(const nlohmann::json& j, MemoryMeasurement& m) {
   for (const auto& event : j.at("timeline"))
     m.timeline.push_back({.time = event[0].get<Seconds>(),
                           .in_use = 0,  // the plot sums the deltas by tag; the total is not carried
-                          .tag = static_cast<MemoryTag>(event[1].get<int>()),
+                          .tag = MemoryTag(event[1].get<std::uint8_t>()),
                           .delta = event[2].get<Bytes>()});
   j.at("platform").get_to(m.platform);
   j.at("simgrid").get_to(m.simgrid);
@@ -74,7 +75,7 @@ MemoryMeasurement measure_memory(const MemorySetup& setup, const ChosenPlatform&
   m.capacity = largest->capacity;
   m.peak = largest->peak;
   m.at_peak = largest->at_peak;
-  m.model_states = step.memory_before_update().at(static_cast<std::size_t>(m.device)).model_states();
+  m.model_states = models::model_states(step.memory_before_update().at(static_cast<std::size_t>(m.device)));
   for (const auto& call : report.calls)
     if (call.name == step.options().name) std::tie(m.step_start, m.step_end) = std::pair{call.start, call.end};
   if (setup.keep_timeline) m.timeline = report.memory_timelines.front();

@@ -35,7 +35,7 @@ struct MemoryMeasurement {
   std::string device_name;
   Bytes capacity = 0;  // the devices' memory
   Bytes peak = 0;      // that device's whole-run peak: the state's creation and the step
-  std::array<Bytes, kNumMemoryTags> at_peak{};  // what its buffers held at the peak, by tag
+  BytesByTag at_peak{};    // what its buffers held at the peak, by tag
   Bytes model_states = 0;  // parameters + optimizer state + gradients just before the update, on that device
   Seconds step_start = 0, step_end = 0;  // the step's call, simulated time
   MemoryTimeline timeline;               // device 0, every allocation and release (keep_timeline)

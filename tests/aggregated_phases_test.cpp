@@ -91,7 +91,7 @@ void expect_same(const std::vector<double>& aggregated, const std::vector<double
 // Per device: the per-message run's peak and what it held at its peak, the time left out.
 void expect_same_memory(const std::vector<double>& aggregated, const std::vector<double>& per_message, int p) {
   ASSERT_EQ(aggregated.size(), per_message.size());
-  const std::size_t per_device = 2 + kNumMemoryTags;
+  const std::size_t per_device = 2 + kMaxMemoryTags;
   for (int d = 0; d < p; ++d)
     for (std::size_t i = 1; i < per_device; ++i)
       EXPECT_EQ(aggregated[d * per_device + i], per_message[d * per_device + i]) << "device " << d << " figure " << i;

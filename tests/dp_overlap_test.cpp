@@ -13,6 +13,7 @@
 #include "spmdsim/errors.hpp"
 #include "spmdsim/models/data_parallel.hpp"
 #include "spmdsim/models/gradient_buckets.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/models/transformer.hpp"
 #include "spmdsim/simulation.hpp"
@@ -207,7 +208,7 @@ TEST(DpOverlap, BucketBuffersAreTaggedCommunicationBuckets) {
   for (const auto& timeline : report.memory_timelines) {
     Bytes allocated = 0;
     for (const MemoryEvent& event : timeline)
-      if (event.tag == MemoryTag::communication_buckets && event.delta > 0) allocated += event.delta;
+      if (event.tag == tags::communication_buckets && event.delta > 0) allocated += event.delta;
     EXPECT_EQ(allocated, 136232 + 803328 + 1024);
   }
 }

@@ -13,7 +13,9 @@
 namespace spmdsim {
 namespace {
 
-Bytes at_peak(const DeviceMemory& memory, MemoryTag tag) { return memory.at_peak[static_cast<std::size_t>(tag)]; }
+Bytes at_peak(const DeviceMemory& memory, MemoryTag tag) {
+  return memory.at_peak[tag.index()];
+}
 
 TEST(Memory, InputsOutputsAndTemporariesAreTaggedAtThePeak) {
   const int p = 2;

@@ -16,6 +16,7 @@
 
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory_tags.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/models/optimizers.hpp"
 #include "spmdsim/ops.hpp"
@@ -332,7 +333,8 @@ TEST(MlpOnDevice, ComputesTheHostValuesChargesEveryOpAndCostsTheSameAbstract) {
   MemoryByTag at_end;
   auto f = pmap(
       [&](const Args& a) -> Tree {
-        LossAndGrads lg = mlp.value_and_grad(tag_as(a[0].tree(), MemoryTag::parameters), a[1].array(), a[2].array());
+        LossAndGrads lg =
+            mlp.value_and_grad(tag_as(a[0].tree(), tags::parameters), a[1].array(), a[2].array());
         at_end = live_memory();
         return Tree::tuple({lg.loss, lg.grads});
       },
@@ -345,18 +347,17 @@ TEST(MlpOnDevice, ComputesTheHostValuesChargesEveryOpAndCostsTheSameAbstract) {
   }  // the results' device buffers go, so that the abstract call below starts from the same empty memory
   // At the end of the pass the gradients are live and tagged, the activations released.
   const double psi_bytes = static_cast<double>(mlp.num_parameters()) * 4;
-  EXPECT_EQ(at_end[MemoryTag::gradients], psi_bytes);
-  EXPECT_EQ(at_end[MemoryTag::parameters], psi_bytes);
-  EXPECT_EQ(at_end[MemoryTag::activations], 0);
+  EXPECT_EQ(at_end[tags::gradients], psi_bytes);
+  EXPECT_EQ(at_end[tags::parameters], psi_bytes);
+  EXPECT_EQ(at_end[tags::activations], 0);
 
   const CallReport real = last_call(sim, "value_and_grad");
   EXPECT_GT(real.times[0].compute, 0);
   // Forward and backward spans: 3 matmuls forward, 5 backward (no input gradient for layer 0).
   const auto& spans = real.spans[0];
   EXPECT_EQ(std::count_if(spans.begin(), spans.end(), [](const Span& s) { return s.name == "matmul"; }), 3 + 5);
-  EXPECT_GT(real.memory[0].at_peak[static_cast<std::size_t>(MemoryTag::activations)] +
-                real.memory[0].at_peak[static_cast<std::size_t>(MemoryTag::gradients)],
-            0);
+  EXPECT_GT(
+      real.memory[0].at_peak[tags::activations.index()] + real.memory[0].at_peak[tags::gradients.index()], 0);
 
   f(sim, {mlp.init_abstract(), Array::abstract({1, 12, 32}), Array::abstract({1, 12}, DType::i32)});
   const CallReport abstract = last_call(sim, "value_and_grad");

@@ -167,9 +167,7 @@ TEST(ReportTable, MemoryTableShowsPeakCapacityAndTheTagsInUse) {
   EXPECT_NE(row.find(format_bytes(m.peak)), std::string::npos) << row;
   EXPECT_NE(row.find(format_bytes(m.capacity)), std::string::npos) << row;
   EXPECT_NE(row.find(format_percent(100 * m.peak / m.capacity)), std::string::npos) << row;
-  EXPECT_NE(row.find(format_bytes(m.at_peak[static_cast<std::size_t>(MemoryTag::input_shards)])),
-            std::string::npos)
-      << row;
+  EXPECT_NE(row.find(format_bytes(m.at_peak[MemoryTag::input_shards.index()])), std::string::npos) << row;
 }
 
 TEST(ReportTable, MatchesGoldenForFourDevices) {
@@ -221,7 +219,7 @@ TEST(ReportJson, RoundTripsThroughText) {
               report.calls[0].times[i].communication.at("psum"));
     EXPECT_EQ(device["spans"].size(), report.calls[0].spans[i].size());
     EXPECT_EQ(device["memory"]["at_peak"]["input_shards"].get<double>(),
-              report.calls[0].memory[i].at_peak[static_cast<std::size_t>(MemoryTag::input_shards)]);
+              report.calls[0].memory[i].at_peak[MemoryTag::input_shards.index()]);
   }
   EXPECT_FALSE(parsed["calls"][1]["devices"][0].contains("memory")) << "device_get records no memory";
 }

@@ -11,6 +11,7 @@
 
 #include "spmdsim/errors.hpp"
 #include "spmdsim/models/data_parallel.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/models/sharding.hpp"
 #include "spmdsim/models/transformer.hpp"
@@ -280,11 +281,11 @@ void expect_mixed_adam_model_states_of_the_zero_paper(const TrainStep& step, con
   const bool state_sharded = strategy != Strategy::dp;
   ASSERT_EQ(step.memory_before_update().size(), static_cast<std::size_t>(n));
   for (const MemoryByTag& memory : step.memory_before_update()) {
-    EXPECT_EQ(memory.model_states(), expected_paper + kCountBytes);
-    EXPECT_EQ(memory[MemoryTag::parameters], 2 * psi / (params_sharded ? n : 1));
-    EXPECT_EQ(memory[MemoryTag::gradients], 2 * psi / (grads_sharded ? n : 1));
-    EXPECT_EQ(memory[MemoryTag::optimizer_state], 12 * psi / (state_sharded ? n : 1) + kCountBytes);
-    EXPECT_EQ(memory[MemoryTag::activations], 0);  // released by the end of the backward pass
+    EXPECT_EQ(model_states(memory), expected_paper + kCountBytes);
+    EXPECT_EQ(memory[tags::parameters], 2 * psi / (params_sharded ? n : 1));
+    EXPECT_EQ(memory[tags::gradients], 2 * psi / (grads_sharded ? n : 1));
+    EXPECT_EQ(memory[tags::optimizer_state], 12 * psi / (state_sharded ? n : 1) + kCountBytes);
+    EXPECT_EQ(memory[tags::activations], 0);  // released by the end of the backward pass
   }
   // The whole-call peak of each device holds at least the model state.
   const auto report = sim.report();  // named: a range-for would not keep a temporary alive
@@ -314,7 +315,7 @@ TEST_P(ModelStateMemory, Float32AdamShardsEachPart) {
   const double grads = 4 * psi / (strategy == Strategy::zero2 || strategy == Strategy::zero3 ? n : 1);
   const double optimizer_state = 8 * psi / (strategy == Strategy::dp ? 1 : n);
   for (const MemoryByTag& memory : step.memory_before_update())
-    EXPECT_EQ(memory.model_states(), params + grads + optimizer_state + kCountBytes);
+    EXPECT_EQ(model_states(memory), params + grads + optimizer_state + kCountBytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ModelStateMemory, kEveryStrategyOnUpToEightDevices,
@@ -370,7 +371,7 @@ TEST(ModelStateMemoryReal, SmallModelOnFourDevicesMatchesTheFormula) {
     step(sim, step.init(mlp.init(0)), shard_batch(random_normal({8, 32}, gen), n),
          shard_batch(random_labels(8, 4, gen), n));
     for (const MemoryByTag& memory : step.memory_before_update())
-      EXPECT_EQ(memory.model_states(), zero_model_state_bytes(strategy, 700, n) + kCountBytes)
+      EXPECT_EQ(model_states(memory), zero_model_state_bytes(strategy, 700, n) + kCountBytes)
           << strategy_name(strategy);
   }
 }
@@ -443,6 +444,26 @@ TEST(Sharding, PaddedShardsTrainLikeUnpaddedOnes) {
       EXPECT_EQ(stacked.shape(), (Shape{4, 4}));
       EXPECT_EQ(stacked.item(15), 0.0) << strategy_name(strategy) << " " << entry;
     }
+  }
+}
+
+TEST(StrategyRegistry, EveryStrategyIsRegisteredByNameWithADescription) {
+  std::vector<std::string> names;
+  for (const StrategyInfo& info : training_strategies()) {
+    names.emplace_back(info.name);
+    EXPECT_EQ(strategy_name(info.strategy), info.name);
+    EXPECT_EQ(parse_strategy(info.name), info.strategy);
+    EXPECT_FALSE(info.description.empty()) << info.name;
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"dp", "dp-overlap", "zero1", "zero2", "zero3"}));
+}
+
+TEST(StrategyRegistry, AnUnknownNameListsTheRegisteredOnes) {
+  try {
+    parse_strategy("zero");
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "unknown training strategy 'zero' (valid: dp, dp-overlap, zero1, zero2, zero3)");
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory_tags.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/models/transformer.hpp"
 #include "spmdsim/ops.hpp"
 #include "spmdsim/pmap.hpp"
@@ -224,9 +225,9 @@ TEST_P(TransformerBlock, KeepsKorthikantisBytesAndChargesThreeForwards) {
   const double kept = recompute == Recompute::none        ? s * b * h * (34 + 5 * a * s / h)
                       : recompute == Recompute::selective ? 34 * s * b * h
                                                           : 2 * s * b * h;
-  EXPECT_EQ(seen.after_forward[MemoryTag::activations], kept);
-  EXPECT_EQ(seen.after_backward[MemoryTag::activations], 0);
-  EXPECT_EQ(seen.after_backward[MemoryTag::gradients], 2 * (12 * h * h + 13 * h));
+  EXPECT_EQ(seen.after_forward[tags::activations], kept);
+  EXPECT_EQ(seen.after_backward[tags::activations], 0);
+  EXPECT_EQ(seen.after_backward[tags::gradients], 2 * (12 * h * h + 13 * h));
 
   // Forward matmuls per token: qkv 6h^2, proj 2h^2, fc and proj 2hf each, q k^T and probs v 2sh each.
   const double forward = b * s * (8 * h * h + 4 * h * f + 4 * s * h);
@@ -258,7 +259,7 @@ TEST_P(TransformerStep, SevenBChargesTheClosedFormAndHoldsEveryBlocksActivations
   bool grads_like_params = false;
   auto step = pmap(
       [&](const Args& args) -> Tree {
-        LossAndGrads lg = model.value_and_grad(tag_as(args[0].tree(), MemoryTag::parameters), args[1].array(),
+        LossAndGrads lg = model.value_and_grad(tag_as(args[0].tree(), tags::parameters), args[1].array(),
                                                args[2].array(), recompute);
         at_end = live_memory();
         grads_like_params = lg.grads.same_structure(params);
@@ -275,8 +276,8 @@ TEST_P(TransformerStep, SevenBChargesTheClosedFormAndHoldsEveryBlocksActivations
   EXPECT_NEAR(matmul_flops(last_call(sim, "step")), expected, 1e-9 * expected);
 
   EXPECT_TRUE(grads_like_params);
-  EXPECT_EQ(at_end[MemoryTag::gradients], 2 * 6'714'695'680.0);
-  EXPECT_EQ(at_end[MemoryTag::activations], 0);
+  EXPECT_EQ(at_end[tags::gradients], 2 * 6'714'695'680.0);
+  EXPECT_EQ(at_end[tags::activations], 0);
 
   // The peak: under none, at the end of the forward pass, L blocks of Korthikanti's bytes plus the head's
   // ln_f input and output (2sbh each). Under selective, at the last block's backward, when it has recomputed
@@ -287,7 +288,7 @@ TEST_P(TransformerStep, SevenBChargesTheClosedFormAndHoldsEveryBlocksActivations
   const double peak = recompute == Recompute::none        ? L * whole_block + 4 * sbh
                       : recompute == Recompute::selective ? L * 34 * sbh + 5 * a * s * s * b
                                                           : (L - 1) * 2 * sbh + whole_block;
-  EXPECT_EQ(tag_peak(sim, MemoryTag::activations), peak);
+  EXPECT_EQ(tag_peak(sim, tags::activations), peak);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transformer, TransformerStep,

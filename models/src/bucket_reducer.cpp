@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "spmdsim/memory_tags.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 
 namespace spmdsim::models {
 
@@ -36,7 +37,7 @@ void BucketReducer::start_complete_buckets() {
       grads.push_back(*std::exchange(ready_[i], std::nullopt));
       shapes.push_back(grads.back().shape());
     }
-    const Array flat = tag_as(flatten_bucket(grads), MemoryTag::communication_buckets);
+    const Array flat = tag_as(flatten_bucket(grads), tags::communication_buckets);
     shapes_.push_back(std::move(shapes));
     pending_.push_back(pmean_start(flat, axis_name_));
   }
@@ -50,7 +51,7 @@ std::vector<Array> BucketReducer::finish() {
     const Array mean = pending_[b].wait();
     std::vector<Array> pieces = unflatten_bucket(mean, shapes_[b]);
     for (std::size_t j = 0; j < pieces.size(); ++j)
-      grads[buckets_[b].leaves[j]] = tag_as(pieces[j], MemoryTag::gradients);
+      grads[buckets_[b].leaves[j]] = tag_as(pieces[j], tags::gradients);
   }
   return grads;
 }

@@ -1,7 +1,7 @@
 // The data-parallel train step: one per-device function for every strategy, built around four moments:
-// fetch the params a unit needs, accumulate gradients over micro-batches, reduce them (all-reduce, bucketed
-// all-reduces overlapping the backward, or reduce-scatter), update (whole leaves or this device's shards)
-// and, for ZeRO 1/2, gather the new params.
+// fetch the params a unit needs, accumulate gradients over micro-batches, reduce them (whole, or bucket by
+// bucket while the last backward runs), update (whole leaves or this device's shards) and give the new params
+// back. What each moment does under a given strategy is that strategy's (strategies/training_strategy.hpp).
 #include "spmdsim/models/data_parallel.hpp"
 
 #include <map>
@@ -14,9 +14,11 @@
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/models/gradient_buckets.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/models/sharding.hpp"
 #include "spmdsim/ops.hpp"
 #include "spmdsim/simulation.hpp"
+#include "strategies/registry.hpp"
 
 namespace spmdsim::models {
 namespace {
@@ -38,19 +40,17 @@ struct TrainStep::Plan {
   Optimizer optimizer;
   int num_devices;
   TrainOptions options;
+  const TrainingStrategy& strategy;
   Tree abstract_params;       // the full fp32 params' shapes, unit by unit
   std::vector<Shape> shapes;  // the same leaf shapes, in flattening order
   Axes params_axes;
   Axes state_axes;
-  // dp-overlap: the gradient buckets, and the flattening index of each unit's first leaf (and the leaf
-  // count).
+  // Strategies that reduce during the backward: the gradient buckets, and the flattening index of each unit's
+  // first leaf (and the leaf count).
   std::vector<GradientBucket> buckets;
   std::vector<std::size_t> unit_offsets;
 
   bool mixed() const { return options.precision == Precision::mixed_bf16; }
-  bool sharded() const {
-    return options.strategy != Strategy::dp && options.strategy != Strategy::dp_overlap;
-  }
   DType compute_dtype() const { return mixed() ? DType::bf16 : DType::f32; }
   DType reduce_dtype() const { return mixed() ? options.reduce_dtype : compute_dtype(); }
   // What the reduction takes of gradients summed over k micro-batches: their mean, in the reduce dtype.
@@ -61,29 +61,21 @@ struct TrainStep::Plan {
 
 Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
   if (k > 1)
-    grads = tag_as(grads.map([k](const Array& g) { return g / static_cast<double>(k); }),
-                   MemoryTag::gradients);
-  if (reduce_dtype() != compute_dtype()) grads = tag_as(cast(grads, reduce_dtype()), MemoryTag::gradients);
+    grads = tag_as(grads.map([k](const Array& g) { return g / static_cast<double>(k); }), tags::gradients);
+  if (reduce_dtype() != compute_dtype()) grads = tag_as(cast(grads, reduce_dtype()), tags::gradients);
   return grads;
 }
 
 Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& memory) const {
   const std::string& axis = options.axis_name;
-  const Strategy strategy = options.strategy;
-  const int n = num_devices;
   const int rank = static_cast<int>(axis_index(axis).item(0));
-  Tree params = tag_as(args[0].tree(), MemoryTag::parameters);
-  Tree state = tag_as(args[1].tree(), MemoryTag::optimizer_state);
+  const DeviceStep here{abstract_params, axis, rank, num_devices};
+  Tree params = tag_as(args[0].tree(), tags::parameters);
+  Tree state = tag_as(args[1].tree(), tags::optimizer_state);
   const Array& x = args[2].array();
   const Array& y = args[3].array();
 
-  // The params a unit's forward or backward needs: ZeRO-3 all-gathers them from the shards every time, the
-  // unit's leaves as one collective (FSDP's flat parameter), each to its full shape.
-  LayerFetch fetch = [&](int u) -> Tree {
-    const auto unit = static_cast<std::size_t>(u);
-    if (strategy != Strategy::zero3) return params[unit];
-    return tag_as(gather_tree(params[unit], abstract_params[unit], axis), MemoryTag::parameters);
-  };
+  LayerFetch fetch = [&](int u) -> Tree { return strategy.fetch(here, static_cast<std::size_t>(u), params); };
 
   // Loss and gradients of this device's batch, accumulated over micro-batches.
   const int k = options.micro_batches;
@@ -92,21 +84,20 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
     throw ValueError(fmt::format("{}: a per-device batch of {} examples cannot be cut into {} equal micro-batches",
                                  options.name, batch, k));
   const auto micro = batch / k;
-  // dp-overlap: the last micro-batch's backward hands each unit's gradients, summed with the earlier
+  // With buckets, the last micro-batch's backward hands each unit's gradients, summed with the earlier
   // micro-batches', to the reducer as it finishes them (the earlier backwards only accumulate, as under
   // DDP's no_sync).
-  const bool overlap = strategy == Strategy::dp_overlap;
   std::optional<BucketReducer> reducer;
-  if (overlap) reducer.emplace(buckets, unit_offsets, axis);
+  if (!buckets.empty()) reducer.emplace(buckets, unit_offsets, axis);
   Tree grads;
   Array loss;
   for (int m = 0; m < k; ++m) {
     GradsReady ready;
-    if (overlap && m == k - 1)
+    if (reducer && m == k - 1)
       ready = [&](int unit, const Tree& unit_grads) {
         const Tree summed =
             k == 1 ? unit_grads : add_trees(grads[static_cast<std::size_t>(unit)], unit_grads);
-        reducer->add(unit, reduction_input(tag_as(summed, MemoryTag::gradients), k));
+        reducer->add(unit, reduction_input(tag_as(summed, tags::gradients), k));
       };
     LossAndGrads lg = k == 1 ? model.value_and_grad(fetch, x, y, ready)
                              : model.value_and_grad(fetch, slice(x, 0, m * micro, (m + 1) * micro),
@@ -115,37 +106,28 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
       grads = std::move(lg.grads);
       loss = lg.loss;
     } else {
-      if (!ready) grads = tag_as(add_trees(grads, lg.grads), MemoryTag::gradients);
+      if (!ready) grads = tag_as(add_trees(grads, lg.grads), tags::gradients);
       loss = loss + lg.loss;
     }
   }
   if (k > 1) loss = loss / static_cast<double>(k);
 
-  // Reduce: the mean over devices, whole (all-reduce, at once or bucket by bucket as the backward went) or
-  // as this device's shard (reduce-scatter).
-  if (overlap)
+  // Reduce: the mean over devices, bucket by bucket as the backward went, or as the strategy reduces it
+  // whole.
+  if (reducer)
     grads = abstract_params.rebuild(reducer->finish());
   else
-    grads = reduction_input(std::move(grads), k);
-  if (strategy == Strategy::dp || strategy == Strategy::zero1)
-    grads = tag_as(pmean(grads, axis), MemoryTag::gradients);
-  else if (strategy != Strategy::dp_overlap)
-    grads = tag_as(mean_scatter_tree(grads, axis, n), MemoryTag::gradients);
+    grads = strategy.reduce(here, reduction_input(std::move(grads), k));
   loss = pmean(loss, axis);
 
   // Every piece of model state is live now, and nothing else of the step's making.
   memory[static_cast<std::size_t>(rank)] = live_memory();
 
-  // Update, in fp32: on whole leaves (dp) or on this device's shards (ZeRO).
+  // Update, in fp32, on what the strategy updates: whole leaves or this device's shards.
   const Tree inner = mixed() ? state["opt"] : state;
-  Tree weights;  // fp32: the master weights under mixed precision, the params otherwise (whole or shards)
-  if (mixed()) weights = state["master"];
-  else if (strategy == Strategy::zero1 || strategy == Strategy::zero2)
-    weights = params.map([&](const Array& p) { return local_shard(p, rank, n); });
-  else weights = params;
-  Tree update_grads = strategy == Strategy::zero1
-                          ? grads.map([&](const Array& g) { return local_shard(g, rank, n); })
-                          : grads;
+  // fp32: the master weights under mixed precision, the params otherwise (whole or shards)
+  Tree weights = mixed() ? state["master"] : strategy.update_weights(here, params);
+  Tree update_grads = strategy.update_grads(here, std::move(grads));
   grads = Tree();
   update_grads = cast(update_grads, DType::f32);
   OptimizerStep step = optimizer.update(update_grads, inner, weights);
@@ -154,29 +136,10 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
 
   Tree new_state = step.state;
   if (mixed())
-    new_state = Tree::dict({{"master", tag_as(step.params, MemoryTag::optimizer_state)}, {"opt", step.state}});
-  Tree new_params = mixed() ? tag_as(cast(step.params, compute_dtype()), MemoryTag::parameters) : step.params;
-  if (strategy == Strategy::zero1 || strategy == Strategy::zero2)
-    new_params = tag_as(gather_tree(new_params, abstract_params, axis), MemoryTag::parameters);
+    new_state = Tree::dict({{"master", tag_as(step.params, tags::optimizer_state)}, {"opt", step.state}});
+  Tree new_params = mixed() ? tag_as(cast(step.params, compute_dtype()), tags::parameters) : step.params;
+  new_params = strategy.updated_params(here, std::move(new_params));
   return Tree::tuple({new_params, new_state, loss});
-}
-
-std::string_view strategy_name(Strategy strategy) {
-  switch (strategy) {
-    case Strategy::dp: return "dp";
-    case Strategy::dp_overlap:
-      return "dp-overlap";
-    case Strategy::zero1: return "zero1";
-    case Strategy::zero2: return "zero2";
-    default: return "zero3";
-  }
-}
-
-Strategy parse_strategy(std::string_view name) {
-  for (Strategy s : {Strategy::dp, Strategy::dp_overlap, Strategy::zero1, Strategy::zero2, Strategy::zero3})
-    if (strategy_name(s) == name) return s;
-  throw ValueError(
-      fmt::format("unknown training strategy '{}' (valid: dp, dp-overlap, zero1, zero2, zero3)", name));
 }
 
 TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devices, TrainOptions options) {
@@ -191,20 +154,22 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
   Tree abstract_params = model.init_abstract();
   std::vector<Shape> shapes;
   for (const Array& leaf : abstract_params.leaves()) shapes.push_back(leaf.shape());
-  auto plan = std::make_shared<Plan>(Plan{std::move(model), std::move(optimizer), num_devices, std::move(options),
-                                          std::move(abstract_params), std::move(shapes), Axes(none), Axes(none)});
-  if (plan->options.strategy == Strategy::dp_overlap) {
-    std::vector<Bytes> leaf_bytes;
-    for (const Shape& shape : plan->shapes)
-      leaf_bytes.push_back(static_cast<Bytes>(num_elements(shape)) *
-                           static_cast<Bytes>(itemsize(plan->reduce_dtype())));
-    plan->buckets = assign_buckets(leaf_bytes, plan->options.bucket_bytes);
+  const TrainingStrategy& strategy = training_strategy(options.strategy);
+  auto plan = std::make_shared<Plan>(Plan{std::move(model), std::move(optimizer), num_devices,
+                                          std::move(options), strategy, std::move(abstract_params),
+                                          std::move(shapes), Axes(none), Axes(none)});
+  std::vector<Bytes> leaf_bytes;
+  for (const Shape& shape : plan->shapes)
+    leaf_bytes.push_back(static_cast<Bytes>(num_elements(shape)) *
+                         static_cast<Bytes>(itemsize(plan->reduce_dtype())));
+  plan->buckets = strategy.gradient_buckets(leaf_bytes, plan->options.bucket_bytes);
+  if (!plan->buckets.empty()) {
     plan->unit_offsets.push_back(0);
     for (std::size_t u = 0; u < plan->abstract_params.size(); ++u)
       plan->unit_offsets.push_back(plan->unit_offsets.back() + plan->abstract_params[u].leaves().size());
   }
-  if (plan->options.strategy == Strategy::zero3) plan->params_axes = Axes(0);
-  if (plan->sharded()) {
+  if (strategy.shards_params()) plan->params_axes = Axes(0);
+  if (strategy.shards_optimizer_state()) {
     std::map<std::string, Axes> inner;
     const auto per_parameter = plan->optimizer.per_parameter_entries();
     if (plan->optimizer.kind() == Optimizer::Kind::adam) inner.emplace("count", Axes(none));
@@ -251,10 +216,11 @@ TrainState TrainStep::init(const Tree& params) const {
                                   dtype_name(leaf.dtype())));
   const int n = plan.num_devices;
   Tree compute = cast(params, plan.compute_dtype());
-  Tree weights = plan.sharded() ? shard_tree(params, n) : params;  // fp32, as the update sees them
+  // fp32, as the update sees them
+  Tree weights = plan.strategy.shards_optimizer_state() ? shard_tree(params, n) : params;
   Tree inner = plan.optimizer.init(weights);
   Tree state = plan.mixed() ? Tree::dict({{"master", weights}, {"opt", inner}}) : inner;
-  return {plan.options.strategy == Strategy::zero3 ? shard_tree(compute, n) : compute, state};
+  return {plan.strategy.shards_params() ? shard_tree(compute, n) : compute, state};
 }
 
 TrainState TrainStep::init_on_devices(Simulation& sim) const {
@@ -267,7 +233,7 @@ TrainState TrainStep::init_on_devices(Simulation& sim) const {
     });
   };
   auto device_state = [&, device_part]() -> Tree {
-    if (!plan.sharded()) return device_part(host.opt_state, false);
+    if (!plan.strategy.shards_optimizer_state()) return device_part(host.opt_state, false);
     const Tree& host_inner = plan.mixed() ? host.opt_state["opt"] : host.opt_state;
     std::map<std::string, Tree> inner;
     if (plan.optimizer.kind() == Optimizer::Kind::adam) inner.emplace("count", device_part(host_inner["count"], false));
@@ -276,12 +242,12 @@ TrainState TrainStep::init_on_devices(Simulation& sim) const {
     if (!plan.mixed()) return Tree::dict(std::move(inner));
     return Tree::dict({{"master", device_part(host.opt_state["master"], true)}, {"opt", Tree::dict(std::move(inner))}});
   };
-  const bool params_sharded = plan.options.strategy == Strategy::zero3;
+  const bool params_sharded = plan.strategy.shards_params();
   // pmap needs one mapped argument to know its devices: a token per device.
   auto make_state = pmap(
       [&](const Args&) -> Tree {
-        return Tree::tuple({tag_as(device_part(host.params, params_sharded), MemoryTag::parameters),
-                            tag_as(device_state(), MemoryTag::optimizer_state)});
+        return Tree::tuple({tag_as(device_part(host.params, params_sharded), tags::parameters),
+                            tag_as(device_state(), tags::optimizer_state)});
       },
       {.in_axes = Axes(0),
        .out_axes = Axes::tuple({plan.params_axes, plan.state_axes}),
@@ -310,7 +276,7 @@ Tree TrainStep::full_params(Simulation& sim, const TrainState& state) const {
   const Plan& plan = *plan_;
   const Tree& source = plan.mixed() ? state.opt_state["master"] : state.params;
   Tree host = sim.device_get(source);
-  const bool sharded = plan.mixed() ? plan.sharded() : plan.options.strategy == Strategy::zero3;
+  const bool sharded = plan.mixed() ? plan.strategy.shards_optimizer_state() : plan.strategy.shards_params();
   return sharded ? unshard_tree(host, plan.abstract_params) : host;
 }
 
@@ -322,19 +288,6 @@ Array shard_batch(const Array& batch, int num_devices) {
   shape[0] /= num_devices;
   shape.insert(shape.begin(), num_devices);
   return reshape(batch, shape);
-}
-
-double zero_model_state_bytes(Strategy strategy, std::int64_t psi, int num_devices) {
-  const double p = static_cast<double>(psi);
-  const double n = static_cast<double>(num_devices);
-  switch (strategy) {
-    case Strategy::dp:
-    case Strategy::dp_overlap:
-      return 16 * p;
-    case Strategy::zero1: return 4 * p + 12 * p / n;
-    case Strategy::zero2: return 2 * p + 14 * p / n;
-    default: return 16 * p / n;
-  }
 }
 
 }  // namespace spmdsim::models

@@ -4,6 +4,7 @@
 #include <numbers>
 
 #include "spmdsim/memory_tags.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/ops.hpp"
 
 namespace spmdsim::models {
@@ -39,7 +40,7 @@ Array dense(const Array& x, const Tree& params) {
 // MLP).
 InputAndGrads dense_backward(const Array& x, const Tree& params, const Array& dy) {
   Tree grads = Tree::dict({{"bias", sum(dy, 0)}, {"kernel", matmul(transpose(x), dy)}});
-  return {matmul(dy, transpose(params["kernel"].leaf())), tag_as(grads, MemoryTag::gradients)};
+  return {matmul(dy, transpose(params["kernel"].leaf())), tag_as(grads, tags::gradients)};
 }
 
 Array layer_norm(const Array& x, const Tree& params) {
@@ -53,7 +54,7 @@ InputAndGrads layer_norm_backward(const Array& x, const Tree& params, const Arra
   Tree grads = Tree::dict({{"bias", sum(dy, 0)}, {"scale", sum(dy * n.xhat, 0)}});
   Array dxhat = dy * params["scale"].leaf();
   Array dx = n.rstd * (dxhat - mean(dxhat, -1, true) - n.xhat * mean(dxhat * n.xhat, -1, true));
-  return {dx, tag_as(grads, MemoryTag::gradients)};
+  return {dx, tag_as(grads, tags::gradients)};
 }
 
 Array gelu(const Array& z) {

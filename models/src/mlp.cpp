@@ -10,6 +10,7 @@
 
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory_tags.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/ops.hpp"
 
 namespace spmdsim::models {
@@ -147,10 +148,11 @@ LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const 
     Tree layer = fetch(l);
     check_layer(layer, l, layer_sizes_[l], layer_sizes_[l + 1]);
     const Array& w = layer["w"].leaf();
-    if (l == 0 && a.dtype() != w.dtype()) a = tag_as(astype(a, w.dtype()), MemoryTag::activations);
+    if (l == 0 && a.dtype() != w.dtype()) a = tag_as(astype(a, w.dtype()), tags::activations);
     Array z = matmul(a, w) + layer["b"].leaf();
     saved.push_back(a);
-    if (l + 1 < layers) a = tag_as(activate(activation_, z), MemoryTag::activations);
+    if (l + 1 < layers)
+      a = tag_as(activate(activation_, z), tags::activations);
     else logits = z;
   }
   a = Array();
@@ -170,8 +172,8 @@ LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const 
     check_layer(layer, l, layer_sizes_[l], layer_sizes_[l + 1]);
     Array input = std::move(saved[static_cast<std::size_t>(l)]);
     saved[static_cast<std::size_t>(l)] = Array();
-    Array dw = tag_as(matmul(transpose(input), dz), MemoryTag::gradients);
-    Array db = tag_as(sum(dz, 0), MemoryTag::gradients);
+    Array dw = tag_as(matmul(transpose(input), dz), tags::gradients);
+    Array db = tag_as(sum(dz, 0), tags::gradients);
     grads[static_cast<std::size_t>(l)] = Tree::dict({{"b", db}, {"w", dw}});
     if (ready) ready(l, grads[static_cast<std::size_t>(l)]);
     if (l > 0) dz = activation_backward(activation_, input, matmul(dz, transpose(layer["w"].leaf())));

@@ -10,6 +10,7 @@
 
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory_tags.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/ops.hpp"
 
 namespace spmdsim::models {
@@ -131,8 +132,8 @@ OptimizerStep Optimizer::update(const Tree& grads, const Tree& state, const Tree
   const auto g = grads.leaves();
   const double lr = learning_rate_;
   const auto step_of = [&](const std::vector<Array>& new_p, Tree new_state) -> OptimizerStep {
-    return {tagged(params.rebuild(new_p), MemoryTag::parameters),
-            tagged(std::move(new_state), MemoryTag::optimizer_state)};
+    return {tagged(params.rebuild(new_p), tags::parameters),
+            tagged(std::move(new_state), tags::optimizer_state)};
   };
   // Per parameter i: its new value and new state buffers, as one fused kernel under fused().
   const auto per_parameter = [&](std::string_view kernel, std::size_t count, const auto& inputs_of,
@@ -157,7 +158,7 @@ OptimizerStep Optimizer::update(const Tree& grads, const Tree& state, const Tree
                        0);
       else
         new_p = zip_leaves(p, g, [lr](const Array& pi, const Array& gi) { return sgd_step(pi, gi, lr); });
-      return {tagged(params.rebuild(new_p), MemoryTag::parameters), state};
+      return {tagged(params.rebuild(new_p), tags::parameters), state};
     }
     case Kind::momentum: {
       check_same_structure(state["trace"], params, "momentum trace");

@@ -63,6 +63,10 @@ Array local_shard(const Array& full, int rank, int num_shards) {
   return slice(flat_padded(full, padded), 0, rank * shard, (rank + 1) * shard);
 }
 
+Tree local_shard_tree(const Tree& full, int rank, int num_shards) {
+  return full.map([&](const Array& leaf) { return local_shard(leaf, rank, num_shards); });
+}
+
 Tree gather_tree(const Tree& shards, const Tree& like, std::string_view axis_name) {
   const auto shapes = like.leaves();
   std::size_t next = 0;

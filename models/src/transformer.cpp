@@ -14,6 +14,7 @@
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/losses.hpp"
+#include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/ops.hpp"
 
 namespace spmdsim::models {
@@ -135,7 +136,7 @@ BlockActivations tagged(BlockActivations kept) {
   for (Array* a : {&kept.input, &kept.ln_1, &kept.q, &kept.k, &kept.v, &kept.probs, &kept.probs_keep,
                    &kept.probs_dropped, &kept.context, &kept.proj_keep, &kept.mid, &kept.ln_2, &kept.fc,
                    &kept.gelu, &kept.mlp_keep})
-    *a = tag_as(*a, MemoryTag::activations);
+    *a = tag_as(*a, tags::activations);
   return kept;
 }
 
@@ -328,9 +329,9 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
     // although the backward pass does not need that output.
     AttentionProbs probs = attention_probs(saved.q, saved.k);
     matmul(probs.dropped, saved.v);
-    saved.probs = tag_as(probs.probs, MemoryTag::activations);
-    saved.probs_keep = tag_as(probs.keep, MemoryTag::activations);
-    saved.probs_dropped = tag_as(probs.dropped, MemoryTag::activations);
+    saved.probs = tag_as(probs.probs, tags::activations);
+    saved.probs_keep = tag_as(probs.keep, tags::activations);
+    saved.probs_dropped = tag_as(probs.dropped, tags::activations);
   }
   const Tree& attention = block["attention"];
   const Tree& mlp = block["mlp"];
@@ -413,14 +414,14 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
   }
 
   // Head and loss (in float32 at least, as the MLP's).
-  Array final_input = tag_as(x, MemoryTag::activations);
+  Array final_input = tag_as(x, tags::activations);
   x = Array();
   Array final_output;
   Array d_logits;
   Array loss;
   {
     const Tree head_params = fetch_checked(head);
-    final_output = tag_as(layer_norm(final_input, head_params["ln_f"]), MemoryTag::activations);
+    final_output = tag_as(layer_norm(final_input, head_params["ln_f"]), tags::activations);
     const Array table = output_table(head_params);
     Array logits = c.tied_embeddings ? matmul(final_output, transpose(table)) : matmul(final_output, table);
     const DType compute = logits.dtype();
@@ -439,11 +440,11 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     const Array table = output_table(head_params);
     Tree head_grads;
     if (c.tied_embeddings) {
-      d_token_embedding = tag_as(matmul(transpose(d_logits), final_output), MemoryTag::gradients);
+      d_token_embedding = tag_as(matmul(transpose(d_logits), final_output), tags::gradients);
       dx = matmul(d_logits, table);
     } else {
       head_grads =
-          Tree::dict({{"kernel", tag_as(matmul(transpose(final_output), d_logits), MemoryTag::gradients)}});
+          Tree::dict({{"kernel", tag_as(matmul(transpose(final_output), d_logits), tags::gradients)}});
       dx = matmul(d_logits, transpose(table));
     }
     d_logits = Array();
@@ -471,7 +472,7 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
       d_token_embedding = broadcast_to(Array::abstract({}, position.dtype()), {c.vocab, c.hidden});
     grads.front() =
         tag_as(Tree::dict({{"position_embedding", d_position}, {"token_embedding", d_token_embedding}}),
-               MemoryTag::gradients);
+               tags::gradients);
     if (ready) ready(0, grads.front());
   }
   return {loss, Tree::list(std::move(grads))};

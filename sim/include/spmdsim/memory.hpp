@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -16,26 +17,46 @@
 
 namespace spmdsim {
 
-enum class MemoryTag : std::uint8_t {
-  replicated_args,  // pmap arguments with in_axes None: one full copy per device
-  input_shards,     // pmap arguments split along a mapped axis
-  outputs,          // pmap results
-  collective_scratch,
-  temporaries,
-  parameters,
-  optimizer_state,
-  gradients,
-  activations,
-  communication_buckets,  // gradients flattened into one buffer per bucket for an overlapped all-reduce
+// What a device buffer holds: an index into the registry of tag names. The engine's own tags are below; a
+// layer above registers its own (register_memory_tag), and the reports show every tag in registration order.
+class MemoryTag {
+ public:
+  constexpr explicit MemoryTag(std::uint8_t index) : index_(index) {}
+  constexpr std::size_t index() const { return index_; }
+  friend constexpr bool operator==(MemoryTag, MemoryTag) = default;
+
+  static const MemoryTag replicated_args;  // pmap arguments with in_axes None: one full copy per device
+  static const MemoryTag input_shards;     // pmap arguments split along a mapped axis
+  static const MemoryTag outputs;          // pmap results
+  static const MemoryTag collective_scratch;
+  static const MemoryTag temporaries;
+
+ private:
+  std::uint8_t index_;
 };
-inline constexpr int kNumMemoryTags = 10;
+inline constexpr MemoryTag MemoryTag::replicated_args{0};
+inline constexpr MemoryTag MemoryTag::input_shards{1};
+inline constexpr MemoryTag MemoryTag::outputs{2};
+inline constexpr MemoryTag MemoryTag::collective_scratch{3};
+inline constexpr MemoryTag MemoryTag::temporaries{4};
+
+// Room for the engine's tags and the registered ones: per-tag byte counts are fixed arrays, as they are
+// updated on every allocation.
+inline constexpr std::size_t kMaxMemoryTags = 16;
+using BytesByTag = std::array<Bytes, kMaxMemoryTags>;  // indexed by MemoryTag::index()
+
+// The tag called `name`, registered after the tags already known if it is new. Registering more than
+// kMaxMemoryTags tags is a ValueError.
+MemoryTag register_memory_tag(std::string_view name);
+// Every registered tag, the engine's first, in registration order (the order of the reports' columns).
+std::vector<MemoryTag> memory_tags();
 std::string_view memory_tag_name(MemoryTag tag);
 
 struct MemoryEvent {
   Seconds time;
   Bytes in_use;  // after the event
   MemoryTag tag;
-  Bytes delta;   // positive: allocation, negative: release
+  Bytes delta;  // positive: allocation, negative: release
 };
 
 // A device's memory events in order, shared with the reports taken of them.
@@ -65,15 +86,15 @@ class MemoryLedger {
   Bytes peak() const { return peak_; }
   Seconds peak_time() const { return peak_time_; }
   // What the buffers held at the peak, by tag (sums to peak()).
-  const std::array<Bytes, kNumMemoryTags>& at_peak() const { return at_peak_; }
+  const BytesByTag& at_peak() const { return at_peak_; }
   // The largest amount each tag reached on its own.
-  const std::array<Bytes, kNumMemoryTags>& tag_peaks() const { return tag_peaks_; }
+  const BytesByTag& tag_peaks() const { return tag_peaks_; }
   const MemoryTimeline& timeline() const { return timeline_; }
 
   // A window (one pmap call): its peak starts from what is in use now.
   void start_window();
   Bytes window_peak() const { return window_peak_; }
-  const std::array<Bytes, kNumMemoryTags>& window_at_peak() const { return window_at_peak_; }
+  const BytesByTag& window_at_peak() const { return window_at_peak_; }
   std::vector<LiveBuffer> live_buffers() const;
 
  private:
@@ -84,11 +105,11 @@ class MemoryLedger {
   Bytes in_use_ = 0;
   Bytes peak_ = 0;
   Seconds peak_time_ = 0;
-  std::array<Bytes, kNumMemoryTags> by_tag_{};
-  std::array<Bytes, kNumMemoryTags> at_peak_{};
-  std::array<Bytes, kNumMemoryTags> tag_peaks_{};
+  BytesByTag by_tag_{};
+  BytesByTag at_peak_{};
+  BytesByTag tag_peaks_{};
   Bytes window_peak_ = 0;
-  std::array<Bytes, kNumMemoryTags> window_at_peak_{};
+  BytesByTag window_at_peak_{};
   // The live buffers by id. An id is a slot, reused once released (only its DeviceAllocation holds it, and
   // releases it once), so a simulation with millions of short-lived buffers allocates no node per buffer.
   std::vector<std::optional<LiveBuffer>> slots_;

@@ -1,10 +1,8 @@
 // Saying what a device buffer holds. Ops allocate their results as temporaries; a model that knows better
-// (these are its parameters, its optimizer state, its gradients, its saved activations) retags them, so the
-// memory report can tell model state from scratch. A read-out of what the calling device holds now lets a
-// model take the measure of its state at a chosen point of its step.
+// retags them with tags of its own (register_memory_tag: its parameters, its optimizer state, its saved
+// activations...), so the memory report can tell model state from scratch. A read-out of what the calling
+// device holds now lets a model take the measure of its state at a chosen point of its step.
 #pragma once
-
-#include <array>
 
 #include "spmdsim/array.hpp"
 #include "spmdsim/memory.hpp"
@@ -22,12 +20,10 @@ Tree tag_as(const Tree& x, MemoryTag tag);
 
 // Bytes by memory tag.
 struct MemoryByTag {
-  std::array<Bytes, kNumMemoryTags> bytes{};
+  BytesByTag bytes{};
 
-  Bytes operator[](MemoryTag tag) const { return bytes[static_cast<std::size_t>(tag)]; }
+  Bytes operator[](MemoryTag tag) const { return bytes[tag.index()]; }
   Bytes total() const;
-  // Parameters + optimizer state + gradients: what the ZeRO paper calls model states.
-  Bytes model_states() const;
 };
 
 // Inside a pmapped function: what the calling device's buffers hold right now, by tag. On the host: zeros.

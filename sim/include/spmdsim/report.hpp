@@ -59,7 +59,7 @@ struct DeviceMemory {
   std::string device;
   Bytes capacity = 0;
   Bytes peak = 0;
-  std::array<Bytes, kNumMemoryTags> at_peak{};  // what the buffers held at the peak, by tag
+  BytesByTag at_peak{};  // what the buffers held at the peak, by tag
 };
 
 // One pmap call, or a host<->device transfer phase.

@@ -4,6 +4,8 @@
 #include <array>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "engine/device_context.hpp"
 
 #include "report/units_format.hpp"
@@ -12,13 +14,35 @@
 namespace spmdsim {
 namespace {
 
-constexpr std::array<std::string_view, kNumMemoryTags> kTagNames{
-    "replicated_args", "input_shards",    "outputs",   "collective_scratch", "temporaries",
-    "parameters",      "optimizer_state", "gradients", "activations",        "communication_buckets"};
+// The tag names by index, the engine's first.
+std::vector<std::string>& tag_names() {
+  static std::vector<std::string> names{"replicated_args", "input_shards", "outputs", "collective_scratch",
+                                        "temporaries"};
+  return names;
+}
 
 }  // namespace
 
-std::string_view memory_tag_name(MemoryTag tag) { return kTagNames[static_cast<std::size_t>(tag)]; }
+MemoryTag register_memory_tag(std::string_view name) {
+  auto& names = tag_names();
+  const auto found = std::find(names.begin(), names.end(), name);
+  if (found != names.end()) return MemoryTag(static_cast<std::uint8_t>(found - names.begin()));
+  if (names.size() == kMaxMemoryTags)
+    throw ValueError(fmt::format("cannot register memory tag '{}': all {} tags are taken ({})", name,
+                                 kMaxMemoryTags, fmt::join(names, ", ")));
+  names.emplace_back(name);
+  return MemoryTag(static_cast<std::uint8_t>(names.size() - 1));
+}
+
+std::vector<MemoryTag> memory_tags() {
+  std::vector<MemoryTag> tags;
+  for (std::size_t i = 0; i < tag_names().size(); ++i) tags.emplace_back(static_cast<std::uint8_t>(i));
+  return tags;
+}
+
+std::string_view memory_tag_name(MemoryTag tag) {
+  return tag_names().at(tag.index());
+}
 
 MemoryLedger::MemoryLedger(std::string device_name, Bytes capacity)
     : device_name_(std::move(device_name)), capacity_(capacity) {}
@@ -70,9 +94,9 @@ void MemoryLedger::retag(std::uint64_t id, MemoryTag tag, Seconds now) {
 
 void MemoryLedger::record(Seconds now, MemoryTag tag, Bytes delta) {
   in_use_ += delta;
-  auto& tagged = by_tag_[static_cast<std::size_t>(tag)];
+  auto& tagged = by_tag_[tag.index()];
   tagged += delta;
-  tag_peaks_[static_cast<std::size_t>(tag)] = std::max(tag_peaks_[static_cast<std::size_t>(tag)], tagged);
+  tag_peaks_[tag.index()] = std::max(tag_peaks_[tag.index()], tagged);
   if (in_use_ > peak_) {
     peak_ = in_use_;
     peak_time_ = now;
@@ -97,8 +121,8 @@ std::vector<LiveBuffer> MemoryLedger::live_buffers() const {
   return out;
 }
 
-DeviceAllocation::DeviceAllocation(std::shared_ptr<MemoryLedger> ledger, int device, Bytes bytes, MemoryTag tag,
-                                   std::string label)
+DeviceAllocation::DeviceAllocation(std::shared_ptr<MemoryLedger> ledger, int device, Bytes bytes,
+                                   MemoryTag tag, std::string label)
     : ledger_(ledger), device_(device), bytes_(bytes), tag_(tag) {
   id_ = ledger->allocate(bytes, tag, std::move(label), detail::memory_event_time(device_));
 }

@@ -19,10 +19,8 @@ Tree tag_as(const Tree& x, MemoryTag tag) {
   return x;
 }
 
-Bytes MemoryByTag::total() const { return std::accumulate(bytes.begin(), bytes.end(), Bytes{0}); }
-
-Bytes MemoryByTag::model_states() const {
-  return (*this)[MemoryTag::parameters] + (*this)[MemoryTag::optimizer_state] + (*this)[MemoryTag::gradients];
+Bytes MemoryByTag::total() const {
+  return std::accumulate(bytes.begin(), bytes.end(), Bytes{0});
 }
 
 MemoryByTag live_memory() {
@@ -30,7 +28,7 @@ MemoryByTag live_memory() {
   const detail::DeviceContext* ctx = detail::current_device();
   if (ctx == nullptr) return out;
   for (const LiveBuffer& buffer : ctx->runtime().ledger(ctx->device())->live_buffers())
-    out.bytes[static_cast<std::size_t>(buffer.tag)] += buffer.bytes;
+    out.bytes[buffer.tag.index()] += buffer.bytes;
   return out;
 }
 

@@ -65,9 +65,8 @@ Json times_json(const DeviceTimes& times) {
 
 Json memory_json(const DeviceMemory& memory) {
   Json at_peak = Json::object();
-  for (int tag = 0; tag < kNumMemoryTags; ++tag)
-    at_peak[std::string(memory_tag_name(static_cast<MemoryTag>(tag)))] =
-        memory.at_peak[static_cast<std::size_t>(tag)];
+  for (const MemoryTag tag : memory_tags())
+    at_peak[std::string(memory_tag_name(tag))] = memory.at_peak[tag.index()];
   return {{"capacity", memory.capacity}, {"peak", memory.peak}, {"at_peak", at_peak}};
 }
 
@@ -98,7 +97,7 @@ Json timeline_json(const std::string& device, const MemoryTimeline& events) {
   for (const auto& event : events) {
     time.push_back(event.time);
     in_use.push_back(event.in_use);
-    tag.push_back(static_cast<int>(event.tag));
+    tag.push_back(static_cast<int>(event.tag.index()));
     delta.push_back(event.delta);
   }
   return {{"device", device}, {"time", time}, {"in_use", in_use}, {"tag", tag}, {"delta", delta}};
@@ -106,7 +105,7 @@ Json timeline_json(const std::string& device, const MemoryTimeline& events) {
 
 Json build(const SimulationReport& report) {
   Json tags = Json::array();
-  for (int tag = 0; tag < kNumMemoryTags; ++tag) tags.push_back(memory_tag_name(static_cast<MemoryTag>(tag)));
+  for (const MemoryTag tag : memory_tags()) tags.push_back(memory_tag_name(tag));
   Json devices = Json::array();
   for (std::size_t d = 0; d < report.device_names.size(); ++d)
     devices.push_back({{"name", report.device_names[d]},

@@ -153,12 +153,10 @@ std::vector<Column> memory_columns(const std::vector<DeviceMemory>& memory) {
        column_of(memory,
                  [](const DeviceMemory& m) { return m.capacity > 0 ? 100 * m.peak / m.capacity : 0; }),
        format_percent});
-  for (int tag = 0; tag < kNumMemoryTags; ++tag) {
-    const auto index = static_cast<std::size_t>(tag);
-    auto values = column_of(memory, [index](const DeviceMemory& m) { return m.at_peak[index]; });
+  for (const MemoryTag tag : memory_tags()) {
+    auto values = column_of(memory, [tag](const DeviceMemory& m) { return m.at_peak[tag.index()]; });
     if (std::all_of(values.begin(), values.end(), [](double v) { return v == 0; })) continue;
-    columns.push_back(
-        {std::string(memory_tag_name(static_cast<MemoryTag>(tag))), std::move(values), format_bytes});
+    columns.push_back({std::string(memory_tag_name(tag)), std::move(values), format_bytes});
   }
   return columns;
 }

@@ -2,7 +2,8 @@
 // pmapped function over
 //   (params, opt_state, batch_x, batch_y) -> (params, opt_state, loss)
 // with the batch split over the devices along axis 0 and the model state kept on the devices between steps
-// (pmap results stay device-resident; passed back with the same axes they are used in place). Strategies:
+// (pmap results stay device-resident; passed back with the same axes they are used in place). Strategies,
+// each one file of models/src/strategies/ registered by name in registry.cpp there:
 //
 //   dp     replicated params and optimizer state (in_axes / out_axes None); each device computes the loss
 //          and gradients of its shard, the gradients are averaged with pmean (an all-reduce), and every
@@ -34,10 +35,11 @@
 //                    or f32 (cast before the reduction). The update runs in fp32 on the master weights, and
 //                    the new bf16 params are cast from them (ZeRO 1/2 all-gather the bf16 params).
 //
-// Memory tags inside the step: params are tagged parameters, optimizer state (fp32 master weights included,
-// as the ZeRO paper counts them) optimizer_state, gradients gradients, saved activations activations. Just
-// before the optimizer update every piece of model state is live; the step records what each device holds
-// then (memory_before_update()). At the end of the call pmap retags every result as outputs.
+// Memory tags inside the step (memory_tags.hpp): params are tagged parameters, optimizer state (fp32 master
+// weights included, as the ZeRO paper counts them) optimizer_state, gradients gradients, saved activations
+// activations. Just before the optimizer update every piece of model state is live; the step records what
+// each device holds then (memory_before_update()). At the end of the call pmap retags every result as
+// outputs.
 #pragma once
 
 #include <cstdint>
@@ -48,8 +50,8 @@
 #include <utility>
 #include <vector>
 
-#include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/gradient_buckets.hpp"
+#include "spmdsim/models/memory_tags.hpp"  // the tags of memory_before_update()
 #include "spmdsim/models/optimizers.hpp"
 #include "spmdsim/models/trainable_model.hpp"
 #include "spmdsim/pmap.hpp"
@@ -62,8 +64,16 @@ class Simulation;
 namespace spmdsim::models {
 
 enum class Strategy { dp, dp_overlap, zero1, zero2, zero3 };
+
+struct StrategyInfo {
+  Strategy strategy;
+  std::string_view name;  // as --strategy spells it
+  std::string_view description;
+};
+// Every registered strategy, in the order they are listed: dp, dp-overlap, zero1, zero2, zero3.
+const std::vector<StrategyInfo>& training_strategies();
 std::string_view strategy_name(Strategy strategy);
-// "dp", "dp-overlap", "zero1", "zero2", "zero3"; anything else is a ValueError listing them.
+// A registered strategy's name; anything else is a ValueError listing them.
 Strategy parse_strategy(std::string_view name);
 
 enum class Precision { fp32, mixed_bf16 };

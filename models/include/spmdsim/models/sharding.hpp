@@ -30,6 +30,7 @@ Tree unshard_tree(const Tree& shards, const Tree& like);
 
 // Device (inside pmap): this device's shard of a full leaf, [shard] (a slice, padded where needed).
 Array local_shard(const Array& full, int rank, int num_shards);
+Tree local_shard_tree(const Tree& full, int rank, int num_shards);
 // Device: the full leaves, shaped as `like`'s, from every device's shards of them: one all_gather (tiled) over
 // the tree, then each leaf's padding cut.
 Tree gather_tree(const Tree& shards, const Tree& like, std::string_view axis_name);
