@@ -1,0 +1,17 @@
+// The device counts a command runs on, as --devices gives them: "1,2,4".
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace spmdsim::cli {
+
+// The largest device count a command runs on.
+inline constexpr int kMaxDevices = 1024;
+
+// The counts of a comma-separated list, in the order given, each once. Throws UsageError for an item that is
+// no whole number from `least` to kMaxDevices ("--devices: '1' is not a device count from 2 to 1024") and for
+// a list of no count.
+std::vector<int> parse_device_list(const std::string& text, int least);
+
+}  // namespace spmdsim::cli
