@@ -82,7 +82,7 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
          "for it), hidden (communication overlapped by compute: dp-overlap's buckets), transfer (host <-> "
          "device) and idle are the mean over the devices; efficiency = throughput per device against the "
          "smallest count's; peak = the largest device's; loss = the last step's\n";
-  write_table(out, rows);
+  cli::write_table(out, rows);
 }
 
 void write_json(std::ostream& out, const TrainCommandOptions& options,
