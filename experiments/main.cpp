@@ -31,7 +31,8 @@ struct Command {
 
 // The commands, one line each, in the order the usage lists them.
 constexpr Command kCommands[] = {
-    {"demo", "the pmap tutorials' examples on simulated devices, with the timing and memory report",
+    {"demo",
+     "the pmap tutorials' examples on simulated devices, ending with a summary of time and memory per device",
      &cli::demo::run},
     {"collectives",
      "an nccl-tests-style sweep: time, algbw and busbw of each collective and algorithm over message "
