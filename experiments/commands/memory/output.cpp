@@ -36,10 +36,6 @@ Cell mebibytes(Bytes bytes) {
   return {static_cast<std::int64_t>(std::llround(bytes)), fmt::format("{:.3f}", bytes / kMiB)};
 }
 
-std::string fit_value_text(const std::optional<std::int64_t>& value) {
-  return value ? fmt::format("{}", *value) : std::string("none");
-}
-
 }  // namespace
 
 void write_header(std::ostream& out, const MemoryCommandOptions& options, const std::string& simgrid_source,
@@ -171,6 +167,33 @@ void write_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommand
   out << j.dump(2) << "\n";
 }
 
+Rows fit_rows(const MemoryCommandOptions& options, const std::vector<FitRow>& rows) {
+  const std::int64_t unit = fit_unit(options);
+  Rows table{.columns = {{.key = "model", .header = "model", .width = 12, .left = true},
+                         {.key = "strategy", .header = "strategy", .width = 8, .left = true},
+                         {.key = "fit"},
+                         {.key = "largest", .header = "largest", .width = 8},
+                         {.key = "next", .header = "next", .width = 8},
+                         {.key = "peak_bytes_at_largest", .header = "peak(MiB)", .width = 10},
+                         {.key = "capacity_bytes", .header = "capacity(MiB)", .width = 13},
+                         {.key = "runs", .header = "runs", .width = 4}}};
+  // A value of the search, in the unit of the option it sets; "none" in the table when there is none.
+  const auto value = [&](const std::optional<std::int64_t>& v) {
+    return v ? whole_cell(*v * unit) : empty_cell("none");
+  };
+  for (const auto& row : rows) {
+    const auto* largest = row.at_largest();
+    const Bytes capacity = row.any_run().capacity;
+    table.cells.push_back(
+        {text_cell(row.model), text_cell(std::string(models::strategy_name(row.strategy))),
+         text_cell(std::string(fit_name(options.fit))), value(row.search.largest),
+         value(row.search.first_failing),
+         largest ? real_cell(largest->peak, fmt::format("{:.3f}", largest->peak / kMiB)) : empty_cell("-"),
+         real_cell(capacity, fmt::format("{:.3f}", capacity / kMiB)), whole_cell(row.search.runs)});
+  }
+  return table;
+}
+
 void write_fit_table(std::ostream& out, const MemoryCommandOptions& options,
                      const std::vector<FitRow>& rows) {
   const bool batch = options.fit == FitTarget::batch;
@@ -183,20 +206,7 @@ void write_fit_table(std::ostream& out, const MemoryCommandOptions& options,
       batch && unit > 1 ? fmt::format(" in steps of --micro-batches {}", unit) : std::string());
   out << "# legend:   largest = fits; next = the next candidate, out of memory (none: the bound fits); "
          "peak = the largest device's peak at `largest`\n";
-  out << fmt::format("#{:<11}  {:<8}  {:>8}  {:>8}  {:>10}  {:>13}  {:>4}\n", "model", "strategy", "largest",
-                     "next", "peak(MiB)", "capacity(MiB)", "runs");
-  for (const auto& row : rows) {
-    const auto& s = row.search;
-    const auto scaled = [&](const std::optional<std::int64_t>& v) {
-      return v ? std::optional<std::int64_t>(*v * unit) : std::nullopt;
-    };
-    out << fmt::format(
-        "{:<12}  {:<8}  {:>8}  {:>8}  {:>10}  {:>13.3f}  {:>4}\n", row.model,
-        models::strategy_name(row.strategy), fit_value_text(scaled(s.largest)),
-        fit_value_text(scaled(s.first_failing)),
-        row.at_largest() ? fmt::format("{:.3f}", row.at_largest()->peak / kMiB) : std::string("-"),
-        row.any_run().capacity / kMiB, s.runs);
-  }
+  cli::write_table(out, fit_rows(options, rows));
   for (const auto& row : rows)
     if (row.at_failing()) {
       std::istringstream message(*row.at_failing()->out_of_memory);
@@ -205,19 +215,6 @@ void write_fit_table(std::ostream& out, const MemoryCommandOptions& options,
       out << fmt::format("# {} {} at {} {}: {}\n", row.model, models::strategy_name(row.strategy),
                          fit_name(options.fit), *row.search.first_failing * unit, first_line);
     }
-}
-
-void write_fit_csv(std::ostream& out, const MemoryCommandOptions& options, const std::vector<FitRow>& rows) {
-  const std::int64_t unit = fit_unit(options);
-  out << fmt::format("model,strategy,fit,largest,next,peak_bytes_at_largest,capacity_bytes,runs\n");
-  for (const auto& row : rows) {
-    const auto& s = row.search;
-    out << fmt::format("{},{},{},{},{},{},{},{}\n", row.model, models::strategy_name(row.strategy),
-                       fit_name(options.fit), s.largest ? fmt::format("{}", *s.largest * unit) : "",
-                       s.first_failing ? fmt::format("{}", *s.first_failing * unit) : "",
-                       row.at_largest() ? fmt::format("{}", row.at_largest()->peak) : "",
-                       row.any_run().capacity, s.runs);
-  }
 }
 
 void write_fit_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommandOptions& options,

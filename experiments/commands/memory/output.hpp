@@ -56,8 +56,9 @@ nlohmann::ordered_json command_json(const MemoryCommandOptions& options,
 void write_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommandOptions& options,
                 const std::vector<Row>& rows);
 
+// --fit: a row per model and strategy, as the table shows them and CSV writes them.
+Rows fit_rows(const MemoryCommandOptions& options, const std::vector<FitRow>& rows);
 void write_fit_table(std::ostream& out, const MemoryCommandOptions& options, const std::vector<FitRow>& rows);
-void write_fit_csv(std::ostream& out, const MemoryCommandOptions& options, const std::vector<FitRow>& rows);
 void write_fit_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommandOptions& options,
                     const std::vector<FitRow>& rows);
 

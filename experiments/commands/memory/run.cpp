@@ -74,7 +74,7 @@ int run_fit(const MemoryCommandOptions& options, const SplitArguments& split) {
   for (const auto& row : rows) runs += row.search.runs;
   std::cout << fmt::format("\n# {} simulations, one per step, in {:.2f} s wall time\n", runs, wall);
   write_files(
-      options, [&](std::ostream& out) { write_fit_csv(out, options, rows); },
+      options, [&](std::ostream& out) { write_csv(out, fit_rows(options, rows)); },
       [&](std::ostream& out) {
         write_fit_json(out, command_json(options, simgrid_args, first, wall), options, rows);
       });
