@@ -46,6 +46,15 @@ TEST(DeviceList, RefusesWhatIsNoDeviceCountInRange) {
   EXPECT_EQ(error_of([] { parse_device_list(",,", 1); }), "--devices names no device count");
 }
 
+TEST(DeviceCount, OneCountInRange) {
+  EXPECT_EQ(parse_device_count("8", 1), 8);
+  EXPECT_EQ(error_of([] { parse_device_count("1", 2); }),
+            "--devices must be a whole number of at least 2 (got '1')");
+  EXPECT_EQ(error_of([] { parse_device_count("2,4", 1); }),
+            "--devices must be a whole number of at least 1 (got '2,4')");
+  EXPECT_EQ(error_of([] { parse_device_count("2048", 1); }), "--devices must be from 1 to 1024 (got 2048)");
+}
+
 TEST(Sizes, ReadsPowersOf1024EitherCase) {
   EXPECT_EQ(parse_size("64", "-b"), 64u);
   EXPECT_EQ(parse_size("64K", "-b"), 64u << 10);

@@ -39,6 +39,13 @@ std::vector<std::string> settings_not_overridden(const std::vector<std::string>&
   return kept;
 }
 
+std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoll(text) < least)
+    throw UsageError(fmt::format("{} must be a whole number of at least {} (got '{}')", option, least, text));
+  return std::stoll(text);
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
   std::string item;

@@ -2,11 +2,13 @@
 // output files that are either written whole or not at all.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace spmdsim::cli {
@@ -32,6 +34,10 @@ std::vector<std::string> cfg_settings(const std::vector<std::string>& simgrid_ar
 // its settings after the command line's: leaving these out lets the command line win over a preset.
 std::vector<std::string> settings_not_overridden(const std::vector<std::string>& settings,
                                                  const std::vector<std::string>& simgrid_args);
+
+// A whole number from `least` up, for `option`; UsageError "--batch must be a whole number of at least 1
+// (got 'x')" otherwise.
+std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least);
 
 // The non-empty items of a comma-separated list: "1,2,,4" -> {"1", "2", "4"}.
 std::vector<std::string> split_list(const std::string& text);

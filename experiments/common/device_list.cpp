@@ -22,4 +22,11 @@ std::vector<int> parse_device_list(const std::string& text, int least) {
   return counts;
 }
 
+int parse_device_count(const std::string& text, int least) {
+  const auto n = parse_count(text, "--devices", least);
+  if (n > kMaxDevices)
+    throw UsageError(fmt::format("--devices must be from {} to {} (got {})", least, kMaxDevices, n));
+  return static_cast<int>(n);
+}
+
 }  // namespace spmdsim::cli

@@ -1,4 +1,4 @@
-// The device counts a command runs on, as --devices gives them: "1,2,4".
+// The device counts a command runs on, as --devices gives them: "1,2,4", or "8" where it runs one.
 #pragma once
 
 #include <string>
@@ -13,5 +13,9 @@ inline constexpr int kMaxDevices = 1024;
 // no whole number from `least` to kMaxDevices ("--devices: '1' is not a device count from 2 to 1024") and for
 // a list of no count.
 std::vector<int> parse_device_list(const std::string& text, int least);
+
+// One count, from `least` to kMaxDevices. Throws UsageError "--devices must be a whole number of at least 1
+// (got 'x')" or "--devices must be from 1 to 1024 (got 2048)".
+int parse_device_count(const std::string& text, int least);
 
 }  // namespace spmdsim::cli

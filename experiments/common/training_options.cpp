@@ -7,13 +7,6 @@
 
 namespace spmdsim::cli {
 
-std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoll(text) < least)
-    throw UsageError(fmt::format("{} must be a whole number of at least {} (got '{}')", option, least, text));
-  return std::stoll(text);
-}
-
 models::Optimizer make_optimizer(const std::string& name, double learning_rate, bool fused) {
   const auto unfused = [&] {
     if (name == "sgd") return models::Optimizer::sgd(learning_rate);

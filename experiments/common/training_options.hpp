@@ -11,10 +11,6 @@
 
 namespace spmdsim::cli {
 
-// A whole number from `least` up, for `option`; UsageError "--batch must be a whole number of at least 1
-// (got 'x')" otherwise.
-std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least);
-
 // sgd, momentum (0.9) or adam; with `fused`, each parameter's update as one kernel (Optimizer::fused).
 models::Optimizer make_optimizer(const std::string& name, double learning_rate, bool fused);
 

@@ -14,9 +14,10 @@ namespace po = boost::program_options;
 
 std::optional<DemoOptions> parse(const std::vector<std::string>& args) {
   DemoOptions options;
+  std::string devices;
   po::options_description described("spmdsim demo options");
   described.add_options()("help,h", "show this help")(
-      "devices", po::value<int>(&options.devices)->default_value(8),
+      "devices", po::value(&devices)->default_value("8"),
       fmt::format("number of simulated devices (2 to {})", kMaxDevices).c_str())(
       "verbose,v", po::bool_switch(&options.verbose),
       "also print the report of each call (per device: time by kind, memory by tag) before the summary")(
@@ -30,9 +31,7 @@ std::optional<DemoOptions> parse(const std::vector<std::string>& args) {
     return std::nullopt;
   }
   po::notify(vm);
-  if (options.devices < 2 || options.devices > kMaxDevices)
-    throw UsageError(
-        fmt::format("--devices must be between 2 and {} (got {})", kMaxDevices, options.devices));
+  options.devices = parse_device_count(devices, 2);
   return options;
 }
 

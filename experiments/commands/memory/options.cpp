@@ -82,12 +82,7 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   }
 
   auto& setup = options.setup;
-  setup.devices = static_cast<int>(values.attributed({"devices"}, [&] {
-    const auto n = parse_count(devices, "--devices", 1);
-    if (n > kMaxDevices)
-      throw UsageError(fmt::format("--devices must be from 1 to {} (got {})", kMaxDevices, n));
-    return n;
-  }));
+  setup.devices = values.attributed({"devices"}, [&] { return parse_device_count(devices, 1); });
   options.fit = values.attributed({"fit"}, [&] { return parse_fit(fit); });
   options.models =
       values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"}, [&] {
