@@ -1,7 +1,7 @@
-// The calibration of the node presets (experiments/calibration.hpp): each preset's simulated all-reduce busbw
-// on its 8 devices lies within kCalibrationTolerance of the published midpoint it is calibrated to, at every
-// size of its target; docs/calibration.md is what `spmdsim calibrate --write-docs` writes today; the
-// suggested correction inverts the affine time model; bad input exits 2.
+// The calibration of the node presets (experiments/commands/calibrate/calibration.hpp): each preset's
+// simulated all-reduce busbw on its 8 devices lies within kCalibrationTolerance of the published midpoint it
+// is calibrated to, at every size of its target; docs/calibration.md is what `spmdsim calibrate --write-docs`
+// writes today; the suggested correction inverts the affine time model; bad input exits 2.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "calibration.hpp"
+#include "commands/calibrate/calibration.hpp"
 #include "cli_run.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/presets.hpp"

@@ -1,11 +1,11 @@
-// The search behind `spmdsim memory --fit` (experiments/fit_search.hpp), on predicates whose answer is known:
-// the value it finds, the next one, and the runs it takes.
+// The search behind `spmdsim memory --fit` (experiments/commands/memory/fit_search.hpp), on predicates whose
+// answer is known: the value it finds, the next one, and the runs it takes.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <vector>
 
-#include "fit_search.hpp"
+#include "commands/memory/fit_search.hpp"
 
 namespace spmdsim::cli {
 namespace {

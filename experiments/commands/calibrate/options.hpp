@@ -1,0 +1,21 @@
+// `spmdsim calibrate`'s options.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spmdsim/topologies/presets.hpp"
+
+namespace spmdsim::cli::calibrate {
+
+struct CalibrateOptions {
+  std::vector<const topologies::NodePreset*> presets;  // with a calibration target, each once
+  std::string docs_path;                               // empty: do not write
+};
+
+// The options of `args` (SimGrid's taken out); nothing when --help was asked for (and printed). Throws
+// UsageError for a preset with no calibration target, listing those that have one.
+std::optional<CalibrateOptions> parse(const std::vector<std::string>& args);
+
+}  // namespace spmdsim::cli::calibrate

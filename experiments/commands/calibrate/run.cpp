@@ -1,0 +1,61 @@
+#include "commands/calibrate/run.hpp"
+
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "commands/calibrate/calibration.hpp"
+#include "commands/calibrate/options.hpp"
+#include "common/command_line.hpp"
+#include "common/forked_run.hpp"
+
+namespace spmdsim::cli::calibrate {
+namespace {
+
+using topologies::NodePreset;
+
+// SimGrid keeps one engine per process, so each simulation runs in a child process of its own, which hands
+// back one line per point: "<bytes> <time> <busbw>".
+std::vector<CalibrationPoint> simulate_in_child(const NodePreset& preset, double link_scale,
+                                                const std::vector<std::string>& simgrid_args) {
+  const std::string text = run_in_child(fmt::format("calibrating {}", preset.name), [&] {
+    std::string lines;
+    for (const auto& p : simulate_calibration(preset, link_scale, simgrid_args))
+      lines += fmt::format("{:.17g} {:.17g} {:.17g}\n", p.bytes, p.time, p.busbw);
+    return lines;
+  });
+  std::vector<CalibrationPoint> points;
+  std::istringstream in(text);
+  for (CalibrationPoint p; in >> p.bytes >> p.time >> p.busbw;) points.push_back(p);
+  if (points.size() != preset.calibration->sizes.size())
+    throw std::runtime_error(fmt::format("calibrating {}: expected {} results, got {}", preset.name,
+                                         preset.calibration->sizes.size(), points.size()));
+  return points;
+}
+
+}  // namespace
+
+int run(const std::string& program, const std::vector<std::string>& args) {
+  const auto split = split_simgrid_arguments(program, args);
+  const auto parsed = parse(split.ours);
+  if (!parsed) return 0;
+  const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
+  std::vector<CalibrationResult> results;
+  for (const auto* preset : parsed->presets) {
+    auto points = simulate_in_child(*preset, 1.0, simgrid_args);
+    auto doubled = simulate_in_child(*preset, 2.0, simgrid_args);
+    results.push_back(make_result(*preset, calibration_settings(*preset, simgrid_args), std::move(points),
+                                  std::move(doubled)));
+  }
+  write_calibration_table(std::cout, results);
+  if (!parsed->docs_path.empty()) {
+    write_file_atomically(parsed->docs_path,
+                          [&](std::ostream& out) { write_calibration_markdown(out, results); });
+    std::cout << fmt::format("\n# wrote {}\n", parsed->docs_path);
+  }
+  return 0;
+}
+
+}  // namespace spmdsim::cli::calibrate

@@ -1,0 +1,130 @@
+#include "commands/collectives/output.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "common/sizes.hpp"
+
+namespace spmdsim::cli::collectives {
+namespace {
+
+std::string maxerr_text(const RowResult& r) {
+  if (r.row.abstract) return "n/a";
+  if (!r.max_error) return "-";
+  return *r.max_error == 0 ? "0" : fmt::format("{:.2e}", *r.max_error);
+}
+
+std::string_view mode_text(const PlannedRow& row) {
+  return row.abstract ? "abstract" : "real";
+}
+
+}  // namespace
+
+std::vector<Column> sweep_columns(std::size_t algorithm_width) {
+  return {{.key = "collective"},
+          {.key = "jax_name"},
+          {.key = "size_bytes", .header = "size", .width = 12},
+          {.key = "count_elements", .header = "count", .width = 12},
+          {.key = "type", .header = "type", .width = 8},
+          {.key = "redop", .header = "redop", .width = 5},
+          {.key = "algorithm", .header = "algorithm", .width = algorithm_width},
+          {.key = "devices", .header = "p", .width = 4},
+          {.key = "time_us", .header = "time(us)", .width = 10},
+          {.key = "algbw_GB_per_s", .header = "algbw(GB/s)", .width = 11},
+          {.key = "busbw_GB_per_s", .header = "busbw(GB/s)", .width = 11},
+          {.key = "busbw_factor"},
+          {.key = "max_abs_error", .header = "maxerr", .width = 8},
+          {.key = "mode", .header = "mode", .width = 8}};
+}
+
+std::vector<Cell> row_cells(const RowResult& r, DType dtype) {
+  return {text_cell(std::string(r.row.collective->name)),
+          text_cell(std::string(r.row.collective->jax_name)),
+          whole_cell(r.row.bytes),
+          whole_cell(r.row.count),
+          text_cell(std::string(dtype_name(dtype))),
+          text_cell(std::string(r.row.collective->redop)),
+          text_cell(r.row.algorithm),
+          whole_cell(r.row.p),
+          real_cell(r.time * 1e6, 2),
+          real_cell(r.algbw, 2),
+          real_cell(r.busbw, 2),
+          real_cell(r.bus_factor, fmt::format("{}", r.bus_factor)),
+          r.max_error ? real_cell(*r.max_error, maxerr_text(r)) : empty_cell(maxerr_text(r)),
+          text_cell(std::string(mode_text(r.row)))};
+}
+
+void TableWriter::header(const SweepInfo& info) {
+  std::vector<std::string> settings;
+  for (const auto& [key, value] : info.simgrid) settings.push_back(key + ":" + value);
+  out_ << "# spmdsim collectives: an nccl-tests-style sweep on simulated devices\n"
+       << fmt::format("# platform: {} ({})\n", info.platform, info.chosen->summary)
+       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), info.simgrid_source)
+       << fmt::format(
+              "# sweep:    {}; devices {}; {}; random data (seed {}); rows above {} run abstract ({})\n",
+              info.sizes, info.devices, dtype_name(info.dtype), kSeed, size_text(info.abstract_above),
+              info.abstract_source);
+  if (info.aggregate || !info.dimension_algorithms.empty())
+    out_ << fmt::format(
+        "# options:  {}{}{}\n",
+        info.aggregate ? "ring phases aggregated (--aggregate: abstract rows, and real rows' ring all_reduce)"
+                       : "",
+        info.aggregate && !info.dimension_algorithms.empty() ? "; " : "",
+        info.dimension_algorithms.empty()
+            ? ""
+            : fmt::format("multidim runs {} along the dimensions (--dimension-algorithms)",
+                          fmt::join(info.dimension_algorithms, ", ")));
+  out_ << "# legend:   size = S in bytes (nccl-tests' S), count = elements per rank in the call, time = the "
+          "collective on its slowest device, algbw = S/time, busbw = algbw x factor, maxerr = largest "
+          "|result - "
+          "float64 reference| (--check; - unchecked, n/a abstract), mode = real data or abstract (shapes "
+          "only)\n";
+}
+
+void TableWriter::section(const Collective& c) {
+  out_ << fmt::format("\n# {} ({}): busbw = algbw x {}\n", c.name, c.jax_name, c.factor_formula);
+  write_table_header(out_, columns_);
+}
+
+void TableWriter::row(const std::vector<Cell>& cells) {
+  write_table_row(out_, columns_, cells);
+  out_.flush();
+}
+
+void TableWriter::note(const std::string& text) {
+  out_ << "# " << text << "\n";
+}
+
+void write_json(std::ostream& out, const SweepInfo& info, const Rows& rows,
+                const std::vector<std::string>& notes, double wall_seconds, Seconds simulated) {
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["command"] = "spmdsim collectives";
+  j["platform"] = info.platform;
+  const auto text_or_null = [](const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+  };
+  j["topology"] = text_or_null(info.chosen->topology);
+  j["platform_file"] = text_or_null(info.chosen->platform_file);
+  j["preset"] = info.chosen->preset;
+  j["nodes"] =
+      info.chosen->nodes == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.chosen->nodes);
+  j["simgrid_config"] = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : info.simgrid) j["simgrid_config"][key] = value;
+  j["simgrid_source"] = info.simgrid_source;
+  j["simgrid_args"] = info.simgrid_args;
+  j["dtype"] = dtype_name(info.dtype);
+  j["seed"] = kSeed;
+  j["abstract_above_bytes"] = info.abstract_above;
+  j["abstract_above_source"] = info.abstract_source;
+  j["check"] = info.check;
+  j["aggregate_ring_phases"] = info.aggregate;
+  j["dimension_algorithms"] = info.dimension_algorithms;
+  j["wall_time_s"] = wall_seconds;
+  j["simulated_time_s"] = simulated;
+  j["notes"] = notes;
+  j["rows"] = rows_json(rows);
+  out << j.dump(2) << "\n";
+}
+}  // namespace spmdsim::cli::collectives

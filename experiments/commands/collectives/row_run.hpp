@@ -1,0 +1,33 @@
+// Running one planned row: its input data, its collective in a pmap, its time from the call's report.
+#pragma once
+
+#include <optional>
+
+#include "commands/collectives/plan.hpp"
+#include "spmdsim/array.hpp"
+#include "spmdsim/simulation.hpp"
+#include "spmdsim/units.hpp"
+
+namespace spmdsim::cli::collectives {
+
+// The seed of every row's random input.
+inline constexpr unsigned kSeed = 1;
+
+// Uniform values, the same for a row's collective, device count and size whatever else the sweep runs:
+// floats in [-1, 1), integers in [-100, 100].
+Array random_input(const PlannedRow& row, DType dtype);
+
+struct RowResult {
+  PlannedRow row;
+  Seconds time = 0;  // the collective on its slowest device
+  double algbw = 0;  // GB/s (1e9 bytes per second, as nccl-tests)
+  double busbw = 0;
+  double bus_factor = 0;
+  std::optional<double> max_error;  // with --check, on real data
+};
+
+// Runs `row` on `input` (one array of (p, elements_in)) in `sim`; with `check`, compares a real row's result
+// with the float64 reference.
+RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bool check);
+
+}  // namespace spmdsim::cli::collectives

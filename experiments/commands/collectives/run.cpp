@@ -1,0 +1,153 @@
+#include "commands/collectives/run.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "commands/collectives/options.hpp"
+#include "commands/collectives/output.hpp"
+#include "commands/collectives/plan.hpp"
+#include "commands/collectives/progress_bar.hpp"
+#include "commands/collectives/row_run.hpp"
+#include "common/command_line.hpp"
+#include "common/plotting.hpp"
+#include "common/rows.hpp"
+#include "common/simulation_start.hpp"
+#include "common/sizes.hpp"
+#include "spmdsim/simulation.hpp"
+
+namespace spmdsim::cli::collectives {
+namespace {
+
+// The reductions compute in --dtype on the devices: each must have a peak for it (or the float32 one it
+// falls back to), or the sweep would stop at its first reduction. Throws UsageError listing those it has.
+void check_reduction_dtype(const Simulation& sim, const SweepOptions& options, int devices) {
+  const auto reduction = std::find_if(options.collectives.begin(), options.collectives.end(),
+                                      [](const Collective* c) { return c->redop != "none"; });
+  if (reduction == options.collectives.end()) return;
+  for (int d = 0; d < devices; ++d) {
+    const DeviceSpec& spec = sim.platform().devices[static_cast<std::size_t>(d)].spec;
+    try {
+      spec.peak_flops_for(options.dtype);
+    } catch (const std::invalid_argument&) {
+      std::vector<std::string_view> valid;
+      for (const auto& [dtype, peak] : spec.peak_flops) valid.push_back(dtype_name(dtype));
+      throw UsageError(
+          fmt::format("--dtype {}: {} reduces in it, but the {} devices have no peak FLOP/s for it; "
+                      "valid: {}",
+                      dtype_name(options.dtype), (*reduction)->name, spec.model, fmt::join(valid, ", ")));
+    }
+  }
+}
+
+}  // namespace
+
+int run(const std::string& program, const std::vector<std::string>& args) {
+  const auto split = split_simgrid_arguments(program, args);
+  const auto parsed = parse(split.ours);
+  if (!parsed) return 0;
+  const SweepOptions& options = *parsed;
+  // Fail before the sweep, not after it.
+  const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
+
+  const int max_devices = *std::max_element(options.devices.begin(), options.devices.end());
+  AbstractThreshold threshold = options.abstract_above
+                                    ? AbstractThreshold{*options.abstract_above, "--abstract-above"}
+                                    : default_abstract_threshold(max_devices);
+  const Plan plan = make_plan(options, threshold.bytes);
+
+  const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
+  const auto simulation = start_simulation(
+      options.platform, split.simgrid, max_devices,
+      {.dimension_algorithms = options.dimension_algorithms, .aggregate_ring_phases = options.aggregate});
+  Simulation& sim = *simulation;
+  check_reduction_dtype(sim, options, max_devices);
+
+  SweepInfo info{.platform = sim.platform().description,
+                 .chosen = &options.platform,
+                 .simgrid = simgrid_settings(),
+                 .simgrid_source = simgrid_source(options.platform, simgrid_args),
+                 .simgrid_args = simgrid_args,
+                 .dtype = options.dtype,
+                 .abstract_above = threshold.bytes,
+                 .abstract_source = threshold.source,
+                 .check = options.check,
+                 .sizes = fmt::format("{} to {}, x{}", size_text(options.min_bytes),
+                                      size_text(options.max_bytes), options.step_factor),
+                 .devices = fmt::format("{}", fmt::join(options.devices, ", ")),
+                 .aggregate = options.aggregate,
+                 .dimension_algorithms = options.dimension_algorithms};
+
+  std::size_t algorithm_width = std::string_view("algorithm").size();
+  for (const auto& row : plan.rows) algorithm_width = std::max(algorithm_width, row.algorithm.size());
+  Rows results{.columns = sweep_columns(algorithm_width)};
+  TableWriter table(std::cout, results.columns);
+  table.header(info);
+  ProgressBar progress(plan.rows.size(), isatty(STDERR_FILENO) && plan.rows.size() > 20);
+
+  std::vector<std::string> all_notes;
+  const Collective* current = nullptr;
+  const auto close_section = [&] {
+    if (current == nullptr) return;
+    auto it = plan.notes.find(current);
+    if (it == plan.notes.end()) return;
+    for (const auto& text : it->second) {
+      table.note(text);
+      all_notes.push_back(fmt::format("{}: {}", current->name, text));
+    }
+  };
+  // One input per collective, device count and size, shared by its algorithms: they see the same data.
+  std::optional<Array> input;
+  const PlannedRow* input_for = nullptr;
+  progress.show(0);
+  for (const auto& row : plan.rows) {
+    if (row.collective != current) {
+      progress.clear();
+      close_section();
+      current = row.collective;
+      table.section(*current);
+    }
+    if (input_for == nullptr || input_for->collective != row.collective || input_for->p != row.p ||
+        input_for->bytes != row.bytes) {
+      input.reset();
+      input = row.abstract ? Array::abstract({row.p, row.elements_in}, options.dtype)
+                           : random_input(row, options.dtype);
+      input_for = &row;
+    }
+    results.cells.push_back(row_cells(run_row(sim, row, *input, options.check), options.dtype));
+    progress.clear();
+    table.row(results.cells.back());
+    progress.show(results.cells.size());
+  }
+  input.reset();
+  progress.clear();
+  close_section();
+  for (const auto* c : options.collectives)
+    if (std::none_of(plan.rows.begin(), plan.rows.end(), [&](const auto& r) { return r.collective == c; })) {
+      current = c;
+      table.section(*c);
+      close_section();
+    }
+  const double wall = progress.elapsed();
+  std::cout << fmt::format("\n# {} rows in {:.2f} s wall time; simulated time {:.6f} s\n",
+                           results.cells.size(), wall, sim.now());
+
+  if (!options.csv_path.empty())
+    write_file_atomically(options.csv_path, [&](std::ostream& out) { write_csv(out, results); });
+  const auto json = [&](std::ostream& out) { write_json(out, info, results, all_notes, wall, sim.now()); };
+  if (!options.json_path.empty()) write_file_atomically(options.json_path, json);
+  if (!options.plot_prefix.empty()) {
+    write_plots(python, "plot_collectives.py", options.json_path, options.plot_prefix, json);
+    std::cout << fmt::format("# plots: {}.png, {}.svg\n", options.plot_prefix, options.plot_prefix);
+  }
+  return 0;
+}
+
+}  // namespace spmdsim::cli::collectives

@@ -1,0 +1,70 @@
+#include "commands/memory/memory_run.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "commands/train/training_run.hpp"
+#include "common/command_line.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/models/memory_tags.hpp"
+#include "spmdsim/simulation.hpp"
+
+namespace spmdsim::cli {
+
+MemoryMeasurement measure_memory(const MemorySetup& setup, const ChosenPlatform& platform,
+                                 std::vector<std::string> simgrid_argv) {
+  const auto simulation = start_training_simulation(platform, std::move(simgrid_argv), setup.devices, true);
+  Simulation& sim = *simulation;
+  MemoryMeasurement m;
+  m.platform = sim.platform().description;
+  m.simgrid = simgrid_settings();
+  m.capacity = sim.platform().devices.front().spec.memory_capacity;
+  const models::TrainStep step(setup.model.trainable(), setup.optimizer, setup.devices, setup.train_options);
+  try {
+    const models::TrainState state = step.init_on_devices(sim);
+    const auto [tokens_or_x, labels] = setup.model.abstract_batch(setup.devices, setup.per_device_batch);
+    step(sim, state, tokens_or_x, labels);
+  } catch (const OutOfMemoryError& e) {
+    m.out_of_memory = e.what();
+    return m;
+  }
+
+  const SimulationReport report = sim.report();
+  const auto largest = std::max_element(report.memory.begin(), report.memory.begin() + setup.devices,
+                                        [](const auto& a, const auto& b) { return a.peak < b.peak; });
+  m.device = static_cast<int>(largest - report.memory.begin());
+  m.device_name = largest->device;
+  m.capacity = largest->capacity;
+  m.peak = largest->peak;
+  m.at_peak = largest->at_peak;
+  m.model_states = models::model_states(step.memory_before_update().at(static_cast<std::size_t>(m.device)));
+  for (const auto& call : report.calls)
+    if (call.name == step.options().name)
+      std::tie(m.step_start, m.step_end) = std::pair{call.start, call.end};
+  if (setup.keep_timeline) m.timeline = report.memory_timelines.front();
+  return m;
+}
+
+double zero_formula_bytes(const MemorySetup& setup) {
+  const bool mixed = setup.train_options.precision == models::Precision::mixed_bf16;
+  const double p = mixed ? 2 : 4;
+  const double g = p;
+  const double k = static_cast<double>(setup.optimizer.state_bytes_per_parameter(4)) + (mixed ? 4 : 0);
+  const double psi = static_cast<double>(setup.model.num_parameters());
+  const double n = setup.devices;
+  switch (setup.train_options.strategy) {
+    case models::Strategy::dp:
+    case models::Strategy::dp_overlap:
+      return (p + g + k) * psi;
+    case models::Strategy::zero1:
+      return (p + g) * psi + k * psi / n;
+    case models::Strategy::zero2:
+      return p * psi + (g + k) * psi / n;
+    case models::Strategy::zero3:
+      return (p + g + k) * psi / n;
+  }
+  return 0;
+}
+
+}  // namespace spmdsim::cli

@@ -1,0 +1,123 @@
+#include "commands/memory/run.hpp"
+
+#include <chrono>
+#include <functional>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands/memory/fit_search.hpp"
+#include "commands/memory/memory_run.hpp"
+#include "commands/memory/options.hpp"
+#include "commands/memory/output.hpp"
+#include "common/command_line.hpp"
+#include "common/forked_run.hpp"
+#include "common/plotting.hpp"
+#include "common/rows.hpp"
+
+namespace spmdsim::cli::memory {
+namespace {
+
+MemoryMeasurement run_one(const MemorySetup& setup, const ChosenPlatform& platform,
+                          const std::vector<std::string>& simgrid_argv) {
+  const std::string what = fmt::format(
+      "--model {} --strategy {} --batch {}{}", setup.model.name,
+      models::strategy_name(setup.train_options.strategy), setup.per_device_batch,
+      setup.model.is_transformer() ? fmt::format(" ({} layers)", setup.model.transformer->layers) : "");
+  const std::string text = run_in_child(
+      what, [&] { return nlohmann::json(measure_memory(setup, platform, simgrid_argv)).dump(); });
+  return nlohmann::json::parse(text).get<MemoryMeasurement>();
+}
+
+MemorySetup setup_for(const MemoryCommandOptions& options, const ModelChoice& model,
+                      models::Strategy strategy) {
+  MemorySetup setup = options.setup;
+  setup.model = model;
+  setup.train_options.strategy = strategy;
+  return setup;
+}
+
+// The files --csv and --json ask for, each written whole or not at all.
+void write_files(const MemoryCommandOptions& options, const std::function<void(std::ostream&)>& csv,
+                 const std::function<void(std::ostream&)>& json) {
+  if (!options.csv_path.empty()) write_file_atomically(options.csv_path, csv);
+  if (!options.json_path.empty()) write_file_atomically(options.json_path, json);
+}
+
+int run_fit(const MemoryCommandOptions& options, const SplitArguments& split) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<FitRow> rows;
+  for (const auto& model : options.models)
+    for (auto strategy : options.strategies) {
+      const MemorySetup base = setup_for(options, model, strategy);
+      FitRow row{.model = model.name, .strategy = strategy};
+      row.search = search_largest_fit(options.fit_max, [&](std::int64_t value) {
+        MemorySetup setup = base;
+        if (options.fit == FitTarget::batch)
+          setup.per_device_batch = value * fit_unit(options);
+        else
+          setup.model = model.with_layers(value);
+        const auto& run =
+            row.runs.emplace(value, run_one(setup, options.platform, split.simgrid)).first->second;
+        return !run.out_of_memory;
+      });
+      rows.push_back(std::move(row));
+    }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
+  const auto& first = rows.front().any_run();
+  write_header(std::cout, options, simgrid_source(options.platform, simgrid_args), first);
+  write_fit_table(std::cout, options, rows);
+  int runs = 0;
+  for (const auto& row : rows) runs += row.search.runs;
+  std::cout << fmt::format("\n# {} simulations, one per step, in {:.2f} s wall time\n", runs, wall);
+  write_files(
+      options, [&](std::ostream& out) { write_csv(out, fit_rows(options, rows)); },
+      [&](std::ostream& out) {
+        write_fit_json(out, command_json(options, simgrid_args, first, wall), options, rows);
+      });
+  return 0;
+}
+
+}  // namespace
+
+int run(const std::string& program, const std::vector<std::string>& args) {
+  const auto split = split_simgrid_arguments(program, args);
+  const auto parsed = parse(split.ours);
+  if (!parsed) return 0;
+  MemoryCommandOptions options = *parsed;
+  if (options.fit != FitTarget::none) return run_fit(options, split);
+  // Fail before the runs, not after them.
+  const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
+  options.setup.keep_timeline = !options.plot_prefix.empty() || !options.json_path.empty();
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Row> rows;
+  for (const auto& model : options.models)
+    for (auto strategy : options.strategies) {
+      const MemorySetup setup = setup_for(options, model, strategy);
+      rows.push_back(
+          {model.name, strategy, run_one(setup, options.platform, split.simgrid), zero_formula_bytes(setup)});
+    }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
+  write_header(std::cout, options, simgrid_source(options.platform, simgrid_args), rows.front().measurement);
+  write_table(std::cout, rows);
+  std::cout << fmt::format("\n# {} simulations, one per model and strategy, in {:.2f} s wall time\n",
+                           rows.size(), wall);
+  const auto json = [&](std::ostream& out) {
+    write_json(out, command_json(options, simgrid_args, rows.front().measurement, wall), options, rows);
+  };
+  write_files(
+      options, [&](std::ostream& out) { write_csv(out, step_rows(rows)); }, json);
+  if (!options.plot_prefix.empty()) {
+    write_plots(python, "plot_memory.py", options.json_path, options.plot_prefix, json);
+    std::cout << fmt::format("# plots: {}.png, {}.svg\n", options.plot_prefix, options.plot_prefix);
+  }
+  return 0;
+}
+
+}  // namespace spmdsim::cli::memory

@@ -1,0 +1,167 @@
+#include "commands/presets/catalog.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "spmdsim/topologies/presets.hpp"
+
+namespace spmdsim::cli::presets {
+namespace {
+
+using namespace topologies;
+
+std::string gbps(double bytes_per_second) {
+  return fmt::format("{:g} GB/s", bytes_per_second / 1e9);
+}
+std::string microseconds(double seconds) {
+  return fmt::format("{:g} us", seconds * 1e6);
+}
+
+Row figure_row(std::string key, std::string label, const Figure& f, std::string text, std::string unit) {
+  return {std::move(key), std::move(label), std::move(text), f.value, std::move(unit), std::string(f.source)};
+}
+
+// Two rows: the model with the reason for it, and the SimGrid settings that select it.
+void add_model_rows(std::vector<Row>& rows, const NetworkModel& model) {
+  rows.push_back({"network_model", "network model", std::string(model.name), std::nullopt, "",
+                  std::string(model.reason)});
+  rows.push_back({"simgrid_config", "simgrid settings",
+                  fmt::format("{}", fmt::join(model.simgrid_config, " ")), std::nullopt, "", ""});
+}
+
+Section devices_section() {
+  Section section{"devices", {}};
+  for (const auto& d : device_presets()) {
+    Entry e{std::string(d.name), std::string(d.model), {}};
+    for (const auto& [dtype, figure] : d.peak_flops)
+      e.rows.push_back(figure_row(fmt::format("peak_flops.{}", dtype_name(dtype)),
+                                  fmt::format("peak {}", dtype_name(dtype)), figure,
+                                  fmt::format("{:g} TFLOP/s", figure.value / 1e12), "FLOP/s"));
+    e.rows.push_back(figure_row("memory_capacity", "HBM capacity", d.memory_capacity,
+                                fmt::format("{:g} GiB", d.memory_capacity.value / (1ull << 30)), "B"));
+    e.rows.push_back(figure_row("memory_bandwidth", "HBM bandwidth", d.memory_bandwidth,
+                                gbps(d.memory_bandwidth.value), "B/s"));
+    e.rows.push_back({"notes", "note", std::string(d.notes), std::nullopt, "", ""});
+    section.entries.push_back(std::move(e));
+  }
+  return section;
+}
+
+Section links_section() {
+  Section section{"links", {}};
+  for (const auto& l : link_presets()) {
+    Entry e{std::string(l.name), std::string(l.description), {}};
+    e.rows.push_back(figure_row("bandwidth", "bandwidth", l.bandwidth, gbps(l.bandwidth.value), "B/s"));
+    if (l.achievable)
+      e.rows.push_back(
+          figure_row("achievable", "achievable", *l.achievable, gbps(l.achievable->value), "B/s"));
+    e.rows.push_back(figure_row("latency", "latency", l.latency, microseconds(l.latency.value), "s"));
+    add_model_rows(e.rows, *l.network_model);
+    section.entries.push_back(std::move(e));
+  }
+  return section;
+}
+
+// "pcie_gen5_x16: 55.43 GB/s (achievable; nominal 63 GB/s)" or "ib_hdr: 25 GB/s (nominal)".
+std::string link_use_text(const LinkPreset& link) {
+  if (!link.achievable) return fmt::format("{}: {} (nominal)", link.name, gbps(link.bandwidth.value));
+  return fmt::format("{}: {} (achievable; nominal {})", link.name, gbps(link.achievable->value),
+                     gbps(link.bandwidth.value));
+}
+
+// Why this link, then where its rate comes from.
+std::string link_use_source(std::string_view choice_source, const LinkPreset& link) {
+  const auto rate = link.achievable ? link.achievable->source : link.bandwidth.source;
+  return choice_source.empty() ? std::string(rate) : fmt::format("{}; rate: {}", choice_source, rate);
+}
+
+std::string sizes_text(const std::vector<double>& sizes) {
+  std::vector<std::string> items;
+  for (double s : sizes) items.push_back(fmt::format("{:g}", s / (1ull << 30)));
+  return fmt::format("{} GiB", fmt::join(items, ", "));
+}
+
+Section nodes_section() {
+  Section section{"nodes", {}};
+  for (const auto& n : node_presets()) {
+    const auto& device_link = link_preset(n.device_link);
+    const auto& host_link = link_preset(n.host_link);
+    const auto& nic = link_preset(n.nic);
+    const LinkSpec simulated = n.effective_device_link();
+    Entry e{std::string(n.name), std::string(n.description), {}};
+    e.rows.push_back({"devices", "devices", fmt::format("{} x {}", n.devices_per_node, n.device),
+                      static_cast<double>(n.devices_per_node), "", std::string(n.devices_source)});
+    e.rows.push_back({"fabric", "fabric", n.fabric == NodeFabric::nvswitch ? "nvswitch" : "full mesh",
+                      std::nullopt, "", std::string(n.fabric_source)});
+    e.rows.push_back({"device_link", "device link", link_use_text(device_link),
+                      device_link.effective_spec().bandwidth, "B/s", link_use_source("", device_link)});
+    e.rows.push_back(figure_row("model_correction", "model correction", n.model_correction,
+                                fmt::format("{:g}", n.model_correction.value), ""));
+    e.rows.push_back({"simulated_device_link", "simulated link",
+                      fmt::format("{:.1f} GB/s, {} ({:.3f} x nominal)", simulated.bandwidth / 1e9,
+                                  microseconds(simulated.latency), n.calibration_factor()),
+                      simulated.bandwidth, "B/s", "derived: device link x model correction"});
+    e.rows.push_back({"host_link", "host link", link_use_text(host_link),
+                      host_link.effective_spec().bandwidth, "B/s",
+                      link_use_source(n.host_link_source, host_link)});
+    e.rows.push_back(figure_row("host_memory_bandwidth", "host memory bw", n.host_memory_bandwidth,
+                                n.host_memory_bandwidth.value > 0 ? gbps(n.host_memory_bandwidth.value) : "-",
+                                "B/s"));
+    e.rows.push_back({"nic", "NIC per device", link_use_text(nic), nic.effective_spec().bandwidth, "B/s",
+                      link_use_source(n.nic_source, nic)});
+    add_model_rows(e.rows, *n.network_model);
+    if (n.calibration) {
+      const auto& c = *n.calibration;
+      const std::string range = c.busbw_low == c.busbw_high
+                                    ? fmt::format("{:g}", c.busbw_low / 1e9)
+                                    : fmt::format("{:g}-{:g}", c.busbw_low / 1e9, c.busbw_high / 1e9);
+      e.rows.push_back(
+          {"calibration", c.not_calibrated.empty() ? "calibrated to" : "compared with",
+           fmt::format("{} all-reduce busbw {} GB/s at {}", c.algorithm, range, sizes_text(c.sizes)),
+           c.midpoint(), "B/s", std::string(c.source)});
+      if (!c.not_calibrated.empty())
+        e.rows.push_back(
+            {"not_calibrated", "not calibrated", std::string(c.not_calibrated), std::nullopt, "", ""});
+    }
+    section.entries.push_back(std::move(e));
+  }
+  return section;
+}
+
+Section slices_section() {
+  Section section{"slices", {}};
+  for (const auto& s : slice_presets()) {
+    const auto& link = link_preset(s.link);
+    const auto& host_link = link_preset(s.host_link);
+    int chips = 1;
+    for (int d : s.shape) chips *= d;
+    Entry e{std::string(s.name), fmt::format("{} slice", device_preset(s.device).model), {}};
+    e.rows.push_back(
+        {"chips", "chips", fmt::format("{} x {}", chips, s.device), static_cast<double>(chips), "", ""});
+    e.rows.push_back({"shape", "shape",
+                      fmt::format("{} {}", fmt::join(s.shape, "x"), s.wraparound ? "torus" : "mesh"),
+                      std::nullopt, "", std::string(s.shape_source)});
+    e.rows.push_back({"link", "link",
+                      fmt::format("{}: {}, {} per hop", s.link, gbps(link.bandwidth.value),
+                                  microseconds(link.latency.value)),
+                      link.bandwidth.value, "B/s", std::string(link.bandwidth.source)});
+    e.rows.push_back({"host_link", "host link", link_use_text(host_link),
+                      host_link.effective_spec().bandwidth, "B/s", std::string(host_link.bandwidth.source)});
+    add_model_rows(e.rows, *s.network_model);
+    e.rows.push_back({"builder", "builder", "torus (topologies/torus.hpp)", std::nullopt, "", ""});
+    section.entries.push_back(std::move(e));
+  }
+  return section;
+}
+
+}  // namespace
+
+const std::vector<Kind>& kinds() {
+  static const std::vector<Kind> all = {{"devices", &devices_section},
+                                        {"links", &links_section},
+                                        {"nodes", &nodes_section},
+                                        {"slices", &slices_section}};
+  return all;
+}
+
+}  // namespace spmdsim::cli::presets

@@ -1,0 +1,159 @@
+#include "commands/train/options.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include "common/command_line.hpp"
+#include "common/config_file.hpp"
+#include "common/device_list.hpp"
+#include "common/model_options.hpp"
+#include "common/training_options.hpp"
+
+namespace spmdsim::cli::train {
+namespace po = boost::program_options;
+
+std::int64_t global_batch(const TrainCommandOptions& options, int devices) {
+  if (options.scaling == Scaling::strong) return options.batch;
+  return options.batch / options.devices.front() * devices;
+}
+
+std::string_view scaling_name(Scaling scaling) {
+  return scaling == Scaling::strong ? "strong" : "weak";
+}
+
+std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
+  std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch;
+  double learning_rate = 0;
+  PlatformRequest platform;
+  ModelRequest model;
+  TrainCommandOptions options;
+  po::options_description described("spmdsim train options");
+  described.add_options()("help,h", "show this help")(
+      "devices", po::value(&devices)->default_value("1,2,4,8"),
+      "device counts p to train on (1 to 1024), each in its own simulation on the first p devices of the "
+      "platform")("scaling", po::value(&scaling)->default_value("strong"),
+                  "strong: the same global batch at every count; weak: the per-device batch of the smallest "
+                  "count at every "
+                  "count")(
+      "batch", po::value(&batch)->default_value("256"),
+      "global batch (weak scaling: at the smallest device count), in samples or a transformer's sequences; "
+      "each device gets an equal share")("steps", po::value(&steps)->default_value("10"),
+                                         "training steps per device count")(
+      "strategy", po::value(&strategy)->default_value("dp"),
+      "dp, dp-overlap, zero1, zero2 or zero3 (docs/training.md)")(
+      "bucket-mb", po::value(&bucket_mb),
+      "dp-overlap: gradient bucket cap in MiB (default 25, as PyTorch DDP's bucket_cap_mb)")(
+      "micro-batches", po::value(&micro_batches)->default_value("1"),
+      "gradient accumulation: micro-batches per device and step")(
+      "precision", po::value(&precision)->default_value("fp32"),
+      "fp32, or mixed_bf16 (bf16 compute and gradients, fp32 master weights)")(
+      "optimizer", po::value(&options.optimizer_name)->default_value("sgd"), "sgd, momentum (0.9) or adam")(
+      "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp)(
+      "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
+      "abstract", po::bool_switch(&options.setup.abstract),
+      "train on shapes only: every cost and size, no values (and no loss)")(
+      "read-loss", po::bool_switch(&options.setup.read_loss_every_step),
+      "read the loss back to the host after every step, as the tutorials' loop prints it: a device->host "
+      "transfer per step (the transfer column); otherwise only the last step's loss is read, after the run")(
+      "seed", po::value(&options.setup.seed)->default_value(0),
+      "seed of the initial params and the random batches")(
+      "prefetch", po::value(&prefetch)->default_value("0"),
+      "batches in flight ahead of the step, as flax.jax_utils.prefetch_to_device's size: the host puts "
+      "batch k+N on the devices (an asynchronous device_put) before step k, so its transfer overlaps the "
+      "steps before it and the transfer column shows only what the devices still wait for; 0: each batch "
+      "goes with its step");
+  const std::string model_help =
+      fmt::format("the model: {} (docs/training.md); transformers train abstract only (shapes, no values)",
+                  model_names_text());
+  described.add_options()("model", po::value(&model.model)->default_value("mlp"), model_help.c_str());
+  add_model_shape_options(described, model);
+  add_platform_options(described, platform);
+  described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
+      "json", po::value(&options.json_path), "also write the run as JSON to this file")(
+      "trace", po::value(&options.trace_path),
+      "also write the Chrome trace (chrome://tracing, ui.perfetto.dev) of the run at the largest device "
+      "count "
+      "to this file: every device's compute, communication and transfer spans, its memory as a counter")(
+      "plot", po::value(&options.plot_prefix),
+      "also plot throughput, efficiency and the step time's breakdown against the devices to PREFIX.png and "
+      "PREFIX.svg (python3 with matplotlib)");
+  add_config_option(described);
+  const OptionValues values(args, described);
+  if (values.map().count("help")) {
+    std::cout
+        << "usage: spmdsim train [options] [--config FILE] [--cfg=simgrid/setting:value ...]\n\n"
+        << "Strong or weak scaling of data-parallel training of a model (the MLP [784, 256, 128, 10] or a\n"
+        << "transformer) over device counts, each count in its own simulation on one simulated platform.\n\n"
+        << described << "\n";
+    return std::nullopt;
+  }
+
+  auto& setup = options.setup;
+  setup.model = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"},
+                                  [&] { return choose_models({model.model}, model).front(); });
+  if (setup.model.is_transformer()) setup.abstract = true;  // the header says so
+  options.devices = values.attributed({"devices"}, [&] { return parse_device_list(devices, 1); });
+  std::sort(options.devices.begin(), options.devices.end());
+  values.attributed({"scaling"}, [&] {
+    if (scaling == "strong")
+      options.scaling = Scaling::strong;
+    else if (scaling == "weak")
+      options.scaling = Scaling::weak;
+    else
+      throw UsageError(fmt::format("unknown --scaling '{}'; valid: strong, weak", scaling));
+  });
+  options.batch = values.attributed({"batch"}, [&] { return parse_count(batch, "--batch", 1); });
+  setup.steps =
+      static_cast<int>(values.attributed({"steps"}, [&] { return parse_count(steps, "--steps", 1); }));
+  setup.prefetch = static_cast<int>(
+      values.attributed({"prefetch"}, [&] { return parse_count(prefetch, "--prefetch", 0); }));
+  setup.train_options.micro_batches = static_cast<int>(
+      values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
+  setup.train_options.strategy =
+      values.attributed({"strategy"}, [&] { return parse_strategy_option(strategy); });
+  values.attributed({"bucket-mb", "strategy"}, [&] {
+    if (bucket_mb.empty()) return;
+    if (setup.train_options.strategy != models::Strategy::dp_overlap)
+      throw UsageError("--bucket-mb applies to --strategy dp-overlap only");
+    std::size_t used = 0;
+    double mib = 0;
+    try {
+      mib = std::stod(bucket_mb, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != bucket_mb.size() || !(mib > 0) || !std::isfinite(mib))
+      throw UsageError(fmt::format("--bucket-mb must be a positive number of MiB (got '{}')", bucket_mb));
+    setup.train_options.bucket_bytes = mib * kMiB;
+  });
+  setup.train_options.precision =
+      values.attributed({"precision"}, [&] { return parse_precision(precision); });
+  setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
+    if (!(learning_rate > 0))
+      throw UsageError(fmt::format("--learning-rate must be positive (got {})", learning_rate));
+    return make_optimizer(options.optimizer_name, learning_rate, options.fused_optimizer);
+  });
+  values.attributed({"batch", "devices", "scaling", "micro-batches"}, [&] {
+    const int shared_by = options.scaling == Scaling::strong ? 0 : options.devices.front();
+    for (int p : options.devices) {
+      if (options.batch % (shared_by ? shared_by : p) != 0)
+        throw UsageError(
+            fmt::format("--batch {} is not divisible by {} devices: each device gets an equal share of "
+                        "the global batch",
+                        options.batch, shared_by ? shared_by : p));
+      const auto per_device = global_batch(options, p) / p;
+      if (per_device % setup.train_options.micro_batches != 0)
+        throw UsageError(
+            fmt::format("the per-device batch {} at {} devices is not divisible by --micro-batches {}",
+                        per_device, p, setup.train_options.micro_batches));
+    }
+  });
+  options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
+                                       [&] { return choose_platform(platform, options.devices.back()); });
+  return options;
+}
+
+}  // namespace spmdsim::cli::train

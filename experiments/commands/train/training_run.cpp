@@ -1,0 +1,122 @@
+#include "commands/train/training_run.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <random>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "common/command_line.hpp"
+#include "common/simulation_start.hpp"
+#include "spmdsim/models/batch_prefetcher.hpp"
+#include "spmdsim/models/mlp.hpp"
+#include "spmdsim/report_writers.hpp"
+#include "spmdsim/simulation.hpp"
+
+namespace spmdsim::cli {
+namespace {
+
+// Step `step`'s global batch: inputs uniform in [-1, 1), int32 labels uniform over the classes. It depends
+// on the seed, the step and the batch size only, so every device count of a strong-scaling run trains on
+// the same data.
+std::pair<Array, Array> random_batch(const TrainingSetup& setup, int step, std::int64_t batch) {
+  const std::int64_t features = setup.model.layer_sizes.front();
+  const std::int64_t classes = setup.model.layer_sizes.back();
+  std::seed_seq seed{setup.seed, static_cast<unsigned>(step)};
+  std::mt19937_64 generator(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::uniform_int_distribution<std::int64_t> label(0, classes - 1);
+  std::vector<double> x(static_cast<std::size_t>(batch * features));
+  for (auto& v : x) v = uniform(generator);
+  std::vector<double> y(static_cast<std::size_t>(batch));
+  for (auto& v : y) v = static_cast<double>(label(generator));
+  return {Array::from_values({batch, features}, x, DType::f32), Array::from_values({batch}, y, DType::i32)};
+}
+
+// The loss runs in float32 whatever the precision (docs/training.md), so a device without a float32 peak (the
+// TPU presets publish bfloat16 only) would stop the first step: refuse it before.
+void check_float32_peak(const Simulation& sim, int devices) {
+  for (int d = 0; d < devices; ++d) {
+    const DeviceSpec& spec = sim.platform().devices[static_cast<std::size_t>(d)].spec;
+    try {
+      spec.peak_flops_for(DType::f32);
+    } catch (const std::invalid_argument&) {
+      throw UsageError(
+          fmt::format("the {} devices have no peak FLOP/s for float32, which training needs for its "
+                      "loss even under --precision mixed_bf16; use a device preset that has one (a GPU)",
+                      spec.model));
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
+                                                      std::vector<std::string> simgrid_argv, int devices,
+                                                      bool aggregate_ring_phases) {
+  auto sim = start_simulation(platform, std::move(simgrid_argv), devices,
+                              {.aggregate_ring_phases = aggregate_ring_phases});
+  check_float32_peak(*sim, devices);
+  return sim;
+}
+
+TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
+                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
+                            const std::string& trace_path) {
+  const auto simulation = start_training_simulation(platform, std::move(simgrid_argv), devices, false);
+  Simulation& sim = *simulation;
+
+  const models::TrainStep step(setup.model.trainable(), setup.optimizer, devices, setup.train_options);
+  // A transformer's state is made on the devices, as a training loop finds it (sending a Psi-sized state from
+  // the host is what no real run does); the MLP's comes from the host, as the tutorials' loop sends it.
+  models::TrainState state = setup.model.is_transformer() ? step.init_on_devices(sim)
+                             : setup.abstract
+                                 ? step.init(step.model().init_abstract())
+                                 : step.init(models::Mlp(setup.model.layer_sizes).init(setup.seed));
+  const std::int64_t per_device = global_batch / devices;
+  models::BatchPrefetcher batches(
+      sim, step,
+      [&](int s) {
+        if (setup.abstract) return setup.model.abstract_batch(devices, per_device);
+        const auto [global_x, global_y] = random_batch(setup, s, global_batch);
+        return std::pair{models::shard_batch(global_x, devices), models::shard_batch(global_y, devices)};
+      },
+      setup.steps, setup.prefetch);
+  Array loss;
+  std::optional<double> read_loss;
+  for (int s = 0; s < setup.steps; ++s) {
+    const auto [x, y] = batches.next();
+    auto result = step(sim, state, x, y);
+    state = std::move(result.state);
+    loss = std::move(result.loss);
+    if (setup.read_loss_every_step) {
+      const Array host_loss = sim.device_get(Tree(loss)).leaf();
+      if (!setup.abstract) read_loss = host_loss.item(0);
+    }
+  }
+
+  // The training's report, before the last loss is read back (unless every step read it).
+  const SimulationReport report = sim.report();
+  if (!trace_path.empty())
+    write_file_atomically(trace_path, [&](std::ostream& out) { write_chrome_trace(out, report); });
+  TrainingResult result{.devices = devices, .global_batch = global_batch};
+  result.step_time = sim.now() / setup.steps;
+  const double per_step = 1.0 / (setup.steps * devices);
+  for (int d = 0; d < devices; ++d) {
+    const DeviceTimes& times = report.device_totals[static_cast<std::size_t>(d)];
+    result.compute += times.compute * per_step;
+    result.communication += times.communication_total() * per_step;
+    result.hidden_communication += times.hidden_communication() * per_step;
+    result.transfer += times.transfer * per_step;
+    result.idle += times.idle * per_step;
+    result.peak_memory = std::max(result.peak_memory, report.memory[static_cast<std::size_t>(d)].peak);
+  }
+  result.idle = std::max(result.idle, 0.0);  // the report subtracts busy from elapsed time: -1e-20 is 0
+  if (!setup.abstract) result.last_loss = read_loss ? read_loss : sim.device_get(Tree(loss)).leaf().item(0);
+  result.platform = sim.platform().description;
+  result.simgrid = simgrid_settings();
+  return result;
+}
+
+}  // namespace spmdsim::cli

@@ -1,0 +1,78 @@
+// One device count of `spmdsim train`: data-parallel training of a model for a number of steps in one
+// Simulation, summarised per step. It runs in a child process of its own (forked_run.hpp): one SimGrid
+// engine per process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/json_io.hpp"
+#include "common/model_options.hpp"
+#include "common/platform_options.hpp"
+#include "spmdsim/models/data_parallel.hpp"
+#include "spmdsim/simulation.hpp"
+#include "spmdsim/units.hpp"
+
+namespace spmdsim::cli {
+
+// What every device count trains: the same model, optimizer, strategy and data.
+struct TrainingSetup {
+  ModelChoice model;  // a transformer trains abstract only
+  models::Optimizer optimizer = models::Optimizer::sgd(0.01);
+  models::TrainOptions train_options;
+  int steps = 1;
+  bool abstract = false;  // shapes only: costs and sizes, no values
+  unsigned seed = 0;      // the params' and the batches' random numbers
+  // The host reads the loss back after every step, as the tutorials' loop prints it: a device->host transfer
+  // per step. Otherwise only the last step's loss is read, after the run.
+  bool read_loss_every_step = false;
+  // Batches in flight ahead of the step (flax.jax_utils.prefetch_to_device's size): the host puts batch
+  // k + prefetch on the devices (Simulation::device_put_sharded) before step k, so its transfer overlaps the
+  // steps before it. 0: each step's batch goes with the step's own call.
+  int prefetch = 0;
+};
+
+// One device count's run, per training step. The times are the mean over the devices of each device's
+// total, divided by the steps.
+struct TrainingResult {
+  int devices = 0;
+  std::int64_t global_batch = 0;
+  Seconds step_time = 0;  // simulated time of the whole run / steps
+  Seconds compute = 0;
+  Seconds communication = 0;         // exposed: the time the devices' programs were blocked in collectives
+  Seconds hidden_communication = 0;  // dp-overlap: collectives' time on the streams that compute overlapped
+  Seconds transfer = 0;              // host <-> device: the time the devices waited for it
+  Seconds idle = 0;
+  Bytes peak_memory = 0;            // the largest of the devices' whole-run peaks
+  std::optional<double> last_loss;  // the last step's loss on the global batch; none when abstract
+  std::string platform;             // the platform's description
+  std::vector<std::pair<std::string, std::string>> simgrid;  // settings in force
+};
+
+// How the child that ran it hands it to the parent.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, devices, global_batch, step_time, compute, communication,
+                                   hidden_communication, transfer, idle, peak_memory, last_loss, platform,
+                                   simgrid)
+
+// A Simulation of `platform` for training on its first `devices` devices, SimGrid getting `simgrid_argv` (the
+// program name, then --cfg / --log; the preset's settings where these do not override them). Throws
+// UsageError when the platform has fewer devices, or devices without the float32 peak the loss needs.
+std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
+                                                      std::vector<std::string> simgrid_argv, int devices,
+                                                      bool aggregate_ring_phases);
+
+// Trains on the first `devices` devices of `platform` with a global batch of `global_batch` (samples, or a
+// transformer's sequences), SimGrid getting
+// `simgrid_argv` (the program name, then --cfg / --log). Writes the run's Chrome trace to `trace_path` unless
+// it is empty. Throws UsageError when the platform has fewer devices.
+TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
+                            std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
+                            const std::string& trace_path);
+
+}  // namespace spmdsim::cli

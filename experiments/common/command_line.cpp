@@ -1,0 +1,80 @@
+#include "common/command_line.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace spmdsim::cli {
+
+SplitArguments split_simgrid_arguments(const std::string& program, const std::vector<std::string>& args) {
+  SplitArguments split;
+  split.simgrid.push_back(program);
+  for (const auto& arg : args) {
+    if (arg.starts_with("--cfg=") || arg.starts_with("--log="))
+      split.simgrid.push_back(arg);
+    else
+      split.ours.push_back(arg);
+  }
+  return split;
+}
+
+std::vector<std::string> cfg_settings(const std::vector<std::string>& simgrid_args) {
+  std::vector<std::string> settings;
+  for (const auto& arg : simgrid_args)
+    if (arg.starts_with("--cfg=")) settings.push_back(arg.substr(6));
+  return settings;
+}
+
+std::vector<std::string> settings_not_overridden(const std::vector<std::string>& settings,
+                                                 const std::vector<std::string>& simgrid_args) {
+  const auto key = [](std::string_view setting) { return setting.substr(0, setting.find(':')); };
+  const auto given = cfg_settings(simgrid_args);
+  std::vector<std::string> kept;
+  for (const auto& s : settings)
+    if (std::none_of(given.begin(), given.end(), [&](const std::string& g) { return key(g) == key(s); }))
+      kept.push_back(s);
+  return kept;
+}
+
+std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoll(text) < least)
+    throw UsageError(fmt::format("{} must be a whole number of at least {} (got '{}')", option, least, text));
+  return std::stoll(text);
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ','))
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+Argv::Argv(std::vector<std::string>& args) : argc_(static_cast<int>(args.size())) {
+  for (auto& a : args) pointers_.push_back(a.data());
+  pointers_.push_back(nullptr);
+}
+
+void write_file_atomically(const std::filesystem::path& path,
+                           const std::function<void(std::ostream&)>& write) {
+  auto temporary = path;
+  temporary += ".partial";
+  {
+    std::ofstream out(temporary);
+    if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", path.string()));
+    write(out);
+    out.flush();
+    if (!out) {
+      std::filesystem::remove(temporary);
+      throw std::runtime_error(fmt::format("failed while writing '{}'", path.string()));
+    }
+  }
+  std::filesystem::rename(temporary, path);
+}
+
+}  // namespace spmdsim::cli

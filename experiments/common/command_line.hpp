@@ -1,0 +1,62 @@
+// What every spmdsim subcommand shares: SimGrid's own arguments kept apart from ours, usage errors, and
+// output files that are either written whole or not at all.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spmdsim::cli {
+
+// A mistake on the command line: main prints it with the usage hint and exits with status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// argv split in two: SimGrid's --cfg=... / --log=... (with the program name first, as SimGrid wants it)
+// and the rest, for Boost.Program_options.
+struct SplitArguments {
+  std::vector<std::string> simgrid;
+  std::vector<std::string> ours;
+};
+SplitArguments split_simgrid_arguments(const std::string& program, const std::vector<std::string>& args);
+
+// The settings ("key:value") that a --cfg=key:value among `simgrid_args` sets.
+std::vector<std::string> cfg_settings(const std::vector<std::string>& simgrid_args);
+
+// `settings` ("key:value") but those whose key a --cfg among `simgrid_args` sets. SimulationOptions applies
+// its settings after the command line's: leaving these out lets the command line win over a preset.
+std::vector<std::string> settings_not_overridden(const std::vector<std::string>& settings,
+                                                 const std::vector<std::string>& simgrid_args);
+
+// A whole number from `least` up, for `option`; UsageError "--batch must be a whole number of at least 1
+// (got 'x')" otherwise.
+std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least);
+
+// The non-empty items of a comma-separated list: "1,2,,4" -> {"1", "2", "4"}.
+std::vector<std::string> split_list(const std::string& text);
+
+// argc/argv views of a string vector, alive as long as the vector.
+class Argv {
+ public:
+  explicit Argv(std::vector<std::string>& args);
+  int* argc() { return &argc_; }
+  char** argv() { return pointers_.data(); }
+
+ private:
+  std::vector<char*> pointers_;
+  int argc_;
+};
+
+// Writes through `write` into a temporary file beside `path`, then renames it over `path`: a failure
+// leaves any previous file as it was. Throws std::runtime_error naming the path on failure.
+void write_file_atomically(const std::filesystem::path& path,
+                           const std::function<void(std::ostream&)>& write);
+
+}  // namespace spmdsim::cli

@@ -1,0 +1,21 @@
+// The device counts a command runs on, as --devices gives them: "1,2,4", or "8" where it runs one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace spmdsim::cli {
+
+// The largest device count a command runs on.
+inline constexpr int kMaxDevices = 1024;
+
+// The counts of a comma-separated list, in the order given, each once. Throws UsageError for an item that is
+// no whole number from `least` to kMaxDevices ("--devices: '1' is not a device count from 2 to 1024") and for
+// a list of no count.
+std::vector<int> parse_device_list(const std::string& text, int least);
+
+// One count, from `least` to kMaxDevices. Throws UsageError "--devices must be a whole number of at least 1
+// (got 'x')" or "--devices must be from 1 to 1024 (got 2048)".
+int parse_device_count(const std::string& text, int least);
+
+}  // namespace spmdsim::cli

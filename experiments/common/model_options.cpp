@@ -1,0 +1,193 @@
+#include "common/model_options.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/command_line.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/models/mlp.hpp"
+
+namespace spmdsim::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+// The seeds' MLP: MNIST-sized inputs, two tanh hidden layers, ten classes.
+const std::vector<std::int64_t> kSeedsMlp = {784, 256, 128, 10};
+
+struct KnownTransformer {
+  const char* name;
+  models::TransformerConfig (*config)();
+};
+constexpr KnownTransformer kKnownTransformers[] = {
+    {"gpt2_small", models::gpt2_small}, {"gpt_7b", models::gpt_7b}, {"gpt3_175b", models::gpt3_175b}};
+
+// The transformer as TrainStep trains it: TrainableModel's value_and_grad has no recompute argument, so the
+// policy travels with the model.
+struct RecomputingTransformer {
+  models::Transformer transformer;
+  models::Recompute recompute;
+
+  Tree init_abstract(DType dtype) const { return transformer.init_abstract(dtype); }
+  models::LossAndGrads value_and_grad(const models::LayerFetch& fetch, const Array& tokens,
+                                      const Array& labels, const models::GradsReady& ready) const {
+    return transformer.value_and_grad(fetch, tokens, labels, recompute, ready);
+  }
+};
+
+models::Recompute parse_recompute(const std::string& name) {
+  for (auto r : {models::Recompute::none, models::Recompute::selective, models::Recompute::full})
+    if (name == models::recompute_name(r)) return r;
+  throw UsageError(fmt::format("unknown --recompute '{}'; valid: none, selective, full", name));
+}
+
+// A size of the custom shape: a whole number from 1.
+std::int64_t parse_size(const std::string& text, const char* option) {
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoll(text) < 1)
+    throw UsageError(fmt::format("--{} must be a whole number of at least 1 (got '{}')", option, text));
+  return std::stoll(text);
+}
+
+// 124439808 -> "124,439,808".
+std::string grouped(std::int64_t n) {
+  const std::string digits = std::to_string(n);
+  std::string text;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) text.push_back(',');
+    text.push_back(digits[i]);
+  }
+  return text;
+}
+
+// One item of --model (choose_models checks the list).
+ModelChoice choose_model(const std::string& name, const ModelRequest& request) {
+  ModelChoice choice{.name = name};
+  choice.recompute = request.recompute.empty() ? models::Recompute::none : parse_recompute(request.recompute);
+  if (name == "mlp") {
+    choice.layer_sizes = kSeedsMlp;
+    return choice;
+  }
+  for (const auto& known : kKnownTransformers)
+    if (name == known.name) choice.transformer = known.config();
+  if (name == "custom") {
+    if (request.layers.empty() || request.hidden.empty() || request.heads.empty() ||
+        request.seq_len.empty() || request.vocab.empty())
+      throw UsageError("--model custom needs --layers, --hidden, --heads, --seq-len and --vocab");
+    choice.transformer = models::TransformerConfig{.layers = parse_size(request.layers, "layers"),
+                                                   .hidden = parse_size(request.hidden, "hidden"),
+                                                   .heads = parse_size(request.heads, "heads"),
+                                                   .seq_len = parse_size(request.seq_len, "seq-len"),
+                                                   .vocab = parse_size(request.vocab, "vocab")};
+    try {
+      models::Transformer check(*choice.transformer);
+    } catch (const ValueError& e) {
+      throw UsageError(fmt::format("--model custom: {}", e.what()));
+    }
+  }
+  if (!choice.transformer)
+    throw UsageError(fmt::format("unknown --model '{}'; valid: {}", name, model_names_text()));
+  return choice;
+}
+
+}  // namespace
+
+void add_model_shape_options(po::options_description& options, ModelRequest& request) {
+  options.add_options()("layers", po::value(&request.layers), "--model custom: transformer blocks L")(
+      "hidden", po::value(&request.hidden), "--model custom: hidden size h")(
+      "heads", po::value(&request.heads), "--model custom: attention heads a (dividing h)")(
+      "seq-len", po::value(&request.seq_len), "--model custom: sequence length s")(
+      "vocab", po::value(&request.vocab), "--model custom: vocabulary V (tied embeddings, FFN 4h)")(
+      "recompute", po::value(&request.recompute),
+      "transformers: activation recomputation none (default), selective (the attention core) or full "
+      "(every block)");
+}
+
+std::string model_names_text() {
+  std::vector<std::string> names = {"mlp"};
+  for (const auto& known : kKnownTransformers) names.emplace_back(known.name);
+  names.emplace_back("custom");
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::int64_t ModelChoice::num_parameters() const {
+  if (transformer) return models::Transformer(*transformer).num_parameters();
+  return models::Mlp(layer_sizes).num_parameters();
+}
+
+std::string ModelChoice::description() const {
+  if (!transformer)
+    return fmt::format("the MLP [{}] (tanh, softmax cross-entropy)", fmt::join(layer_sizes, ", "));
+  const auto& c = *transformer;
+  return fmt::format("the transformer {} (L {}, h {}, a {}, s {}, V {}, {}; {} parameters; recompute {})",
+                     name, c.layers, c.hidden, c.heads, c.seq_len, c.vocab,
+                     c.tied_embeddings ? "tied" : "untied", grouped(num_parameters()),
+                     models::recompute_name(recompute));
+}
+
+ModelChoice ModelChoice::with_layers(std::int64_t layers) const {
+  ModelChoice changed = *this;
+  changed.transformer->layers = layers;
+  return changed;
+}
+
+models::AnyTrainableModel ModelChoice::trainable() const {
+  if (transformer) return RecomputingTransformer{models::Transformer(*transformer), recompute};
+  return models::Mlp(layer_sizes, models::Activation::tanh, models::Loss::softmax_cross_entropy);
+}
+
+std::pair<Array, Array> ModelChoice::abstract_batch(int devices, std::int64_t per_device) const {
+  if (transformer) {
+    const Array tokens = Array::abstract({devices, per_device, transformer->seq_len}, DType::i32);
+    return {tokens, tokens};
+  }
+  return {Array::abstract({devices, per_device, layer_sizes.front()}, DType::f32),
+          Array::abstract({devices, per_device}, DType::i32)};
+}
+
+nlohmann::ordered_json ModelChoice::to_json() const {
+  if (!transformer)
+    return {{"kind", "mlp"},
+            {"name", name},
+            {"layer_sizes", layer_sizes},
+            {"activation", "tanh"},
+            {"loss", "softmax_cross_entropy"},
+            {"parameters", num_parameters()}};
+  const auto& c = *transformer;
+  return {{"kind", "transformer"},
+          {"name", name},
+          {"layers", c.layers},
+          {"hidden", c.hidden},
+          {"heads", c.heads},
+          {"seq_len", c.seq_len},
+          {"vocab", c.vocab},
+          {"ffn_hidden", models::Transformer(c).ffn_hidden()},
+          {"tied_embeddings", c.tied_embeddings},
+          {"parameters", num_parameters()},
+          {"recompute", models::recompute_name(recompute)}};
+}
+
+std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, const ModelRequest& request) {
+  if (names.empty()) throw UsageError("--model names no model");
+  const auto named = [&](const std::string& name) { return std::count(names.begin(), names.end(), name); };
+  for (const auto& name : names)
+    if (named(name) > 1) throw UsageError(fmt::format("--model names '{}' twice", name));
+  const bool shape_given = !request.layers.empty() || !request.hidden.empty() || !request.heads.empty() ||
+                           !request.seq_len.empty() || !request.vocab.empty();
+  if (shape_given && !named("custom"))
+    throw UsageError(
+        fmt::format("--layers, --hidden, --heads, --seq-len and --vocab give the shape of --model custom, "
+                    "which --model '{}' "
+                    "does not name",
+                    fmt::join(names, ",")));
+  std::vector<ModelChoice> models;
+  for (const auto& name : names) models.push_back(choose_model(name, request));
+  if (!request.recompute.empty() &&
+      std::none_of(models.begin(), models.end(), [](const auto& m) { return m.is_transformer(); }))
+    throw UsageError("--recompute applies to transformers; the MLP keeps every activation");
+  return models;
+}
+
+}  // namespace spmdsim::cli

@@ -1,0 +1,66 @@
+// Which platform a command runs on, from its options: --topology (a builder of topologies/, sized for the
+// device count), --preset (a device to put on that topology, or a whole node or TPU slice), --nodes (a
+// cluster of a node preset) or --platform (a SimGrid XML file). The figures come from the preset tables and
+// the validation from the builders themselves; docs/collectives.md describes the options.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/program_options/options_description.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/device_list.hpp"
+#include "spmdsim/platform.hpp"
+
+namespace spmdsim::cli {
+
+// The options as given; empty when not given.
+struct PlatformRequest {
+  std::string topology;
+  std::string preset;
+  std::string platform_file;
+  std::string nodes;
+};
+
+// Adds --topology, --preset, --nodes and --platform to `options`, read into `request`.
+void add_platform_options(boost::program_options::options_description& options, PlatformRequest& request);
+
+// A platform ready for a Simulation, and how it was chosen, for reports.
+struct ChosenPlatform {
+  PlatformBuilder builder;
+  int num_devices = 0;  // 0 for --platform: known once SimGrid has loaded the file
+  std::string
+      topology;  // as built, parameters included ("torus:4x2"); empty for a preset's or a file's platform
+  std::string preset;
+  int nodes = 0;  // a cluster of a node preset; 0 otherwise
+  std::string platform_file;
+  std::string summary;  // "--topology torus:4x2, --preset h100 with dgx_h100's links"
+  // The preset's network model (NetworkModel::simgrid_config; none for --platform) and whose it is.
+  std::vector<std::string> simgrid_config;
+  std::string network_model_source;  // "dgx_h100's network model", or empty
+};
+
+// Checks `request` and returns the platform for `devices` devices (the largest count the command runs;
+// smaller counts run on the first devices of the same platform). Builds nothing yet. Throws UsageError
+// naming the option for an unknown topology or preset (listing the valid ones), a topology parameter the
+// builder refuses (with the builder's message), options that exclude each other, and a platform of fewer
+// than `devices` devices.
+ChosenPlatform choose_platform(const PlatformRequest& request, int devices);
+
+// The network settings in force in SimGrid (model, cross-traffic, TCP-gamma, optim), read back once a
+// Simulation has applied the preset's settings and the command line's --cfg.
+std::vector<std::pair<std::string, std::string>> simgrid_settings();
+
+// Where those settings come from: "dgx_h100's network model; --cfg for network/model", "SimGrid's defaults".
+std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::string>& simgrid_args);
+
+// The platform's fields of a command's JSON: platform (its description), topology, platform_file, preset,
+// nodes, simgrid_config (`settings`), simgrid_source and simgrid_args.
+void add_platform_json(nlohmann::ordered_json& j, const ChosenPlatform& chosen,
+                       const std::string& description,
+                       const std::vector<std::pair<std::string, std::string>>& settings,
+                       const std::vector<std::string>& simgrid_args);
+
+}  // namespace spmdsim::cli

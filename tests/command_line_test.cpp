@@ -1,0 +1,135 @@
+// What the commands share (experiments/common/): the --devices list, sizes as nccl-tests reads and prints
+// them, and the row model written as table, CSV and JSON.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/command_line.hpp"
+#include "common/device_list.hpp"
+#include "common/rows.hpp"
+#include "common/sizes.hpp"
+
+namespace spmdsim::cli {
+namespace {
+
+// The UsageError's message, or "" when `parse` throws none.
+template <class Parse>
+std::string error_of(Parse&& parse) {
+  try {
+    parse();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DeviceList, KeepsTheOrderGivenAndDropsRepeats) {
+  EXPECT_EQ(parse_device_list("8,2,,8,4", 1), (std::vector<int>{8, 2, 4}));
+  EXPECT_EQ(parse_device_list("1024", 2), (std::vector<int>{1024}));
+}
+
+TEST(DeviceList, RefusesWhatIsNoDeviceCountInRange) {
+  EXPECT_EQ(error_of([] { parse_device_list("8,1", 2); }),
+            "--devices: '1' is not a device count from 2 to 1024");
+  EXPECT_EQ(error_of([] { parse_device_list("1025", 1); }),
+            "--devices: '1025' is not a device count from 1 to 1024");
+  EXPECT_EQ(error_of([] { parse_device_list("4x", 1); }),
+            "--devices: '4x' is not a device count from 1 to 1024");
+  EXPECT_EQ(error_of([] { parse_device_list("-2", 1); }),
+            "--devices: '-2' is not a device count from 1 to 1024");
+  EXPECT_EQ(error_of([] { parse_device_list("99999999999", 1); }),
+            "--devices: '99999999999' is not a device count from 1 to 1024");
+  EXPECT_EQ(error_of([] { parse_device_list(",,", 1); }), "--devices names no device count");
+}
+
+TEST(DeviceCount, OneCountInRange) {
+  EXPECT_EQ(parse_device_count("8", 1), 8);
+  EXPECT_EQ(error_of([] { parse_device_count("1", 2); }),
+            "--devices must be a whole number of at least 2 (got '1')");
+  EXPECT_EQ(error_of([] { parse_device_count("2,4", 1); }),
+            "--devices must be a whole number of at least 1 (got '2,4')");
+  EXPECT_EQ(error_of([] { parse_device_count("2048", 1); }), "--devices must be from 1 to 1024 (got 2048)");
+}
+
+TEST(Sizes, ReadsPowersOf1024EitherCase) {
+  EXPECT_EQ(parse_size("64", "-b"), 64u);
+  EXPECT_EQ(parse_size("64K", "-b"), 64u << 10);
+  EXPECT_EQ(parse_size("8m", "-b"), 8u << 20);
+  EXPECT_EQ(parse_size("1048576G", "-b"), ByteCount{1} << 50);
+}
+
+TEST(Sizes, RefusesOtherTextAndSizesAbove1PiB) {
+  EXPECT_EQ(
+      error_of([] { parse_size("1X", "--maxbytes"); }),
+      "bad size '1X' for --maxbytes: expected a whole number of bytes with an optional K, M or G suffix "
+      "(powers of 1024), e.g. 64K");
+  EXPECT_NE(error_of([] { parse_size("", "-e"); }), "");
+  EXPECT_NE(error_of([] { parse_size("K", "-e"); }), "");
+  EXPECT_NE(error_of([] { parse_size("1KK", "-e"); }), "");
+  EXPECT_EQ(error_of([] { parse_size("1048577G", "-e"); }),
+            "size '1048577G' for -e is too large (at most 1048576G)");
+  EXPECT_EQ(error_of([] { parse_size("99999999999999999999", "-e"); }),
+            "size '99999999999999999999' for -e is too large (at most 1048576G)");
+}
+
+TEST(Sizes, PrintsTheLargestExactUnit) {
+  EXPECT_EQ(size_text(8), "8 B");
+  EXPECT_EQ(size_text(1536), "1536 B");
+  EXPECT_EQ(size_text(1024), "1 KiB");
+  EXPECT_EQ(size_text(ByteCount{3} << 30), "3 GiB");
+}
+
+// A table-only column, a CSV-and-JSON-only one, an empty cell and a rounded one.
+Rows sample_rows() {
+  return {
+      .columns = {{.key = "name", .header = "name", .width = 6, .left = true},
+                  {.key = "kind"},
+                  {.key = "time_us", .header = "time(us)", .width = 9},
+                  {.key = "error", .header = "err", .width = 5},
+                  {.header = "ok", .width = 3}},
+      .cells = {
+          {text_cell("a"), text_cell("x"), real_cell(1.23456, 2), real_cell(0.5, "5e-1"), text_cell("yes")},
+          {text_cell("bb"), text_cell("y"), real_cell(10.0, 2), empty_cell("n/a"), text_cell("no")}}};
+}
+
+TEST(Rows, TableAlignsTheTableColumnsUnderAHashHeader) {
+  std::ostringstream out;
+  write_table(out, sample_rows());
+  EXPECT_EQ(out.str(),
+            "#name    time(us)    err   ok\n"
+            "a            1.23   5e-1  yes\n"
+            "bb          10.00    n/a   no\n");
+}
+
+TEST(Rows, CsvWritesTheKeyedColumnsWholeAndEmptyCellsEmpty) {
+  std::ostringstream out;
+  write_csv(out, sample_rows());
+  EXPECT_EQ(out.str(),
+            "name,kind,time_us,error\n"
+            "a,x,1.23456,0.5\n"
+            "bb,y,10,\n");
+}
+
+TEST(Rows, JsonKeysEachRowAsTheColumnsWithNullForEmpty) {
+  const auto json = rows_json(sample_rows());
+  EXPECT_EQ(json.dump(), R"([{"name":"a","kind":"x","time_us":1.23456,"error":0.5},)"
+                         R"({"name":"bb","kind":"y","time_us":10.0,"error":null}])");
+}
+
+TEST(Rows, FitWidthsMakesRoomForHeadersAndCells) {
+  Rows rows{.columns = {{.key = "d", .header = "device", .left = true}, {.key = "v", .header = "v"}},
+            .cells = {{text_cell("a-long-name"), whole_cell(12345)}}};
+  fit_widths(rows);
+  std::ostringstream out;
+  write_table(out, rows);
+  EXPECT_EQ(out.str(),
+            "#device          v\n"
+            "a-long-name  12345\n");
+}
+
+}  // namespace
+}  // namespace spmdsim::cli
