@@ -160,7 +160,7 @@ void write_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommand
       r["step_end_s"] = m.step_end;
       r["timeline"] = nlohmann::ordered_json::array();
       for (const auto& event : m.timeline)
-        r["timeline"].push_back({event.time, static_cast<int>(event.tag), event.delta});
+        r["timeline"].push_back({event.time, static_cast<int>(event.tag.index()), event.delta});
     }
     j["rows"].push_back(std::move(r));
   }
