@@ -11,7 +11,7 @@
 #include <simgrid/s4u/Host.hpp>
 
 #include "child_process.hpp"
-#include "smpi/scratch_dir.hpp"
+#include "scratch_dir.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
