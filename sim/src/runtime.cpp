@@ -1,8 +1,10 @@
 #include "runtime.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <set>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -29,6 +31,32 @@ std::string endpoint_name(int device) { return fmt::format("d{}", device); }
 // The network model's latency factor (1 under CM02, 13.01 under LV08).
 double latency_factor() { return simgrid::config::get_value<double>("network/latency-factor"); }
 
+#ifdef SPMDSIM_SANITIZED
+// Under AddressSanitizer (-DSPMDSIM_SANITIZE), actors run on threads: ASan does not see the stack switches of
+// SimGrid's default raw contexts (Debian's libsimgrid has no sanitizer annotations) and reports false stack
+// errors on them, while a thread's stack is one it knows. The engine picks its contexts when it is made, so
+// the setting goes in argv, first: a --cfg=contexts/factory on the command line still wins.
+std::unique_ptr<simgrid::s4u::Engine> make_engine(int* argc, char** argv) {
+  static char thread_contexts[] = "--cfg=contexts/factory:thread";
+  std::vector<char*> args(argv, argv + *argc);
+  args.insert(args.begin() + 1, thread_contexts);
+  int count = static_cast<int>(args.size());
+  args.push_back(nullptr);
+  auto engine = std::make_unique<simgrid::s4u::Engine>(&count, args.data());
+  // The caller's arguments that SimGrid left (it takes out the --cfg of a process's first engine only).
+  args.resize(static_cast<std::size_t>(count));
+  std::erase(args, thread_contexts);
+  std::copy(args.begin(), args.end(), argv);
+  argv[args.size()] = nullptr;
+  *argc = static_cast<int>(args.size());
+  return engine;
+}
+#else
+std::unique_ptr<simgrid::s4u::Engine> make_engine(int* argc, char** argv) {
+  return std::make_unique<simgrid::s4u::Engine>(argc, argv);
+}
+#endif
+
 }  // namespace
 
 Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, SimulationOptions options)
@@ -38,7 +66,7 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
         "one Simulation per process: SimGrid's engine and clock are per process (run each simulation in its "
         "own process)");
   engine_taken = true;
-  engine_ = std::make_unique<simgrid::s4u::Engine>(argc, argv);
+  engine_ = make_engine(argc, argv);
   current_runtime = this;
   static const bool termination_watched = [] {
     simgrid::s4u::Actor::on_termination_cb([](const simgrid::s4u::Actor& actor) {
