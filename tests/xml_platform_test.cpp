@@ -192,9 +192,10 @@ TEST(XmlPlatformErrors, ALinkOfNegativeLatency) {
 }
 
 TEST(XmlPlatformErrors, AHostOfNoSpeed) {
-  const std::string message = load_error(
-      platform_xml(cpu() + device("d0") + "    <host id=\"d1\" speed=\"0f\"><prop id=\"spmdsim.role\" "
-                                          "value=\"device\"/></host>\n"));
+  const std::string message =
+      load_error(platform_xml(cpu() + device("d0") +
+                              "    <host id=\"d1\" speed=\"0f\"><prop id=\"spmdsim.role\" "
+                              "value=\"device\"/></host>\n"));
   EXPECT_NE(message.find("platform.xml': host 'd1' has speed 0; expected a positive finite number"),
             std::string::npos)
       << message;

@@ -186,18 +186,20 @@ std::vector<int> parse_dimensions(const std::string& text, std::size_t devices, 
 void check_resources(const simgrid::s4u::Engine& engine, const std::string& file) {
   for (const auto* link : engine.get_all_links()) {
     if (!(link->get_bandwidth() > 0) || !std::isfinite(link->get_bandwidth()))
-      throw ValueError(fmt::format("platform '{}': link '{}' has bandwidth {}; expected a positive finite number",
-                                   file, link->get_name(), link->get_bandwidth()));
+      throw ValueError(
+          fmt::format("platform '{}': link '{}' has bandwidth {}; expected a positive finite number", file,
+                      link->get_name(), link->get_bandwidth()));
     if (!(link->get_latency() >= 0) || !std::isfinite(link->get_latency()))
-      throw ValueError(fmt::format("platform '{}': link '{}' has latency {}; expected a finite number >= 0", file,
-                                   link->get_name(), link->get_latency()));
+      throw ValueError(fmt::format("platform '{}': link '{}' has latency {}; expected a finite number >= 0",
+                                   file, link->get_name(), link->get_latency()));
   }
   for (const auto* host : engine.get_all_hosts())
     for (unsigned long pstate = 0; pstate < host->get_pstate_count(); ++pstate) {
       const double speed = host->get_pstate_speed(pstate);
       if (!(speed > 0) || !std::isfinite(speed))
-        throw ValueError(fmt::format("platform '{}': host '{}' has speed {}; expected a positive finite number",
-                                     file, host->get_name(), speed));
+        throw ValueError(
+            fmt::format("platform '{}': host '{}' has speed {}; expected a positive finite number", file,
+                        host->get_name(), speed));
     }
 }
 
