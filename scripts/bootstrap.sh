@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up, build and run spmdsim on a fresh Debian 12 machine.
 #   bash scripts/bootstrap.sh demo   install missing packages, build, run `spmdsim demo`
-#   bash scripts/bootstrap.sh test   install missing packages, build, run the whole test suite
+#   bash scripts/bootstrap.sh test   install missing packages, build, run the whole test suite; then build
+#                                    again with clang under AddressSanitizer and UBSan (build-sanitize/) and
+#                                    run the whole suite there too, with the fuzzers' short runs
 set -euo pipefail
 
 usage() {
@@ -28,7 +30,8 @@ esac
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(build-essential cmake pkg-config libsimgrid-dev libeigen3-dev libboost-program-options-dev
-          libgtest-dev libbenchmark-dev nlohmann-json3-dev libfmt-dev libjemalloc-dev python3-matplotlib)
+          libgtest-dev libbenchmark-dev nlohmann-json3-dev libfmt-dev libjemalloc-dev python3-matplotlib
+          clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
@@ -66,6 +69,15 @@ case "$mode" in
   test)
     echo "==> running: ctest --test-dir build --output-on-failure -j${jobs}"
     ctest --test-dir build --output-on-failure -j"${jobs}"
+    # The same suite under the sanitizers (docs/testing.md): clang, so that this one build also gives the
+    # libFuzzer targets, whose short runs are tests of this build.
+    echo "==> configuring into build-sanitize/ (clang 14, -DSPMDSIM_SANITIZE=address,undefined)"
+    cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++-14 \
+      -DSPMDSIM_SANITIZE=address,undefined
+    echo "==> building build-sanitize/ with -j${jobs}"
+    cmake --build build-sanitize -j"${jobs}"
+    echo "==> running: ctest --test-dir build-sanitize --output-on-failure -j${jobs}"
+    UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build-sanitize --output-on-failure -j"${jobs}"
     ;;
 esac
 echo "==> bootstrap ${mode}: done"

@@ -336,7 +336,9 @@ TEST_P(ShapedAllReduce, TimeEqualsTheFormulaOfTheShapeAndTheSumIsRight) {
 
   const Array x = random_rows(p, 37, 11);
   const Tree sums = sim.device_get(
-      run_on_rows(sim, x, [&](const Array& row) { return psum(row, "i", {}, {.algorithm = algorithm}); }));
+      run_on_rows(sim, x, [&, algorithm = algorithm](const Array& row) {  // clang 14 captures no binding
+        return psum(row, "i", {}, {.algorithm = algorithm});
+      }));
   const auto values = x.to_doubles();
   const auto got = sums.leaf().to_doubles();
   for (std::int64_t j = 0; j < 37; ++j) {
@@ -601,11 +603,11 @@ TEST_P(ChainTime, EqualsThePipelinedChainFormula) {
   const double written_out = p == 1 ? 0.0 : (p - 1 + k - 1) * (kAlpha + n / k * kBeta);
   const CollectiveOptions options{.algorithm = "chain", .pipeline_chunks = k};
   run_on_rows(sim, Array::abstract({p, kTimingFloats}),
-              [&](const Array& row) { return broadcast(row, "i", p / 2, options); });
+              [&, p = p](const Array& row) { return broadcast(row, "i", p / 2, options); });
   expect_seconds(collective_time(sim, "broadcast"), written_out);
   expect_seconds(collective_time(sim, "broadcast"), collectives::chain_broadcast_cost(switch_cost(p, n), k));
   run_on_rows(sim, Array::abstract({p, kTimingFloats}),
-              [&](const Array& row) { return reduce(row, "i", p - 1, options); });
+              [&, p = p](const Array& row) { return reduce(row, "i", p - 1, options); });
   expect_seconds(collective_time(sim, "reduce"), written_out);
   expect_seconds(collective_time(sim, "reduce"), collectives::chain_reduce_cost(switch_cost(p, n), k));
 }

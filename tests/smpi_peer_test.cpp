@@ -32,7 +32,7 @@
 #include <fmt/ranges.h>
 #include <sys/wait.h>
 
-#include "smpi/scratch_dir.hpp"
+#include "scratch_dir.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/pmap.hpp"

@@ -11,7 +11,7 @@
 #include <simgrid/s4u/Host.hpp>
 
 #include "child_process.hpp"
-#include "smpi/scratch_dir.hpp"
+#include "scratch_dir.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
@@ -167,6 +167,36 @@ TEST(XmlPlatformErrors, TwoHostCpus) {
   const std::string message =
       load_error(platform_xml(cpu() + host("cpu2", {{"spmdsim.role", "host"}}) + device("d0")));
   EXPECT_NE(message.find("' has 2 host CPUs (spmdsim.role=host on cpu, cpu2); mark exactly one"),
+            std::string::npos)
+      << message;
+}
+
+// SimGrid loads these and aborts at the first transfer or computation over them (tests/fuzz found them; its
+// corpus has the negative and NaN bandwidths too).
+std::string with_link(const std::string& attributes) {
+  return platform_xml(cpu() + device("d0") + "    <link id=\"bus\" " + attributes + "/>\n");
+}
+
+TEST(XmlPlatformErrors, ALinkOfNoBandwidth) {
+  const std::string message = load_error(with_link("bandwidth=\"0Bps\" latency=\"1us\""));
+  EXPECT_NE(message.find("platform.xml': link 'bus' has bandwidth 0; expected a positive finite number"),
+            std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, ALinkOfNegativeLatency) {
+  const std::string message = load_error(with_link("bandwidth=\"1GBps\" latency=\"-1s\""));
+  EXPECT_NE(message.find("platform.xml': link 'bus' has latency -1; expected a finite number >= 0"),
+            std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, AHostOfNoSpeed) {
+  const std::string message =
+      load_error(platform_xml(cpu() + device("d0") +
+                              "    <host id=\"d1\" speed=\"0f\"><prop id=\"spmdsim.role\" "
+                              "value=\"device\"/></host>\n"));
+  EXPECT_NE(message.find("platform.xml': host 'd1' has speed 0; expected a positive finite number"),
             std::string::npos)
       << message;
 }

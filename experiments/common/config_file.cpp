@@ -26,6 +26,23 @@ std::vector<std::string> file_keys(const po::options_description& options) {
   return keys;
 }
 
+// Boost.Program_options (1.74) fills a message's %value%-like tokens by replacing until none is left, so a
+// value holding its own token ("steps = %value%") would never end. Such a value is quoted with '?' for '%'.
+struct SubstitutionsOf : po::error_with_option_name {
+  static constexpr auto member = &SubstitutionsOf::m_substitutions;
+};
+
+std::string message_of(po::error& error) {
+  if (auto* named = dynamic_cast<po::error_with_option_name*>(&error)) {
+    for (auto [name, value] : named->*SubstitutionsOf::member)
+      if (value.find('%' + name + '%') != std::string::npos) {
+        std::replace(value.begin(), value.end(), '%', '?');
+        named->set_substitute(name, value);
+      }
+  }
+  return error.what();
+}
+
 }  // namespace
 
 void add_config_option(po::options_description& options) {
@@ -34,7 +51,7 @@ void add_config_option(po::options_description& options) {
                         "names (maxbytes = 64M); options on the command line win");
 }
 
-OptionValues::OptionValues(const std::vector<std::string>& args, const po::options_description& options) {
+OptionValues::OptionValues(const std::vector<std::string>& args, const po::options_description& options) try {
   const auto command_line = po::command_line_parser(args).options(options).run();
   po::store(command_line, values_);
   if (values_.count(kConfigOption) && !values_.count("help")) {
@@ -55,11 +72,13 @@ OptionValues::OptionValues(const std::vector<std::string>& args, const po::optio
         if (!given.contains(option.string_key)) from_file_.insert(option.string_key);
       }
       po::store(parsed, values_);
-    } catch (const po::error& error) {
-      throw UsageError(fmt::format("{}: {}", file_, error.what()));
+    } catch (po::error& error) {
+      throw UsageError(fmt::format("{}: {}", file_, message_of(error)));
     }
   }
   po::notify(values_);
+} catch (po::error& error) {
+  throw UsageError(message_of(error));
 }
 
 UsageError OptionValues::attributed_error(std::initializer_list<std::string_view> keys,

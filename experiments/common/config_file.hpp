@@ -25,9 +25,8 @@ class OptionValues {
   // Stores `args`, then (unless --help is among them) what the --config file gives and `args` does not, then
   // notifies the options' bound variables. Throws UsageError naming the file for a file that cannot be read,
   // a line that is no `key = value`, a key `options` does not have (listing those it has), a value its option
-  // refuses or a key given twice.
-  OptionValues(const std::vector<std::string>& args,
-               const boost::program_options::options_description& options);
+  // refuses or a key given twice; Boost's errors on `args` become UsageErrors with Boost's message.
+  OptionValues(const std::vector<std::string>& args, const boost::program_options::options_description& options);
 
   const boost::program_options::variables_map& map() const { return values_; }
 

@@ -1,7 +1,6 @@
 #include "cli_run.hpp"
 
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -22,12 +21,8 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
-fs::path scratch_dir() {
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  auto dir = fs::temp_directory_path() / fmt::format("spmdsim_cli_{}_{}", test->name(), ::getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+ScratchDir scratch_dir() {
+  return ScratchDir("cli");
 }
 
 CliRun run_cli(const std::string& program, const std::string& command, const std::string& args,

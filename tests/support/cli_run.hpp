@@ -1,6 +1,6 @@
 // Running the built `spmdsim` as a user does, for the command-line suites (cli_*_test, presets_test): its
-// status and output, scratch directories, golden files with volatile fields normalised, and the table's
-// cells.
+// status and output, scratch directories removed after the test, golden files with volatile fields
+// normalised, and the table's cells.
 #pragma once
 
 #include <filesystem>
@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "scratch_dir.hpp"
 
 namespace spmdsim::testing {
 
@@ -19,8 +21,8 @@ struct CliRun {
 
 std::string read_file(const std::filesystem::path& path);
 
-// A fresh directory for the current test's files.
-std::filesystem::path scratch_dir();
+// A fresh directory for the current test's files, removed when the returned ScratchDir goes (pass or fail).
+ScratchDir scratch_dir();
 
 // `<program> <command> <args>` with stdout and stderr captured in `dir` (stdin and stderr are no terminal:
 // no progress bar).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <fmt/ranges.h>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
 #include "spmdsim/errors.hpp"
@@ -179,6 +181,28 @@ std::vector<int> parse_dimensions(const std::string& text, std::size_t devices, 
   return dimensions;
 }
 
+// SimGrid loads a link of zero, negative or NaN bandwidth, a negative latency or a host of no speed, and
+// aborts (or goes back in time) at the first transfer or computation over it: refuse them before any runs.
+void check_resources(const simgrid::s4u::Engine& engine, const std::string& file) {
+  for (const auto* link : engine.get_all_links()) {
+    if (!(link->get_bandwidth() > 0) || !std::isfinite(link->get_bandwidth()))
+      throw ValueError(
+          fmt::format("platform '{}': link '{}' has bandwidth {}; expected a positive finite number", file,
+                      link->get_name(), link->get_bandwidth()));
+    if (!(link->get_latency() >= 0) || !std::isfinite(link->get_latency()))
+      throw ValueError(fmt::format("platform '{}': link '{}' has latency {}; expected a finite number >= 0",
+                                   file, link->get_name(), link->get_latency()));
+  }
+  for (const auto* host : engine.get_all_hosts())
+    for (unsigned long pstate = 0; pstate < host->get_pstate_count(); ++pstate) {
+      const double speed = host->get_pstate_speed(pstate);
+      if (!(speed > 0) || !std::isfinite(speed))
+        throw ValueError(
+            fmt::format("platform '{}': host '{}' has speed {}; expected a positive finite number", file,
+                        host->get_name(), speed));
+    }
+}
+
 Platform load(const std::filesystem::path& path, const XmlPlatformOptions& options) {
   check_exists(path);
   const std::string file = path.string();
@@ -188,6 +212,7 @@ Platform load(const std::filesystem::path& path, const XmlPlatformOptions& optio
   } catch (const std::exception& error) {
     throw ValueError(fmt::format("SimGrid cannot load platform '{}': {}", file, error.what()));
   }
+  check_resources(*engine, file);
 
   std::vector<simgrid::s4u::Host*> devices;
   std::vector<simgrid::s4u::Host*> cpus;

@@ -41,8 +41,12 @@ KernelResult reduce(const Array& a, std::optional<int> axis, bool keepdims, DTyp
     using V = Vector<T>;
     V out(outer * inner);
     Eigen::Map<RowMajorArray<T>> rows(out.data(), outer, inner);
+    // An empty extent (n = 0) reads nothing, but Eigen still offsets the block's pointer for each column:
+    // that pointer must be `inner` valid elements, not an empty input's null data.
+    const V no_rows = n == 0 ? V::Zero(inner) : V();
+    const T* data = n == 0 ? no_rows.data() : in.data();
     for (std::int64_t o = 0; o < outer; ++o)
-      rows.row(o) = reducer(Eigen::Map<const RowMajorArray<T>>(in.data() + o * n * inner, n, inner));
+      rows.row(o) = reducer(Eigen::Map<const RowMajorArray<T>>(data + o * n * inner, n, inner));
     return out;
   });
   return {convert(Array(std::move(out_shape), std::move(values)), dtype), cost};

@@ -38,7 +38,8 @@ struct XmlPlatformOptions {
 // ValueError (now if the file is missing, else when the Simulation builds the platform) naming the file and
 // what is wrong: a file SimGrid cannot parse, no device host (naming the property and value looked for), no
 // or several host CPUs, a device index that is duplicated, missing, out of range or not an integer, a
-// property value that is not a number, dimensions that do not multiply to the device count.
+// property value that is not a number, dimensions that do not multiply to the device count, a link of zero,
+// negative, NaN or infinite bandwidth or of negative latency, a host of no speed.
 PlatformBuilder xml_platform(std::filesystem::path file, XmlPlatformOptions options = {});
 
 // The switch cluster of `spec` as a SimGrid XML platform (version 4.1): the hosts, links and routes that
