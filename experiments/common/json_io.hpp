@@ -1,7 +1,8 @@
 // What nlohmann::json 3.11.2 cannot write or read by itself: std::optional (null when empty), spmdsim's
 // SharedVector (an array), and the types with no default constructor that those results hold (a MemoryTag is
-// its index in the tag registry, which parent and child build alike). The results a forked child sends its parent (forked_run.hpp) define their to_json
-// / from_json with NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE, which needs these for their fields.
+// its index in the tag registry, which parent and child build alike). The results a forked child sends its
+// parent (forked_run.hpp) define their to_json / from_json with NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE, which
+// needs these for their fields.
 #pragma once
 
 #include <optional>

@@ -13,16 +13,21 @@
 namespace spmdsim::cli::memory {
 namespace {
 
-// The tags in the order the table, the CSV, the JSON and the plot show them: model states first.
-const std::array kTagOrder = {
-    models::tags::parameters,  models::tags::optimizer_state, models::tags::gradients,
-    models::tags::activations, MemoryTag::input_shards,       MemoryTag::replicated_args,
-    MemoryTag::outputs,        MemoryTag::collective_scratch, models::tags::communication_buckets,
-    MemoryTag::temporaries};
-// The table's short headers, in kTagOrder.
-constexpr std::array<const char*, kTagOrder.size()> kTagHeaders = {
-    "params",     "opt_state", "grads",   "activ",   "inputs",
-    "replicated", "outputs",   "scratch", "buckets", "temps"};
+// The tags in the order the table, the CSV, the JSON and the plot show them: model states first. A function,
+// not a namespace-scope array: the models' tags are registered during static initialisation
+// (spmdsim/models/memory_tags.hpp), whose order between files is not ours to choose.
+const std::array<MemoryTag, 10>& tag_order() {
+  static const std::array<MemoryTag, 10> order = {
+      models::tags::parameters,  models::tags::optimizer_state, models::tags::gradients,
+      models::tags::activations, MemoryTag::input_shards,       MemoryTag::replicated_args,
+      MemoryTag::outputs,        MemoryTag::collective_scratch, models::tags::communication_buckets,
+      MemoryTag::temporaries};
+  return order;
+}
+// The table's short headers, in tag_order().
+constexpr std::array<const char*, 10> kTagHeaders = {"params",  "opt_state",  "grads",   "activ",
+                                                     "inputs",  "replicated", "outputs", "scratch",
+                                                     "buckets", "temps"};
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -65,8 +70,8 @@ Rows step_rows(const std::vector<Row>& rows) {
                          {.key = "out_of_memory"},
                          {.key = "device", .header = "device", .width = 6},
                          {.key = "peak_bytes", .header = "peak(MiB)", .width = 10}}};
-  for (std::size_t t = 0; t < kTagOrder.size(); ++t)
-    table.columns.push_back({.key = std::string(memory_tag_name(kTagOrder[t])) + "_bytes",
+  for (std::size_t t = 0; t < tag_order().size(); ++t)
+    table.columns.push_back({.key = std::string(memory_tag_name(tag_order()[t])) + "_bytes",
                              .header = kTagHeaders[t],
                              .width = 10});
   table.columns.insert(table.columns.end(),
@@ -81,8 +86,7 @@ Rows step_rows(const std::vector<Row>& rows) {
     std::vector<Cell> cells{text_cell(row.model), text_cell(std::string(models::strategy_name(row.strategy))),
                             whole_cell(fits ? 0 : 1), fits ? whole_cell(m.device) : empty_cell("-"),
                             fits ? mebibytes(m.peak) : empty_cell("OOM")};
-    for (auto tag : kTagOrder)
-      cells.push_back(fits ? mebibytes(m.at_peak[tag.index()]) : empty_cell("-"));
+    for (auto tag : tag_order()) cells.push_back(fits ? mebibytes(m.at_peak[tag.index()]) : empty_cell("-"));
     cells.push_back(fits ? mebibytes(m.model_states) : empty_cell("-"));
     // The formula's Psi / N may be fractional: CSV writes it whole.
     cells.push_back(real_cell(row.zero_formula, fmt::format("{:.3f}", row.zero_formula / kMiB)));
@@ -135,7 +139,7 @@ void write_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommand
   j["per_device_batch"] = options.setup.per_device_batch;
   j["reported_device"] = "the device with the largest peak (the first among equals); timelines: device 0";
   j["tags"] = nlohmann::ordered_json::array();
-  for (auto tag : kTagOrder) j["tags"].push_back(memory_tag_name(tag));
+  for (auto tag : tag_order()) j["tags"].push_back(memory_tag_name(tag));
   // Device 0's ledger in each row's "timeline": [time (s), tag (an index into timeline_tags), delta (bytes)].
   j["timeline_tags"] = nlohmann::ordered_json::array();
   for (const MemoryTag tag : memory_tags()) j["timeline_tags"].push_back(memory_tag_name(tag));
@@ -153,8 +157,7 @@ void write_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommand
       r["device_name"] = m.device_name;
       r["peak_bytes"] = m.peak;
       r["at_peak_bytes"] = nlohmann::ordered_json::object();
-      for (auto tag : kTagOrder)
-        r["at_peak_bytes"][memory_tag_name(tag)] = m.at_peak[tag.index()];
+      for (auto tag : tag_order()) r["at_peak_bytes"][memory_tag_name(tag)] = m.at_peak[tag.index()];
       r["model_states_bytes"] = m.model_states;
       r["step_start_s"] = m.step_start;
       r["step_end_s"] = m.step_end;
