@@ -7,7 +7,6 @@
 #include <fmt/ranges.h>
 
 #include "engine/device_context.hpp"
-
 #include "report/units_format.hpp"
 #include "spmdsim/errors.hpp"
 
