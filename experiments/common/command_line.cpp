@@ -1,7 +1,6 @@
 #include "common/command_line.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 
@@ -58,23 +57,6 @@ std::vector<std::string> split_list(const std::string& text) {
 Argv::Argv(std::vector<std::string>& args) : argc_(static_cast<int>(args.size())) {
   for (auto& a : args) pointers_.push_back(a.data());
   pointers_.push_back(nullptr);
-}
-
-void write_file_atomically(const std::filesystem::path& path,
-                           const std::function<void(std::ostream&)>& write) {
-  auto temporary = path;
-  temporary += ".partial";
-  {
-    std::ofstream out(temporary);
-    if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", path.string()));
-    write(out);
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(temporary);
-      throw std::runtime_error(fmt::format("failed while writing '{}'", path.string()));
-    }
-  }
-  std::filesystem::rename(temporary, path);
 }
 
 }  // namespace spmdsim::cli

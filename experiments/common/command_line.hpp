@@ -1,11 +1,8 @@
-// What every spmdsim subcommand shares: SimGrid's own arguments kept apart from ours, usage errors, and
-// output files that are either written whole or not at all.
+// What every spmdsim subcommand shares: SimGrid's own arguments kept apart from ours, usage errors, counts
+// and lists.
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
-#include <functional>
-#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -53,10 +50,5 @@ class Argv {
   std::vector<char*> pointers_;
   int argc_;
 };
-
-// Writes through `write` into a temporary file beside `path`, then renames it over `path`: a failure
-// leaves any previous file as it was. Throws std::runtime_error naming the path on failure.
-void write_file_atomically(const std::filesystem::path& path,
-                           const std::function<void(std::ostream&)>& write);
 
 }  // namespace spmdsim::cli
