@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/command_line.hpp"
@@ -49,10 +50,22 @@ TEST(DeviceList, RefusesWhatIsNoDeviceCountInRange) {
 TEST(DeviceCount, OneCountInRange) {
   EXPECT_EQ(parse_device_count("8", 1), 8);
   EXPECT_EQ(error_of([] { parse_device_count("1", 2); }),
-            "--devices must be a whole number of at least 2 (got '1')");
+            "--devices must be a whole number from 2 to 1024 (got '1')");
   EXPECT_EQ(error_of([] { parse_device_count("2,4", 1); }),
-            "--devices must be a whole number of at least 1 (got '2,4')");
-  EXPECT_EQ(error_of([] { parse_device_count("2048", 1); }), "--devices must be from 1 to 1024 (got 2048)");
+            "--devices must be a whole number from 1 to 1024 (got '2,4')");
+  EXPECT_EQ(error_of([] { parse_device_count("2048", 1); }),
+            "--devices must be a whole number from 1 to 1024 (got '2048')");
+}
+
+TEST(Count, SaysItsRangeForAnyTextOutOfIt) {
+  EXPECT_EQ(parse_count("0", "--prefetch", 0), 0);
+  EXPECT_EQ(parse_count("999999999", "--batch", 1), 999999999);
+  EXPECT_EQ(parse_count("0007", "--batch", 1, 7), 7);
+  for (const char* text : {"99999999999", "1000000000", "99999999999999999999999", "-1", "", "1e3", "0"})
+    EXPECT_EQ(error_of([&] { parse_count(text, "--batch", 1); }),
+              fmt::format("--batch must be a whole number from 1 to 999999999 (got '{}')", text));
+  EXPECT_EQ(error_of([] { parse_count("8", "--layers", 1, 4); }),
+            "--layers must be a whole number from 1 to 4 (got '8')");
 }
 
 TEST(Sizes, ReadsPowersOf1024EitherCase) {

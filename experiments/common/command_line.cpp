@@ -38,10 +38,14 @@ std::vector<std::string> settings_not_overridden(const std::vector<std::string>&
   return kept;
 }
 
-std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoll(text) < least)
-    throw UsageError(fmt::format("{} must be a whole number of at least {} (got '{}')", option, least, text));
+std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least,
+                         std::int64_t most) {
+  const auto digits = text.find_first_not_of('0');
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+      (digits != std::string::npos && text.size() - digits > 18) || std::stoll(text) < least ||
+      std::stoll(text) > most)
+    throw UsageError(
+        fmt::format("{} must be a whole number from {} to {} (got '{}')", option, least, most, text));
   return std::stoll(text);
 }
 
