@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_run.hpp"
 #include "spmdsim/models/data_parallel.hpp"
 
@@ -90,7 +92,7 @@ const Case kCases[] = {
      fmt::format("{} --csv {{out}}/ok.csv --json /dev/full", kMlp), 1,
      "cannot write '/dev/full': No space left on device"},
     {"TraceOnAFullDevice", "train", fmt::format("{} --csv {{out}}/ok.csv --trace /dev/full", kTrain), 1,
-     "--devices 1: cannot write '/dev/full': No space left on device"},
+     "cannot write '/dev/full': No space left on device"},
     {"PlotFailsAfterTheJson",
      "memory",
      fmt::format("{} --csv {{out}}/ok.csv --json {{out}}/x.json --plot {{out}}/p", kMlp),
@@ -208,6 +210,23 @@ TEST(Outputs, FifoIsWrittenThroughAndStaysAFifo) {
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(fs::is_fifo(fifo));
   EXPECT_TRUE(read_file(got).starts_with("{")) << read_file(got).substr(0, 100);
+}
+
+// /dev/stdout is the command's own standard output, written after the table: to a file (the shell's
+// redirection, which a reopened /dev/stdout would overwrite) and to a pipe (which has no path to reopen).
+TEST(Outputs, DevStdoutGetsTheJsonAfterTheTable) {
+  const auto dir = testing::scratch_dir();
+  const auto to_file =
+      testing::run_cli(SPMDSIM_CLI, "train", fmt::format("{} --json /dev/stdout", kTrain), dir);
+  const auto piped = testing::run_cli(
+      "sh", "-c", fmt::format("'\"{}\" train {} --json /dev/stdout | cat'", SPMDSIM_CLI, kTrain), dir);
+  for (const auto& run : {to_file, piped}) {
+    EXPECT_EQ(run.status, 0) << run.err;
+    EXPECT_TRUE(run.out.starts_with("# spmdsim train")) << run.out.substr(0, 100);
+    const auto json = run.out.find("\n{");
+    ASSERT_NE(json, std::string::npos) << run.out;
+    EXPECT_EQ(nlohmann::json::parse(run.out.substr(json + 1))["command"], "spmdsim train");
+  }
 }
 
 // --help lists every registered training strategy: the list is the registry's, so it cannot drift.

@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -24,15 +26,23 @@ std::runtime_error write_error(const fs::path& path, std::string_view reason) {
   return std::runtime_error(fmt::format("cannot write '{}': {}", path.string(), reason));
 }
 
+// /dev/stdout, /dev/fd/N and /proc/self/fd/N name an open file of the process, not a path: their link's text
+// ("pipe:[123]", or the file a shell redirected to) is no file to replace.
+bool names_an_open_file(const fs::path& link) {
+  return link.string().starts_with("/proc/") || link.string().starts_with("/dev/fd/");
+}
+
 // What `path` names once its symlinks are followed (a link to a link too; a dangling one to the file it
-// would create).
+// would create), or the link in the way that names an open file of the process (/dev/stdout).
 fs::path resolved(const fs::path& path) {
   fs::path file = path;
   std::error_code error;
   for (int hops = 0; hops < 40 && fs::is_symlink(file, error); ++hops) {
     const auto link = fs::read_symlink(file, error);
     if (error) break;
-    file = link.is_absolute() ? link : file.parent_path() / link;
+    const auto next = link.is_absolute() ? link : file.parent_path() / link;
+    if (names_an_open_file(file) || names_an_open_file(next)) return file;
+    file = next;
   }
   return file;
 }
@@ -41,31 +51,66 @@ fs::path folder_of(const fs::path& file) {
   return file.has_parent_path() ? file.parent_path() : fs::path(".");
 }
 
-// An existing device or FIFO: written through, never replaced.
+// An existing device or FIFO, or an open file of the process (/dev/stdout): written through, never replaced.
 bool written_through(const fs::path& file) {
   std::error_code error;
   const auto status = fs::status(file, error);
-  return fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status);
+  return fs::exists(status) && !fs::is_directory(status) &&
+         (!fs::is_regular_file(status) || fs::is_symlink(file, error));
 }
 
-// Opens `file` with `flags` and writes `text` whole; errors name `shown`.
+// Writes `text` whole to `fd`; errors name `shown`.
+void write_all(int fd, const std::string& text, const fs::path& shown) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const auto n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw write_error(shown, std::strerror(n < 0 ? errno : ENOSPC));
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// Opens `file` with `flags` (and `mode` for a file it replaces) and writes `text` whole; errors name `shown`.
 void write_text(const fs::path& file, int flags, mode_t mode, const std::string& text,
                 const fs::path& shown) {
   const int fd = ::open(file.c_str(), flags | O_WRONLY | O_CLOEXEC, 0666);
   if (fd < 0) throw write_error(shown, std::strerror(errno));
   if (mode != 0) ::fchmod(fd, mode);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const auto n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int reason = n < 0 ? errno : ENOSPC;
-      ::close(fd);
-      throw write_error(shown, std::strerror(reason));
-    }
-    done += static_cast<std::size_t>(n);
+  try {
+    write_all(fd, text, shown);
+  } catch (...) {
+    ::close(fd);
+    throw;
   }
   if (::close(fd) != 0) throw write_error(shown, std::strerror(errno));
+}
+
+// The descriptor /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N names; -1 for any other path.
+int descriptor_named(const fs::path& file) {
+  const auto text = file.string();
+  if (text == "/dev/stdout") return STDOUT_FILENO;
+  if (text == "/dev/stderr") return STDERR_FILENO;
+  for (std::string_view folder : {"/dev/fd/", "/proc/self/fd/"}) {
+    const auto number = std::string_view(text).substr(std::min(folder.size(), text.size()));
+    if (text.starts_with(folder) && !number.empty() && number.size() < 6 &&
+        number.find_first_not_of("0123456789") == std::string_view::npos)
+      return std::stoi(std::string(number));
+  }
+  return -1;
+}
+
+// Writes through. One of the process's own descriptors is written as it is (a reopened /dev/stdout would
+// have an offset of its own and overwrite, or be overwritten by, what the command prints), after what the
+// command printed so far.
+void write_through(const fs::path& file, const std::string& text, const fs::path& shown) {
+  const int fd = descriptor_named(file);
+  if (fd < 0) {
+    write_text(file, 0, 0, text, shown);
+    return;
+  }
+  std::cout.flush();
+  std::cerr.flush();
+  write_all(fd, text, shown);
 }
 
 std::string content_of(const std::function<void(std::ostream&)>& write) {
@@ -169,14 +214,18 @@ OutputFiles::Target& OutputFiles::target_of(const fs::path& path) {
 
 fs::path OutputFiles::temporary_for(const Target& target) {
   if (!target.temporary.empty()) return target.temporary;
-  return create_temporary(target.file, target.path);
+  // What goes through to a device or FIFO waits in the temporary directory: nothing is made beside /dev/null.
+  const auto beside = target.through
+                          ? fs::temp_directory_path() / ("spmdsim-" + target.file.filename().string())
+                          : target.file;
+  return create_temporary(beside, target.path);
 }
 
 void OutputFiles::write(const fs::path& path, const std::function<void(std::ostream&)>& write) {
   auto& target = target_of(path);
   const auto text = content_of(write);
   if (target.through) {
-    write_text(target.file, O_TRUNC, 0, text, target.path);
+    write_through(target.file, text, target.path);
     return;
   }
   target.temporary = temporary_for(target);
@@ -185,7 +234,6 @@ void OutputFiles::write(const fs::path& path, const std::function<void(std::ostr
 
 fs::path OutputFiles::staged(const fs::path& path) {
   auto& target = target_of(path);
-  if (target.through) return target.file;
   target.temporary = temporary_for(target);
   return target.temporary;
 }
@@ -207,19 +255,19 @@ fs::path OutputFiles::staged_plot_prefix() {
 }
 
 void OutputFiles::commit() {
+  // What goes through to a device or FIFO first: that can fail (/dev/full), and then no file is in place yet.
   for (auto& target : targets_) {
-    if (target.temporary.empty()) continue;
+    if (target.temporary.empty() || !target.through) continue;
     const auto temporary = std::exchange(target.temporary, {});
-    if (!target.through) {
-      replace_with(target.file, temporary, target.path);
-      continue;
-    }
     std::ifstream in(temporary, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();
     ::unlink(temporary.c_str());
-    write_text(target.file, O_TRUNC, 0, text.str(), target.path);
+    write_through(target.file, text.str(), target.path);
   }
+  for (auto& target : targets_)
+    if (!target.temporary.empty())
+      replace_with(target.file, std::exchange(target.temporary, {}), target.path);
 }
 
 }  // namespace spmdsim::cli

@@ -2,7 +2,8 @@
 // written so that no run destroys what a path names or leaves half a file behind:
 // - a regular file (or a new one) is written into a temporary file beside it and renamed over it;
 // - a symlink is followed: its target is written that way, the link stays a link;
-// - an existing device or FIFO (/dev/null, /dev/stdout, a pipe) is written through, never replaced;
+// - an existing device or FIFO (/dev/null, a pipe) or an open file of the process (/dev/stdout) is written
+//   through, appended, never replaced;
 // - a directory is refused.
 // OutputFiles checks every path of a run before the run's work starts and renames the files into place only
 // when the run commits them, so that a run failing half-way leaves none of its files.
@@ -18,7 +19,7 @@
 namespace spmdsim::cli {
 
 // Writes `path` in place, without a temporary file: for a path OutputFiles::staged gave (which the run
-// removes on failure) or a device or FIFO. Throws as write_output_file does.
+// removes on failure). Throws std::runtime_error "cannot write 'PATH': <reason>".
 void write_file_through(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
 // An output of a command: the option that names it and its path (empty: not asked for).
@@ -42,7 +43,7 @@ class OutputFiles {
   void write(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
   // Where another writer (a child process) writes one of the checked paths with write_file_through: a
-  // temporary file that commit() renames into place, or the device or FIFO itself.
+  // temporary file that commit() renames into place (or copies through to a device or FIFO).
   std::filesystem::path staged(const std::filesystem::path& path);
 
   // The prefix the plot script writes its PREFIX.png and PREFIX.svg to until commit() renames them.
