@@ -6,6 +6,10 @@
 // output is still a link and that /dev/null and /dev/full are still devices.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include <cstdlib>
 #include <filesystem>
@@ -210,6 +214,39 @@ TEST(Outputs, FifoIsWrittenThroughAndStaysAFifo) {
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_TRUE(fs::is_fifo(fifo));
   EXPECT_TRUE(read_file(got).starts_with("{")) << read_file(got).substr(0, 100);
+}
+
+// A run ended by SIGTERM (or Ctrl-C) while its files wait for the commit leaves none of them: here the CSV is
+// staged and the run waits to open a FIFO nobody reads, until the signal comes.
+TEST(Outputs, ASignalLeavesNoTemporaryFile) {
+  const auto dir = testing::scratch_dir();
+  const auto fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string csv = (dir / "ok.csv").string();
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::execl(SPMDSIM_CLI, SPMDSIM_CLI, "memory", "--model", "mlp", "--devices", "2", "--batch", "4", "--csv",
+            csv.c_str(), "--json", fifo.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto staged = [&] {
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.path().filename().string().starts_with("ok.csv.")) return true;
+    return false;
+  };
+  while (!staged()) {  // the CSV's temporary file appears before the run blocks on the FIFO
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, WNOHANG), 0) << "the run ended before its CSV was staged";
+    ::usleep(10000);
+  }
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  std::set<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir)) left.insert(entry.path().filename().string());
+  EXPECT_EQ(left, std::set<std::string>{"fifo"});
 }
 
 // /dev/stdout is the command's own standard output, written after the table: to a file (the shell's

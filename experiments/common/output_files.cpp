@@ -1,10 +1,13 @@
 #include "common/output_files.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -21,6 +24,73 @@ namespace spmdsim::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The temporary files of the process that a run has not put in place, removed when a signal (SIGINT,
+// SIGTERM, SIGHUP) or exit() ends the process before the run does: a fixed table, which a signal handler can
+// read without allocating or locking.
+class PendingFiles;
+PendingFiles& pending();
+
+class PendingFiles {
+ public:
+  ~PendingFiles() { remove_all(); }  // exit(), from a handler of SimGrid's say
+
+  void add(const fs::path& path) {
+    install_handlers();
+    const auto& text = path.native();
+    if (text.size() >= kPathSize) return;
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      if (used_[i].load()) continue;
+      text.copy(paths_[i].data(), text.size());
+      paths_[i][text.size()] = '\0';
+      used_[i].store(true);
+      return;
+    }
+  }
+
+  void forget(const fs::path& path) {
+    for (std::size_t i = 0; i < kSlots; ++i)
+      if (used_[i].load() && path.native() == paths_[i].data()) used_[i].store(false);
+  }
+
+  void remove_all() {
+    for (std::size_t i = 0; i < kSlots; ++i)
+      if (used_[i].load()) ::unlink(paths_[i].data());
+  }
+
+ private:
+  static constexpr std::size_t kSlots = 32, kPathSize = 4096;
+
+  static void on_signal(int signal) {
+    pending().remove_all();
+    ::raise(signal);  // SA_RESETHAND: the default action now ends the process
+  }
+
+  // Once, for the signals whose default action ends the process and that nobody else handles.
+  static void install_handlers() {
+    static const bool installed = [] {
+      for (int signal : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction current {};
+        if (::sigaction(signal, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;
+        struct sigaction action {};
+        action.sa_handler = &PendingFiles::on_signal;
+        action.sa_flags = SA_RESETHAND;
+        ::sigemptyset(&action.sa_mask);
+        ::sigaction(signal, &action, nullptr);
+      }
+      return true;
+    }();
+    (void)installed;
+  }
+
+  std::array<std::array<char, kPathSize>, kSlots> paths_{};
+  std::array<std::atomic<bool>, kSlots> used_{};
+};
+
+PendingFiles& pending() {
+  static PendingFiles files;
+  return files;
+}
 
 std::runtime_error write_error(const fs::path& path, std::string_view reason) {
   return std::runtime_error(fmt::format("cannot write '{}': {}", path.string(), reason));
@@ -202,8 +272,14 @@ OutputFiles::OutputFiles(const std::vector<OutputPath>& files, const std::string
 
 OutputFiles::~OutputFiles() {
   for (const auto& target : targets_)
-    if (!target.temporary.empty()) ::unlink(target.temporary.c_str());
-  for (const auto& path : scratch_) ::unlink(path.c_str());
+    if (!target.temporary.empty()) {
+      ::unlink(target.temporary.c_str());
+      pending().forget(target.temporary);
+    }
+  for (const auto& path : scratch_) {
+    ::unlink(path.c_str());
+    pending().forget(path);
+  }
 }
 
 OutputFiles::Target& OutputFiles::target_of(const fs::path& path) {
@@ -218,7 +294,9 @@ fs::path OutputFiles::temporary_for(const Target& target) {
   const auto beside = target.through
                           ? fs::temp_directory_path() / ("spmdsim-" + target.file.filename().string())
                           : target.file;
-  return create_temporary(beside, target.path);
+  auto temporary = create_temporary(beside, target.path);
+  pending().add(temporary);
+  return temporary;
 }
 
 void OutputFiles::write(const fs::path& path, const std::function<void(std::ostream&)>& write) {
@@ -248,9 +326,11 @@ fs::path OutputFiles::staged_plot_prefix() {
   for (const char* extension : {".png", ".svg"}) {
     auto& target = target_of(plot_prefix_ + extension);
     target.temporary = reserved.string() + extension;
+    pending().add(target.temporary);
     scratch_.push_back(target.temporary.string() + ".partial");
   }
   scratch_.push_back(reserved.string() + ".plot-data.json");
+  for (const auto& path : scratch_) pending().add(path);
   return staged_plot_prefix_;
 }
 
@@ -263,11 +343,15 @@ void OutputFiles::commit() {
     std::ostringstream text;
     text << in.rdbuf();
     ::unlink(temporary.c_str());
+    pending().forget(temporary);
     write_through(target.file, text.str(), target.path);
   }
-  for (auto& target : targets_)
-    if (!target.temporary.empty())
-      replace_with(target.file, std::exchange(target.temporary, {}), target.path);
+  for (auto& target : targets_) {
+    if (target.temporary.empty()) continue;
+    const auto temporary = std::exchange(target.temporary, {});
+    pending().forget(temporary);
+    replace_with(target.file, temporary, target.path);
+  }
 }
 
 }  // namespace spmdsim::cli

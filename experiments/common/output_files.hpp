@@ -6,7 +6,8 @@
 //   through, appended, never replaced;
 // - a directory is refused.
 // OutputFiles checks every path of a run before the run's work starts and renames the files into place only
-// when the run commits them, so that a run failing half-way leaves none of its files.
+// when the run commits them, so that a run failing half-way leaves none of its files; a SIGINT, SIGTERM or
+// SIGHUP that ends the process first removes the temporary files too.
 #pragma once
 
 #include <filesystem>
