@@ -2,8 +2,8 @@
 // written so that no run destroys what a path names or leaves half a file behind:
 // - a regular file (or a new one) is written into a temporary file beside it and renamed over it;
 // - a symlink is followed: its target is written that way, the link stays a link;
-// - an existing device or FIFO (/dev/null, a pipe) or an open file of the process (/dev/stdout) is written
-//   through, appended, never replaced;
+// - an existing device or FIFO (/dev/null, a pipe) is written through, never replaced; /dev/stdout and the
+//   process's other descriptors are written on the descriptor, after what the command printed;
 // - a directory is refused.
 // OutputFiles checks every path of a run before the run's work starts and renames the files into place only
 // when the run commits them, so that a run failing half-way leaves none of its files; a SIGINT, SIGTERM or
