@@ -254,7 +254,7 @@ std::vector<BadInput> bad_inputs() {
       {"MinbytesAboveMaxbytes", "-b 1M -e 64K", "--minbytes 1M is larger than --maxbytes 64K"},
       {"DimensionAlgorithmsOnASubset", "--topology torus:2x4 --devices 4,8 --dimension-algorithms ring,direct",
        "--dimension-algorithms follow the platform's shape, so --devices must be one count, the whole platform"},
-      {"StepfactorBelowTwo", "-f 1", "--stepfactor must be a whole number of at least 2 (got '1')"},
+      {"StepfactorBelowTwo", "-f 1", "--stepfactor must be a whole number from 2 to 999999999 (got '1')"},
       {"UnknownTopology", "--topology tours",
        "unknown --topology 'tours'; valid: switch, ring, full_mesh, torus[:XxY|XxYxZ], mesh[:XxY|XxYxZ], "
        "fat_tree[:K], dragonfly[:GxAxD]"},

@@ -93,10 +93,10 @@ TEST(Demo, SummaryIsTheReportsTotalsPerDevice) {
 TEST(Demo, RefusesAnOutOfRangeDeviceCount) {
   testing::expect_refused(
       SPMDSIM_CLI, "demo",
-      {"OneDevice", "--devices 1", "--devices must be a whole number of at least 2 (got '1')"});
+      {"OneDevice", "--devices 1", "--devices must be a whole number from 2 to 1024 (got '1')"});
   testing::expect_refused(
       SPMDSIM_CLI, "demo",
-      {"TooManyDevices", "--devices 2048", "--devices must be from 2 to 1024 (got 2048)"});
+      {"TooManyDevices", "--devices 2048", "--devices must be a whole number from 2 to 1024 (got '2048')"});
 }
 
 }  // namespace

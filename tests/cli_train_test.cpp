@@ -249,12 +249,14 @@ std::vector<BadInput> bad_inputs() {
       {"MicroBatchesNotDividing", "--devices 4 --batch 64 --micro-batches 3",
        "the per-device batch 16 at 4 devices is not divisible by --micro-batches 3"},
       {"UnknownScaling", "--scaling linear", "unknown --scaling 'linear'; valid: strong, weak"},
-      {"ZeroSteps", "--steps 0", "--steps must be a whole number of at least 1 (got '0')"},
+      {"ZeroSteps", "--steps 0", "--steps must be a whole number from 1 to 999999999 (got '0')"},
       // Boost.Program_options would replace its own token in this value forever (tests/fuzz found it).
       {"LearningRateHoldingBoostsToken", "--learning-rate '%value%'",
        "the argument ('?value?') for option '--learning-rate' is invalid"},
-      {"NegativePrefetch", "--prefetch=-1", "--prefetch must be a whole number of at least 0 (got '-1')"},
-      {"FractionalPrefetch", "--prefetch 1.5", "--prefetch must be a whole number of at least 0 (got '1.5')"},
+      {"NegativePrefetch", "--prefetch=-1",
+       "--prefetch must be a whole number from 0 to 999999999 (got '-1')"},
+      {"FractionalPrefetch", "--prefetch 1.5",
+       "--prefetch must be a whole number from 0 to 999999999 (got '1.5')"},
       {"NoFloat32Peak", "--preset tpu_v4 --devices 2 --batch 8",
        "the Google TPU v4 devices have no peak FLOP/s for float32, which training needs for its loss "
        "even under --precision mixed_bf16; use a device preset that has one (a GPU)"},

@@ -1,17 +1,24 @@
-// What the commands share (experiments/common/): the --devices list, sizes as nccl-tests reads and prints
-// them, and the row model written as table, CSV and JSON.
+// What the commands share (experiments/common/): the --devices list, counts, sizes as nccl-tests reads and
+// prints them, the row model written as table, CSV and JSON, and output files put in place by a run's commit.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "common/command_line.hpp"
 #include "common/device_list.hpp"
+#include "common/output_files.hpp"
 #include "common/rows.hpp"
 #include "common/sizes.hpp"
+#include "scratch_dir.hpp"
 
 namespace spmdsim::cli {
 namespace {
@@ -49,10 +56,22 @@ TEST(DeviceList, RefusesWhatIsNoDeviceCountInRange) {
 TEST(DeviceCount, OneCountInRange) {
   EXPECT_EQ(parse_device_count("8", 1), 8);
   EXPECT_EQ(error_of([] { parse_device_count("1", 2); }),
-            "--devices must be a whole number of at least 2 (got '1')");
+            "--devices must be a whole number from 2 to 1024 (got '1')");
   EXPECT_EQ(error_of([] { parse_device_count("2,4", 1); }),
-            "--devices must be a whole number of at least 1 (got '2,4')");
-  EXPECT_EQ(error_of([] { parse_device_count("2048", 1); }), "--devices must be from 1 to 1024 (got 2048)");
+            "--devices must be a whole number from 1 to 1024 (got '2,4')");
+  EXPECT_EQ(error_of([] { parse_device_count("2048", 1); }),
+            "--devices must be a whole number from 1 to 1024 (got '2048')");
+}
+
+TEST(Count, SaysItsRangeForAnyTextOutOfIt) {
+  EXPECT_EQ(parse_count("0", "--prefetch", 0), 0);
+  EXPECT_EQ(parse_count("999999999", "--batch", 1), 999999999);
+  EXPECT_EQ(parse_count("0007", "--batch", 1, 7), 7);
+  for (const char* text : {"99999999999", "1000000000", "99999999999999999999999", "-1", "", "1e3", "0"})
+    EXPECT_EQ(error_of([&] { parse_count(text, "--batch", 1); }),
+              fmt::format("--batch must be a whole number from 1 to 999999999 (got '{}')", text));
+  EXPECT_EQ(error_of([] { parse_count("8", "--layers", 1, 4); }),
+            "--layers must be a whole number from 1 to 4 (got '8')");
 }
 
 TEST(Sizes, ReadsPowersOf1024EitherCase) {
@@ -129,6 +148,103 @@ TEST(Rows, FitWidthsMakesRoomForHeadersAndCells) {
   EXPECT_EQ(out.str(),
             "#device          v\n"
             "a-long-name  12345\n");
+}
+
+namespace fs = std::filesystem;
+
+std::string text_of(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::size_t entries_in(const fs::path& folder) {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator(folder), fs::directory_iterator()));
+}
+
+TEST(OutputFiles, PutsTheFilesInPlaceOnlyAtTheCommit) {
+  const testing::ScratchDir dir;
+  const auto csv = (dir / "rows.csv").string(), json = (dir / "run.json").string();
+  OutputFiles outputs({{"--csv", csv}, {"--json", json}, {"--trace", ""}});
+  outputs.write(csv, [](std::ostream& out) { out << "a,b\n"; });
+  write_file_through(outputs.staged(json), [](std::ostream& out) { out << "{}"; });
+  EXPECT_FALSE(fs::exists(csv));
+  EXPECT_FALSE(fs::exists(json));
+  outputs.commit();
+  EXPECT_EQ(text_of(csv), "a,b\n");
+  EXPECT_EQ(text_of(json), "{}");
+  EXPECT_EQ(entries_in(dir), 2u) << "no temporary file is left";
+}
+
+TEST(OutputFiles, ARunThatDoesNotCommitLeavesNothing) {
+  const testing::ScratchDir dir;
+  const auto kept = dir.write("kept.json", "old");
+  {
+    OutputFiles outputs({{"--csv", (dir / "rows.csv").string()}, {"--json", kept.string()}},
+                        (dir / "p").string());
+    outputs.write(dir / "rows.csv", [](std::ostream& out) { out << "a,b\n"; });
+    outputs.write(kept, [](std::ostream& out) { out << "new"; });
+    const auto prefix = outputs.staged_plot_prefix();
+    std::ofstream(prefix.string() + ".png") << "png";
+    std::ofstream(prefix.string() + ".svg.partial") << "svg";
+  }
+  EXPECT_EQ(text_of(kept), "old");
+  EXPECT_EQ(entries_in(dir), 1u);
+}
+
+TEST(OutputFiles, ReplacesAFileKeepingItsPermissionsAndWritesThroughALink) {
+  const testing::ScratchDir dir;
+  const auto target = dir.write("target.json", "old");
+  fs::permissions(target, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  fs::create_symlink("target.json", dir / "link.json");
+  OutputFiles outputs({{"--json", (dir / "link.json").string()}});
+  outputs.write(dir / "link.json", [](std::ostream& out) { out << "new"; });
+  outputs.commit();
+  EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
+  EXPECT_EQ(text_of(target), "new");
+  EXPECT_EQ(fs::status(target).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+}
+
+// Makes the OutputFiles of a run, which checks `paths` (and the plot's).
+void check(const std::vector<OutputPath>& paths, const std::string& plot_prefix = {}) {
+  const OutputFiles outputs(paths, plot_prefix);
+}
+
+TEST(OutputFiles, RefusesBeforeTheRunWhatItCouldNotWrite) {
+  const testing::ScratchDir dir;
+  const auto folder = dir.path().string();
+  EXPECT_EQ(error_of([&] {
+              check({{"--json", folder}});
+            }),
+            fmt::format("--json '{}' is a directory", folder));
+  EXPECT_EQ(error_of([&] {
+              check({{"--csv", folder + "/no/x.csv"}});
+            }),
+            fmt::format("--csv '{0}/no/x.csv': no folder '{0}/no'", folder));
+  EXPECT_EQ(error_of([&] {
+              check({{"--csv", folder + "/x"}, {"--json", folder + "/./x"}});
+            }),
+            fmt::format("--csv '{0}/x' and --json '{0}/./x' name the same file", folder));
+  EXPECT_EQ(error_of([&] {
+              check({{"--json", folder + "/p.svg"}}, folder + "/p");
+            }),
+            fmt::format("--json '{0}/p.svg' and --plot '{0}/p.svg' name the same file", folder));
+  EXPECT_EQ(entries_in(dir), 0u);
+}
+
+TEST(OutputFiles, WritesADeviceThroughAndSaysWhyItCannot) {
+  OutputFiles outputs(std::vector<OutputPath>{{"--json", "/dev/null"}, {"--csv", "/dev/full"}});
+  outputs.write("/dev/null", [](std::ostream& out) { out << "{}"; });
+  try {
+    outputs.write("/dev/full", [](std::ostream& out) { out << "a,b\n"; });
+    ADD_FAILURE() << "/dev/full took the rows";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "cannot write '/dev/full': No space left on device");
+  }
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_TRUE(fs::is_character_file("/dev/full"));
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "common/command_line.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 #include <string_view>
 
@@ -39,10 +38,14 @@ std::vector<std::string> settings_not_overridden(const std::vector<std::string>&
   return kept;
 }
 
-std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoll(text) < least)
-    throw UsageError(fmt::format("{} must be a whole number of at least {} (got '{}')", option, least, text));
+std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least,
+                         std::int64_t most) {
+  const auto digits = text.find_first_not_of('0');
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+      (digits != std::string::npos && text.size() - digits > 18) || std::stoll(text) < least ||
+      std::stoll(text) > most)
+    throw UsageError(
+        fmt::format("{} must be a whole number from {} to {} (got '{}')", option, least, most, text));
   return std::stoll(text);
 }
 
@@ -58,23 +61,6 @@ std::vector<std::string> split_list(const std::string& text) {
 Argv::Argv(std::vector<std::string>& args) : argc_(static_cast<int>(args.size())) {
   for (auto& a : args) pointers_.push_back(a.data());
   pointers_.push_back(nullptr);
-}
-
-void write_file_atomically(const std::filesystem::path& path,
-                           const std::function<void(std::ostream&)>& write) {
-  auto temporary = path;
-  temporary += ".partial";
-  {
-    std::ofstream out(temporary);
-    if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", path.string()));
-    write(out);
-    out.flush();
-    if (!out) {
-      std::filesystem::remove(temporary);
-      throw std::runtime_error(fmt::format("failed while writing '{}'", path.string()));
-    }
-  }
-  std::filesystem::rename(temporary, path);
 }
 
 }  // namespace spmdsim::cli

@@ -1,11 +1,8 @@
-// What every spmdsim subcommand shares: SimGrid's own arguments kept apart from ours, usage errors, and
-// output files that are either written whole or not at all.
+// What every spmdsim subcommand shares: SimGrid's own arguments kept apart from ours, usage errors, counts
+// and lists.
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
-#include <functional>
-#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -35,9 +32,13 @@ std::vector<std::string> cfg_settings(const std::vector<std::string>& simgrid_ar
 std::vector<std::string> settings_not_overridden(const std::vector<std::string>& settings,
                                                  const std::vector<std::string>& simgrid_args);
 
-// A whole number from `least` up, for `option`; UsageError "--batch must be a whole number of at least 1
-// (got 'x')" otherwise.
-std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least);
+// The largest count an option takes unless it says otherwise: nine digits, which fit an int.
+inline constexpr std::int64_t kMaxCount = 999'999'999;
+
+// A whole number from `least` to `most`, for `option`; UsageError "--batch must be a whole number from 1 to
+// 999999999 (got 'x')" otherwise.
+std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least,
+                         std::int64_t most = kMaxCount);
 
 // The non-empty items of a comma-separated list: "1,2,,4" -> {"1", "2", "4"}.
 std::vector<std::string> split_list(const std::string& text);
@@ -53,10 +54,5 @@ class Argv {
   std::vector<char*> pointers_;
   int argc_;
 };
-
-// Writes through `write` into a temporary file beside `path`, then renames it over `path`: a failure
-// leaves any previous file as it was. Throws std::runtime_error naming the path on failure.
-void write_file_atomically(const std::filesystem::path& path,
-                           const std::function<void(std::ostream&)>& write);
 
 }  // namespace spmdsim::cli

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include <boost/program_options/errors.hpp>
-#include <boost/program_options/parsers.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/program_options/errors.hpp>
+#include <boost/program_options/parsers.hpp>
 
 namespace spmdsim::cli {
 namespace {
@@ -22,7 +22,8 @@ constexpr const char* kConfigOption = "config";
 std::vector<std::string> file_keys(const po::options_description& options) {
   std::vector<std::string> keys;
   for (const auto& option : options.options())
-    if (option->long_name() != kConfigOption && option->long_name() != "help") keys.push_back(option->long_name());
+    if (option->long_name() != kConfigOption && option->long_name() != "help")
+      keys.push_back(option->long_name());
   return keys;
 }
 
@@ -46,20 +47,26 @@ std::string message_of(po::error& error) {
 }  // namespace
 
 void add_config_option(po::options_description& options) {
-  options.add_options()(kConfigOption, po::value<std::string>(),
-                        "also read options from this INI file, one `key = value` a line with the options' long "
-                        "names (maxbytes = 64M); options on the command line win");
+  options.add_options()(
+      kConfigOption, po::value<std::string>(),
+      "also read options from this INI file, one `key = value` a line with the options' long "
+      "names (maxbytes = 64M); options on the command line win");
 }
 
 OptionValues::OptionValues(const std::vector<std::string>& args, const po::options_description& options) try {
   const auto command_line = po::command_line_parser(args).options(options).run();
+  // Boost keeps a word that belongs to no option aside and store() drops it: a typo would go unnoticed.
+  for (const auto& option : command_line.options)
+    if (option.string_key.empty())
+      throw UsageError(fmt::format("unexpected argument '{}': every option has a name (--name value)",
+                                   option.original_tokens.empty() ? "" : option.original_tokens.front()));
   po::store(command_line, values_);
   if (values_.count(kConfigOption) && !values_.count("help")) {
     file_ = values_[kConfigOption].as<std::string>();
     std::ifstream in(file_);
     if (!in || std::filesystem::is_directory(file_))
-      throw UsageError(fmt::format("--config: cannot read '{}' ({})", file_,
-                                   in ? "a directory" : std::strerror(errno)));
+      throw UsageError(
+          fmt::format("--config: cannot read '{}' ({})", file_, in ? "a directory" : std::strerror(errno)));
     const auto keys = file_keys(options);
     try {
       const auto parsed = po::parse_config_file(in, options, true);

@@ -22,11 +22,13 @@ void add_config_option(boost::program_options::options_description& options);
 
 class OptionValues {
  public:
-  // Stores `args`, then (unless --help is among them) what the --config file gives and `args` does not, then
-  // notifies the options' bound variables. Throws UsageError naming the file for a file that cannot be read,
-  // a line that is no `key = value`, a key `options` does not have (listing those it has), a value its option
-  // refuses or a key given twice; Boost's errors on `args` become UsageErrors with Boost's message.
-  OptionValues(const std::vector<std::string>& args, const boost::program_options::options_description& options);
+  // Refuses a word of `args` that is no option or its value ("unexpected argument 'extra'"). Stores `args`,
+  // then (unless --help is among them) what the --config file gives and `args` does not, then notifies the
+  // options' bound variables. Throws UsageError naming the file for a file that cannot be read, a line that
+  // is no `key = value`, a key `options` does not have (listing those it has), a value its option refuses or
+  // a key given twice; Boost's errors on `args` become UsageErrors with Boost's message.
+  OptionValues(const std::vector<std::string>& args,
+               const boost::program_options::options_description& options);
 
   const boost::program_options::variables_map& map() const { return values_; }
 

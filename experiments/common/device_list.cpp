@@ -23,10 +23,7 @@ std::vector<int> parse_device_list(const std::string& text, int least) {
 }
 
 int parse_device_count(const std::string& text, int least) {
-  const auto n = parse_count(text, "--devices", least);
-  if (n > kMaxDevices)
-    throw UsageError(fmt::format("--devices must be from {} to {} (got {})", least, kMaxDevices, n));
-  return static_cast<int>(n);
+  return static_cast<int>(parse_count(text, "--devices", least, kMaxDevices));
 }
 
 }  // namespace spmdsim::cli

@@ -14,8 +14,8 @@ inline constexpr int kMaxDevices = 1024;
 // a list of no count.
 std::vector<int> parse_device_list(const std::string& text, int least);
 
-// One count, from `least` to kMaxDevices. Throws UsageError "--devices must be a whole number of at least 1
-// (got 'x')" or "--devices must be from 1 to 1024 (got 2048)".
+// One count, from `least` to kMaxDevices. Throws UsageError "--devices must be a whole number from 1 to 1024
+// (got 'x')" otherwise.
 int parse_device_count(const std::string& text, int least);
 
 }  // namespace spmdsim::cli

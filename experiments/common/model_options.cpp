@@ -43,14 +43,6 @@ models::Recompute parse_recompute(const std::string& name) {
   throw UsageError(fmt::format("unknown --recompute '{}'; valid: none, selective, full", name));
 }
 
-// A size of the custom shape: a whole number from 1.
-std::int64_t parse_size(const std::string& text, const char* option) {
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoll(text) < 1)
-    throw UsageError(fmt::format("--{} must be a whole number of at least 1 (got '{}')", option, text));
-  return std::stoll(text);
-}
-
 // 124439808 -> "124,439,808".
 std::string grouped(std::int64_t n) {
   const std::string digits = std::to_string(n);
@@ -76,11 +68,11 @@ ModelChoice choose_model(const std::string& name, const ModelRequest& request) {
     if (request.layers.empty() || request.hidden.empty() || request.heads.empty() ||
         request.seq_len.empty() || request.vocab.empty())
       throw UsageError("--model custom needs --layers, --hidden, --heads, --seq-len and --vocab");
-    choice.transformer = models::TransformerConfig{.layers = parse_size(request.layers, "layers"),
-                                                   .hidden = parse_size(request.hidden, "hidden"),
-                                                   .heads = parse_size(request.heads, "heads"),
-                                                   .seq_len = parse_size(request.seq_len, "seq-len"),
-                                                   .vocab = parse_size(request.vocab, "vocab")};
+    choice.transformer = models::TransformerConfig{.layers = parse_count(request.layers, "--layers", 1),
+                                                   .hidden = parse_count(request.hidden, "--hidden", 1),
+                                                   .heads = parse_count(request.heads, "--heads", 1),
+                                                   .seq_len = parse_count(request.seq_len, "--seq-len", 1),
+                                                   .vocab = parse_count(request.vocab, "--vocab", 1)};
     try {
       models::Transformer check(*choice.transformer);
     } catch (const ValueError& e) {

@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "common/command_line.hpp"
+#include "common/output_files.hpp"
 
 extern char** environ;
 
@@ -86,20 +87,12 @@ std::string find_plotting_python() {
       fmt::join(tried, "; ")));
 }
 
-void write_plots(const std::string& python, std::string_view script, const std::string& json_path,
-                 const std::string& prefix, const std::function<void(std::ostream&)>& write_json) {
-  if (!json_path.empty()) {
-    run_script(python, script, json_path, prefix);
-    return;
-  }
-  const std::filesystem::path data = prefix + ".plot-data.json";
-  write_file_atomically(data, write_json);
-  try {
-    run_script(python, script, data, prefix);
-  } catch (...) {
-    std::filesystem::remove(data);
-    throw;
-  }
+void write_plots(const std::string& python, std::string_view script, OutputFiles& outputs,
+                 const std::function<void(std::ostream&)>& write_json) {
+  const auto prefix = outputs.staged_plot_prefix();
+  const std::filesystem::path data = prefix.string() + ".plot-data.json";
+  write_file_through(data, write_json);
+  run_script(python, script, data, prefix.string());
   std::filesystem::remove(data);
 }
 

@@ -10,15 +10,17 @@
 
 namespace spmdsim::cli {
 
+class OutputFiles;
+
 // The first python3 that imports matplotlib: $SPMDSIM_PYTHON, python3 on PATH, /usr/bin/python3. Throws
 // std::runtime_error saying what was tried and how to install matplotlib. Call it before the work starts, so
 // that a missing matplotlib fails early.
 std::string find_plotting_python();
 
-// Runs `script` (a file name: found in the installed share/spmdsim, else in the source tree) on the JSON at
-// `json_path`, or, when that is empty, on a temporary PREFIX.plot-data.json written by `write_json` and
-// removed afterwards. Throws std::runtime_error when the script cannot be found or fails.
-void write_plots(const std::string& python, std::string_view script, const std::string& json_path,
-                 const std::string& prefix, const std::function<void(std::ostream&)>& write_json);
+// Runs `script` (a file name: found in the installed share/spmdsim, else in the source tree) on the JSON
+// `write_json` writes into a temporary file, for the PREFIX.png and PREFIX.svg of `outputs`, which its
+// commit() puts in place. Throws std::runtime_error when the script cannot be found or fails.
+void write_plots(const std::string& python, std::string_view script, OutputFiles& outputs,
+                 const std::function<void(std::ostream&)>& write_json);
 
 }  // namespace spmdsim::cli

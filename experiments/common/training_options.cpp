@@ -1,6 +1,10 @@
 #include "common/training_options.hpp"
 
+#include <string_view>
+#include <vector>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/command_line.hpp"
 #include "spmdsim/errors.hpp"
@@ -33,6 +37,12 @@ models::Strategy parse_strategy_option(const std::string& name) {
   } catch (const ValueError& e) {
     throw UsageError(fmt::format("--strategy: {}", e.what()));
   }
+}
+
+std::string strategy_names_text() {
+  std::vector<std::string_view> names;
+  for (const auto& info : models::training_strategies()) names.push_back(info.name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 }  // namespace spmdsim::cli

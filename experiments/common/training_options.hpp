@@ -22,7 +22,10 @@ inline constexpr const char* kFusedOptimizerHelp =
 models::Precision parse_precision(const std::string& name);
 std::string_view precision_name(models::Precision precision);
 
-// dp, zero1, zero2 or zero3; UsageError "--strategy: unknown training strategy ..." otherwise.
+// A registered strategy; UsageError "--strategy: unknown training strategy ..." otherwise.
 models::Strategy parse_strategy_option(const std::string& name);
+
+// The registered strategies' names, for --help: "dp, dp-overlap, zero1, zero2, zero3".
+std::string strategy_names_text();
 
 }  // namespace spmdsim::cli

@@ -9,6 +9,7 @@
 #include <boost/program_options.hpp>
 
 #include "common/command_line.hpp"
+#include "common/config_file.hpp"
 
 namespace spmdsim::cli::calibrate {
 namespace {
@@ -35,9 +36,8 @@ std::optional<CalibrateOptions> parse(const std::vector<std::string>& args) {
           .c_str())(
       "write-docs", po::value(&options.docs_path)->implicit_value(SPMDSIM_DOCS_DIR "/calibration.md"),
       "also write the comparison as markdown to this file (default: the source tree's docs/calibration.md)");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(described).run(), vm);
-  if (vm.count("help")) {
+  const OptionValues values(args, described);
+  if (values.map().count("help")) {
     std::cout
         << "usage: spmdsim calibrate [options] [--cfg=simgrid/setting:value ...]\n\n"
         << "Simulates each node preset's all-reduce at the sizes of its published nccl-tests figure and\n"
@@ -46,10 +46,9 @@ std::optional<CalibrateOptions> parse(const std::vector<std::string>& args) {
         << described << "\n";
     return std::nullopt;
   }
-  po::notify(vm);
   const auto valid = calibrated_names();
   std::vector<std::string> names = split_list(presets);
-  if (vm.count("presets") && names.empty()) throw UsageError("--presets names no preset");
+  if (values.map().count("presets") && names.empty()) throw UsageError("--presets names no preset");
   if (names.empty()) names.assign(valid.begin(), valid.end());
   for (const auto& name : names) {
     if (std::find(valid.begin(), valid.end(), name) == valid.end())

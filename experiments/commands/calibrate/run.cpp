@@ -10,6 +10,7 @@
 #include "commands/calibrate/options.hpp"
 #include "common/command_line.hpp"
 #include "common/forked_run.hpp"
+#include "common/output_files.hpp"
 
 namespace spmdsim::cli::calibrate {
 namespace {
@@ -41,6 +42,7 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const auto split = split_simgrid_arguments(program, args);
   const auto parsed = parse(split.ours);
   if (!parsed) return 0;
+  OutputFiles outputs({{"--write-docs", parsed->docs_path}});
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
   std::vector<CalibrationResult> results;
   for (const auto* preset : parsed->presets) {
@@ -51,8 +53,8 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   }
   write_calibration_table(std::cout, results);
   if (!parsed->docs_path.empty()) {
-    write_file_atomically(parsed->docs_path,
-                          [&](std::ostream& out) { write_calibration_markdown(out, results); });
+    outputs.write(parsed->docs_path, [&](std::ostream& out) { write_calibration_markdown(out, results); });
+    outputs.commit();
     std::cout << fmt::format("\n# wrote {}\n", parsed->docs_path);
   }
   return 0;

@@ -93,13 +93,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
     if (options.min_bytes > options.max_bytes)
       throw UsageError(fmt::format("--minbytes {} is larger than --maxbytes {}", min_bytes, max_bytes));
   });
-  values.attributed({"stepfactor"}, [&] {
-    if (step_factor.empty() || step_factor.size() > 9 ||
-        step_factor.find_first_not_of("0123456789") != std::string::npos || std::stoull(step_factor) < 2)
-      throw UsageError(
-          fmt::format("--stepfactor must be a whole number of at least 2 (got '{}')", step_factor));
-    options.step_factor = std::stoull(step_factor);
-  });
+  options.step_factor = static_cast<ByteCount>(
+      values.attributed({"stepfactor"}, [&] { return parse_count(step_factor, "--stepfactor", 2); }));
 
   values.attributed({"collectives"}, [&] {
     for (const auto& name : split_list(collectives)) {

@@ -17,6 +17,7 @@
 #include "commands/collectives/progress_bar.hpp"
 #include "commands/collectives/row_run.hpp"
 #include "common/command_line.hpp"
+#include "common/output_files.hpp"
 #include "common/plotting.hpp"
 #include "common/rows.hpp"
 #include "common/simulation_start.hpp"
@@ -55,6 +56,7 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   if (!parsed) return 0;
   const SweepOptions& options = *parsed;
   // Fail before the sweep, not after it.
+  OutputFiles outputs({{"--csv", options.csv_path}, {"--json", options.json_path}}, options.plot_prefix);
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
 
   const int max_devices = *std::max_element(options.devices.begin(), options.devices.end());
@@ -140,13 +142,13 @@ int run(const std::string& program, const std::vector<std::string>& args) {
                            results.cells.size(), wall, sim.now());
 
   if (!options.csv_path.empty())
-    write_file_atomically(options.csv_path, [&](std::ostream& out) { write_csv(out, results); });
+    outputs.write(options.csv_path, [&](std::ostream& out) { write_csv(out, results); });
   const auto json = [&](std::ostream& out) { write_json(out, info, results, all_notes, wall, sim.now()); };
-  if (!options.json_path.empty()) write_file_atomically(options.json_path, json);
-  if (!options.plot_prefix.empty()) {
-    write_plots(python, "plot_collectives.py", options.json_path, options.plot_prefix, json);
+  if (!options.json_path.empty()) outputs.write(options.json_path, json);
+  if (!options.plot_prefix.empty()) write_plots(python, "plot_collectives.py", outputs, json);
+  outputs.commit();
+  if (!options.plot_prefix.empty())
     std::cout << fmt::format("# plots: {}.png, {}.svg\n", options.plot_prefix, options.plot_prefix);
-  }
   return 0;
 }
 

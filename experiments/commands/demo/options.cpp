@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include "common/command_line.hpp"
+#include "common/config_file.hpp"
 #include "common/device_list.hpp"
 
 namespace spmdsim::cli::demo {
@@ -24,13 +25,11 @@ std::optional<DemoOptions> parse(const std::vector<std::string>& args) {
       "json", po::value<std::string>(&options.json_path), "also write the report as JSON to this file")(
       "trace", po::value<std::string>(&options.trace_path),
       "also write a Chrome/Perfetto trace to this file");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(described).run(), vm);
-  if (vm.count("help")) {
+  const OptionValues values(args, described);
+  if (values.map().count("help")) {
     std::cout << "usage: spmdsim demo [options] [--cfg=simgrid/setting:value ...]\n\n" << described << "\n";
     return std::nullopt;
   }
-  po::notify(vm);
   options.devices = parse_device_count(devices, 2);
   return options;
 }

@@ -8,6 +8,7 @@
 #include "commands/demo/options.hpp"
 #include "commands/demo/summary.hpp"
 #include "common/command_line.hpp"
+#include "common/output_files.hpp"
 #include "common/simulation_start.hpp"
 #include "spmdsim/report_writers.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
@@ -19,6 +20,7 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const auto parsed = parse(split.ours);
   if (!parsed) return 0;
   const DemoOptions& options = *parsed;
+  OutputFiles outputs({{"--json", options.json_path}, {"--trace", options.trace_path}});
   const auto simulation = start_simulation(
       topologies::switch_cluster(topologies::default_switch_cluster(options.devices)), {}, split.simgrid);
   Simulation& sim = *simulation;
@@ -34,9 +36,10 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   }
   write_summary(std::cout, report);
   if (!options.json_path.empty())
-    write_file_atomically(options.json_path, [&](std::ostream& out) { write_report_json(out, report); });
+    outputs.write(options.json_path, [&](std::ostream& out) { write_report_json(out, report); });
   if (!options.trace_path.empty())
-    write_file_atomically(options.trace_path, [&](std::ostream& out) { write_chrome_trace(out, report); });
+    outputs.write(options.trace_path, [&](std::ostream& out) { write_chrome_trace(out, report); });
+  outputs.commit();
   return 0;
 }
 

@@ -41,12 +41,13 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   po::options_description described("spmdsim memory options");
   const std::string model_help =
       fmt::format("models to size, a comma-separated list of: {} (docs/memory.md)", model_names_text());
+  const std::string strategy_help =
+      fmt::format("strategies, a comma-separated list of: {} (docs/training.md)", strategy_names_text());
   described.add_options()("help,h", "show this help")(
       "devices", po::value(&devices)->default_value("8"),
       fmt::format("devices N (1 to {}), the first N of the platform", kMaxDevices).c_str())(
       "model", po::value(&model_list)->default_value("gpt2_small"), model_help.c_str())(
-      "strategy", po::value(&strategy_list)->default_value("dp,zero1,zero2,zero3"),
-      "strategies, a comma-separated list of dp, zero1, zero2, zero3 (docs/training.md)")(
+      "strategy", po::value(&strategy_list)->default_value("dp,zero1,zero2,zero3"), strategy_help.c_str())(
       "batch", po::value(&batch)->default_value("1"),
       "per-device batch: samples (MLP) or sequences (transformer)")(
       "micro-batches", po::value(&micro_batches)->default_value("1"),

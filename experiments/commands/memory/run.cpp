@@ -13,6 +13,7 @@
 #include "commands/memory/output.hpp"
 #include "common/command_line.hpp"
 #include "common/forked_run.hpp"
+#include "common/output_files.hpp"
 #include "common/plotting.hpp"
 #include "common/rows.hpp"
 
@@ -38,14 +39,15 @@ MemorySetup setup_for(const MemoryCommandOptions& options, const ModelChoice& mo
   return setup;
 }
 
-// The files --csv and --json ask for, each written whole or not at all.
-void write_files(const MemoryCommandOptions& options, const std::function<void(std::ostream&)>& csv,
+// The files --csv and --json ask for, put in place by the run's commit.
+void write_files(const MemoryCommandOptions& options, OutputFiles& outputs,
+                 const std::function<void(std::ostream&)>& csv,
                  const std::function<void(std::ostream&)>& json) {
-  if (!options.csv_path.empty()) write_file_atomically(options.csv_path, csv);
-  if (!options.json_path.empty()) write_file_atomically(options.json_path, json);
+  if (!options.csv_path.empty()) outputs.write(options.csv_path, csv);
+  if (!options.json_path.empty()) outputs.write(options.json_path, json);
 }
 
-int run_fit(const MemoryCommandOptions& options, const SplitArguments& split) {
+int run_fit(const MemoryCommandOptions& options, const SplitArguments& split, OutputFiles& outputs) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<FitRow> rows;
   for (const auto& model : options.models)
@@ -74,10 +76,11 @@ int run_fit(const MemoryCommandOptions& options, const SplitArguments& split) {
   for (const auto& row : rows) runs += row.search.runs;
   std::cout << fmt::format("\n# {} simulations, one per step, in {:.2f} s wall time\n", runs, wall);
   write_files(
-      options, [&](std::ostream& out) { write_csv(out, fit_rows(options, rows)); },
+      options, outputs, [&](std::ostream& out) { write_csv(out, fit_rows(options, rows)); },
       [&](std::ostream& out) {
         write_fit_json(out, command_json(options, simgrid_args, first, wall), options, rows);
       });
+  outputs.commit();
   return 0;
 }
 
@@ -88,7 +91,8 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const auto parsed = parse(split.ours);
   if (!parsed) return 0;
   MemoryCommandOptions options = *parsed;
-  if (options.fit != FitTarget::none) return run_fit(options, split);
+  OutputFiles outputs({{"--csv", options.csv_path}, {"--json", options.json_path}}, options.plot_prefix);
+  if (options.fit != FitTarget::none) return run_fit(options, split, outputs);
   // Fail before the runs, not after them.
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
   options.setup.keep_timeline = !options.plot_prefix.empty() || !options.json_path.empty();
@@ -112,11 +116,11 @@ int run(const std::string& program, const std::vector<std::string>& args) {
     write_json(out, command_json(options, simgrid_args, rows.front().measurement, wall), options, rows);
   };
   write_files(
-      options, [&](std::ostream& out) { write_csv(out, step_rows(rows)); }, json);
-  if (!options.plot_prefix.empty()) {
-    write_plots(python, "plot_memory.py", options.json_path, options.plot_prefix, json);
+      options, outputs, [&](std::ostream& out) { write_csv(out, step_rows(rows)); }, json);
+  if (!options.plot_prefix.empty()) write_plots(python, "plot_memory.py", outputs, json);
+  outputs.commit();
+  if (!options.plot_prefix.empty())
     std::cout << fmt::format("# plots: {}.png, {}.svg\n", options.plot_prefix, options.plot_prefix);
-  }
   return 0;
 }
 

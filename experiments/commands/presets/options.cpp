@@ -7,6 +7,7 @@
 #include <boost/program_options.hpp>
 
 #include "common/command_line.hpp"
+#include "common/config_file.hpp"
 
 namespace spmdsim::cli::presets {
 namespace {
@@ -28,16 +29,14 @@ std::optional<PresetsOptions> parse(const std::vector<std::string>& args) {
   described.add_options()("help,h", "show this help")(
       "kind", po::value(&kind), "list only this kind: devices, links, nodes or slices (default: all)")(
       "json", po::value(&options.json_path), "also write the presets as JSON to this file");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(described).run(), vm);
-  if (vm.count("help")) {
+  const OptionValues values(args, described);
+  if (values.map().count("help")) {
     std::cout << "usage: spmdsim presets [options]\n\n"
               << "The devices, links, nodes and TPU slices spmdsim knows, with every figure and its source\n"
               << "(topologies/src/presets.cpp; docs/presets.md explains them).\n\n"
               << described << "\n";
     return std::nullopt;
   }
-  po::notify(vm);
   for (const auto& k : kinds())
     if (kind.empty() || k.name == kind) options.kinds.push_back(&k);
   if (options.kinds.empty())

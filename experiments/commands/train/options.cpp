@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <limits>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -26,11 +27,12 @@ std::string_view scaling_name(Scaling scaling) {
 }
 
 std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch;
+  std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch, seed;
   double learning_rate = 0;
   PlatformRequest platform;
   ModelRequest model;
   TrainCommandOptions options;
+  const std::string strategy_help = fmt::format("one of: {} (docs/training.md)", strategy_names_text());
   po::options_description described("spmdsim train options");
   described.add_options()("help,h", "show this help")(
       "devices", po::value(&devices)->default_value("1,2,4,8"),
@@ -43,8 +45,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "global batch (weak scaling: at the smallest device count), in samples or a transformer's sequences; "
       "each device gets an equal share")("steps", po::value(&steps)->default_value("10"),
                                          "training steps per device count")(
-      "strategy", po::value(&strategy)->default_value("dp"),
-      "dp, dp-overlap, zero1, zero2 or zero3 (docs/training.md)")(
+      "strategy", po::value(&strategy)->default_value("dp"), strategy_help.c_str())(
       "bucket-mb", po::value(&bucket_mb),
       "dp-overlap: gradient bucket cap in MiB (default 25, as PyTorch DDP's bucket_cap_mb)")(
       "micro-batches", po::value(&micro_batches)->default_value("1"),
@@ -59,8 +60,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "read-loss", po::bool_switch(&options.setup.read_loss_every_step),
       "read the loss back to the host after every step, as the tutorials' loop prints it: a device->host "
       "transfer per step (the transfer column); otherwise only the last step's loss is read, after the run")(
-      "seed", po::value(&options.setup.seed)->default_value(0),
-      "seed of the initial params and the random batches")(
+      "seed", po::value(&seed)->default_value("0"), "seed of the initial params and the random batches")(
       "prefetch", po::value(&prefetch)->default_value("0"),
       "batches in flight ahead of the step, as flax.jax_utils.prefetch_to_device's size: the host puts "
       "batch k+N on the devices (an asynchronous device_put) before step k, so its transfer overlaps the "
@@ -109,6 +109,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   options.batch = values.attributed({"batch"}, [&] { return parse_count(batch, "--batch", 1); });
   setup.steps =
       static_cast<int>(values.attributed({"steps"}, [&] { return parse_count(steps, "--steps", 1); }));
+  setup.seed = static_cast<unsigned>(values.attributed(
+      {"seed"}, [&] { return parse_count(seed, "--seed", 0, std::numeric_limits<unsigned>::max()); }));
   setup.prefetch = static_cast<int>(
       values.attributed({"prefetch"}, [&] { return parse_count(prefetch, "--prefetch", 0); }));
   setup.train_options.micro_batches = static_cast<int>(
@@ -132,8 +134,9 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   setup.train_options.precision =
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
   setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
-    if (!(learning_rate > 0))
-      throw UsageError(fmt::format("--learning-rate must be positive (got {})", learning_rate));
+    if (!(learning_rate > 0) || !std::isfinite(learning_rate))
+      throw UsageError(
+          fmt::format("--learning-rate must be a positive finite number (got {})", learning_rate));
     return make_optimizer(options.optimizer_name, learning_rate, options.fused_optimizer);
   });
   values.attributed({"batch", "devices", "scaling", "micro-batches"}, [&] {

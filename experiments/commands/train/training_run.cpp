@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/command_line.hpp"
+#include "common/output_files.hpp"
 #include "common/simulation_start.hpp"
 #include "spmdsim/models/batch_prefetcher.hpp"
 #include "spmdsim/models/mlp.hpp"
@@ -99,7 +100,7 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
   // The training's report, before the last loss is read back (unless every step read it).
   const SimulationReport report = sim.report();
   if (!trace_path.empty())
-    write_file_atomically(trace_path, [&](std::ostream& out) { write_chrome_trace(out, report); });
+    write_file_through(trace_path, [&](std::ostream& out) { write_chrome_trace(out, report); });
   TrainingResult result{.devices = devices, .global_batch = global_batch};
   result.step_time = sim.now() / setup.steps;
   const double per_step = 1.0 / (setup.steps * devices);

@@ -70,7 +70,8 @@ std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& plat
 // Trains on the first `devices` devices of `platform` with a global batch of `global_batch` (samples, or a
 // transformer's sequences), SimGrid getting
 // `simgrid_argv` (the program name, then --cfg / --log). Writes the run's Chrome trace to `trace_path` unless
-// it is empty. Throws UsageError when the platform has fewer devices.
+// it is empty, in place (write_file_through: the caller's OutputFiles::staged path). Throws UsageError when
+// the platform has fewer devices.
 TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
                             std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
                             const std::string& trace_path);
