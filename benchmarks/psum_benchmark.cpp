@@ -454,7 +454,7 @@ int parent_main(const std::vector<std::string>& args) {
       "switch cluster with default_switch_cluster(p) (A100-like, NVLink-class fabric), network model {}.\n"
       "Machine: {} CPUs, {}, MemAvailable {:.1f} GiB, load average {}.\n"
       "Median of {} runs, each in its own process.\n\n",
-      simgrid_args.empty() ? "SimGrid's default" : fmt::format("{}", fmt::join(simgrid_args, " ")),
+      simgrid_args.empty() ? "the platform's (CM02 alpha-beta)" : fmt::format("{}", fmt::join(simgrid_args, " ")),
       sysconf(_SC_NPROCESSORS_ONLN), cpu_model(), mem_available_bytes() / (1 << 30), load_average(), repeats);
   fmt::print("{:>4}  {:>7}  {:<13}  {:>10}  {:>10}  {:>12}  {:>12}  {:>12}  {:>14}\n", "p", "n", "mode",
              "wall s", "cpu s", "peak RSS MiB", "sim psum s", "sim total s", "/ bare wall");

@@ -162,7 +162,7 @@ int parent_main(const std::vector<std::string>& args) {
       "device, network model {}.\n"
       "Machine: {} CPUs, {}, MemAvailable {:.1f} GiB, load average {}. Median of {} run(s), each in its own "
       "process.\n\n",
-      fused_optimizer ? " (fused: one kernel per parameter)" : "", devices, kDeviceMemoryGiB, simgrid_args.empty() ? "SimGrid's default" : fmt::format("{}", fmt::join(simgrid_args, " ")),
+      fused_optimizer ? " (fused: one kernel per parameter)" : "", devices, kDeviceMemoryGiB, simgrid_args.empty() ? "the platform's (CM02 alpha-beta)" : fmt::format("{}", fmt::join(simgrid_args, " ")),
       sysconf(_SC_NPROCESSORS_ONLN), benchmarks::cpu_model(), benchmarks::mem_available_bytes() / kGiB,
       benchmarks::load_average(), repeats);
   fmt::print("{:<8} {:>8} {:>8} {:>9} {:>8} {:>8} | {:>10} {:>10} {:>10} {:>10} {:>14}\n", "strategy", "wall s",

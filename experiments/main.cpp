@@ -12,6 +12,7 @@
 #include "commands/calibrate/run.hpp"
 #include "commands/collectives/run.hpp"
 #include "commands/demo/run.hpp"
+#include "commands/kernels/run.hpp"
 #include "commands/memory/run.hpp"
 #include "commands/presets/run.hpp"
 #include "commands/train/run.hpp"
@@ -44,6 +45,10 @@ constexpr Command kCommands[] = {
      "the node presets' simulated all-reduce busbw against published nccl-tests figures; --write-docs "
      "regenerates docs/calibration.md",
      &cli::calibrate::run},
+    {"kernels",
+     "the device presets' matmul kernel class against published GEMM throughput by shape and dtype, fit "
+     "and held-out points",
+     &cli::kernels::run},
     {"train",
      "strong and weak scaling of data-parallel training of the MLP or a transformer over device counts: "
      "throughput, step-time breakdown, scaling efficiency, peak memory",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots an `spmdsim train --json` run: throughput and scaling efficiency against devices, the step time
+"""Plots an `spmdsim train --json` run: throughput, scaling efficiency and MFU against devices, the step time
 broken into compute, exposed communication, host transfer and idle, stacked per device count, and the
 communication on its own scale: exposed (the program waited) and hidden (dp-overlap's stream ran while the
 program computed).
@@ -50,12 +50,17 @@ def plot(run, prefix):
     throughput_axis.set_ylabel("throughput (samples/s)")
     throughput_axis.set_title("throughput")
 
-    efficiency_axis.plot(devices, [r["efficiency"] for r in rows], "o-", linewidth=1.3, markersize=4)
+    efficiency_axis.plot(devices, [r["efficiency"] for r in rows], "o-", linewidth=1.3, markersize=4,
+                         label="scaling efficiency")
+    # Runs written before MFU was added have no mfu field.
+    if all("mfu" in r for r in rows):
+        efficiency_axis.plot(devices, [r["mfu"] for r in rows], "s--", linewidth=1.3, markersize=4, label="MFU")
+        efficiency_axis.legend(fontsize=8)
     efficiency_axis.axhline(1.0, color="grey", linewidth=0.6, linestyle="--")
     efficiency_axis.set_xscale("log", base=2)
     efficiency_axis.set_xticks(devices, labels)
     efficiency_axis.set_ylim(bottom=0)
-    efficiency_axis.set_ylabel(f"{run['scaling']} scaling efficiency")
+    efficiency_axis.set_ylabel(f"{run['scaling']} scaling efficiency; MFU")
     efficiency_axis.set_title(f"efficiency against p = {devices[0]}")
 
     # The default colour cycle's first four, so that exposed communication has the same colour in both panels.

@@ -31,7 +31,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(build-essential cmake pkg-config libsimgrid-dev libeigen3-dev libboost-program-options-dev
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libfmt-dev libjemalloc-dev python3-matplotlib
-          clang-14 libclang-rt-14-dev)
+          clang-14 libclang-rt-14-dev pybind11-dev python3-dev python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
@@ -55,11 +55,23 @@ else
   echo "==> all packages present"
 fi
 
+# The Python front end's environment (docs/python.md): JAX on CPU and pytest, pinned in python/requirements.txt,
+# from PyPI. Made once; pip leaves pinned packages already there alone, so a second run downloads nothing.
+echo "==> Python environment .venv/ (python/requirements.txt)"
+if [[ ! -x .venv/bin/python ]]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -r python/requirements.txt
+
 jobs=$(nproc)
 echo "==> configuring into build/ (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "==> building with -j${jobs}"
 cmake --build build -j"${jobs}"
+# .venv/ imports the package built in build/python/ (a .pth file, so a rebuild needs no reinstall).
+site_packages=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo "$PWD/build/python" > "$site_packages/spmdsim_build.pth"
+.venv/bin/python -c "import spmdsim, jax" || { echo "bootstrap: .venv/bin/python cannot import spmdsim and jax" >&2; exit 1; }
 
 case "$mode" in
   demo)

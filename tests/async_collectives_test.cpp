@@ -60,6 +60,28 @@ TEST(AsyncCollectives, StartThenWaitGivesPsumsAndPmeansValues) {
   EXPECT_EQ(out[4].leaf().to_doubles(), out[5].leaf().to_doubles());
 }
 
+// all_gather_start and psum_scatter_start over a tree give what all_gather and psum_scatter give.
+TEST(AsyncCollectives, TreeGathersAndScattersGiveTheSynchronousValues) {
+  constexpr int p = 4;
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
+  auto f = pmap(
+      [](const Args& a) -> Tree {
+        const Tree tree = Tree::tuple({a[0].array(), a[0].array() * 3.0});
+        PendingTree gathered = all_gather_start(tree, "i", 0, /*tiled=*/true);
+        PendingTree scattered = psum_scatter_start(tree, "i", 0, /*tiled=*/true);
+        return Tree::tuple({gathered.wait(), all_gather(tree, "i", 0, true), scattered.wait(),
+                            psum_scatter(tree, "i", 0, true)});
+      },
+      {.axis_name = "i"});
+  const Tree out = sim.device_get(f(sim, {rows_by_device(p, 8)}));
+  for (std::size_t leaf = 0; leaf < 2; ++leaf) {
+    EXPECT_EQ(out[0][leaf].leaf().to_doubles(), out[1][leaf].leaf().to_doubles()) << leaf;
+    EXPECT_EQ(out[2][leaf].leaf().to_doubles(), out[3][leaf].leaf().to_doubles()) << leaf;
+  }
+  EXPECT_EQ(out[0][0].leaf().shape(), (Shape{p, p * 8}));
+  EXPECT_EQ(out[2][1].leaf().shape(), (Shape{p, 2}));
+}
+
 // Two reductions on the stream and a psum of the program's own, each in the same order on every device
 // within its own sequence, but interleaved differently: device 0 runs its psum before it starts the first
 // reduction, the others start it and compute before their psum. On shared channels the first messages of one
@@ -202,7 +224,8 @@ TEST(AsyncCollectives, TheStreamIsASecondTrackOfTheDevice) {
 TEST(AsyncCollectives, TheReportsWritersShowTheStream) {
   constexpr int p = 2;
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
-  auto f = pmap([](const Args& a) -> Tree { return psum_start(a[0].array(), "i").wait(); }, {.axis_name = "i"});
+  auto f =
+      pmap([](const Args& a) -> Tree { return psum_start(a[0].array(), "i").wait(); }, {.axis_name = "i"});
   f(sim, {Array::zeros({p, 1024})});
   const auto report = sim.report();
   const auto json = report_to_json(report);

@@ -1,16 +1,19 @@
 // The calibration of the node presets (experiments/commands/calibrate/calibration.hpp): each preset's
 // simulated all-reduce busbw on its 8 devices lies within kCalibrationTolerance of the published midpoint it
-// is calibrated to, at every size of its target; docs/calibration.md is what `spmdsim calibrate --write-docs`
-// writes today; the suggested correction inverts the affine time model; bad input exits 2.
+// is calibrated to, at every size of its target; docs/calibration.md is what `spmdsim calibrate --curves
+// --write-docs` writes today; the suggested correction inverts the affine time model; bad input exits 2.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "commands/calibrate/calibration.hpp"
 #include "cli_run.hpp"
+#include "commands/calibrate/calibration.hpp"
+#include "commands/calibrate/curve_comparison.hpp"
+#include "commands/calibrate/published_curves.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/presets.hpp"
 
@@ -104,6 +107,50 @@ TEST(CalibrationSettings, CommandLineOverridesThePresetsSettings) {
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// The published curves (data/published_busbw.csv).
+
+TEST(PublishedCurves, RowsOfOneCurveJoinWhereverTheyStand) {
+  const auto curves = cli::parse_published_curves(
+      "# comment\n"
+      "system,preset,nodes,gpus,collective,nccl_algorithm,size_bytes,busbw_gbps,half,tool,nccl_version,"
+      "source\n"
+      "a,dgx_b200,1,8,all_reduce,default,1024,1.5,op,nccl-tests,2.27,s\n"
+      "b,dgx_b200,4,32,all_reduce,default,1024,0.5,op,nccl-tests,2.27,s\n"
+      "a,dgx_b200,1,8,all_reduce,default,2048,3,op,nccl-tests,2.27,s\n");
+  ASSERT_EQ(curves.size(), 2u);
+  EXPECT_EQ(curves[0].system, "a");
+  ASSERT_EQ(curves[0].points.size(), 2u);
+  EXPECT_EQ(curves[0].points[1].bytes, 2048);
+  EXPECT_EQ(curves[0].points[1].busbw, 3e9);
+  EXPECT_EQ(curves[1].nodes, 4);
+  EXPECT_EQ(curves[1].devices, 32);
+}
+
+TEST(PublishedCurves, AMalformedRowNamesItsLine) {
+  try {
+    cli::parse_published_curves("header\na,b\n");
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "published_busbw.csv line 2: 2 fields, expected 12");
+  }
+}
+
+TEST(PublishedCurves, TheDataFileHasEveryPresetItNames) {
+  ASSERT_FALSE(cli::published_curves().empty());
+  for (const auto& curve : cli::published_curves()) {
+    EXPECT_NO_THROW(topologies::node_preset(curve.preset)) << curve.system;
+    EXPECT_EQ(curve.devices % curve.nodes, 0) << curve.system;
+    EXPECT_FALSE(curve.source.empty()) << curve.system;
+  }
+}
+
+TEST(PublishedCurves, BusbwFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(cli::busbw_factor("all_reduce", 8), 1.75);
+  EXPECT_DOUBLE_EQ(cli::busbw_factor("all_gather", 8), 0.875);
+  EXPECT_DOUBLE_EQ(cli::busbw_factor("reduce_scatter", 32), 31.0 / 32);
+}
+
+// ---------------------------------------------------------------------------------------------------------
 // `spmdsim calibrate`.
 
 testing::CliRun run_calibrate(const std::string& args, const fs::path& dir) {
@@ -113,13 +160,14 @@ testing::CliRun run_calibrate(const std::string& args, const fs::path& dir) {
 TEST(CalibrateCommand, DocsCalibrationTableIsCurrent) {
   const auto dir = testing::scratch_dir();
   const auto written = dir / "calibration.md";
-  const auto run = run_calibrate(fmt::format("--write-docs '{}'", written.string()), dir);
+  const auto run = run_calibrate(fmt::format("--curves --write-docs '{}'", written.string()), dir);
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.err, "");
   const fs::path docs = fs::path(SPMDSIM_DOCS_DIR) / "calibration.md";
   EXPECT_EQ(testing::read_file(written), testing::read_file(docs))
       << docs
-      << " is not what `spmdsim calibrate --write-docs` writes today: rerun it to regenerate the page";
+      << " is not what `spmdsim calibrate --curves --write-docs` writes today: rerun it to regenerate the "
+         "page";
   // The console table has one row per preset and size.
   for (const auto& p : topologies::node_presets())
     EXPECT_NE(run.out.find(fmt::format(" {:<13} {:<9}", p.name, p.calibration->algorithm)), std::string::npos)

@@ -39,6 +39,7 @@ struct Case {
   std::string message;  // stderr's first line after "spmdsim <command>: " ("...": its start); "" for none
   std::set<std::string> written = {};  // the files the run leaves in the output folder besides the fixture's
   bool fake_python = false;            // SPMDSIM_PYTHON: a python3 whose plot script fails after a png
+  long address_space_kib = 0;          // run under `ulimit -v` of this many KiB (0: as the test runs)
 };
 
 // gtest prints a failing case by its name.
@@ -49,7 +50,36 @@ void PrintTo(const Case& c, std::ostream* out) {
 std::string in_folder(const std::string& text, const fs::path& out) {
   std::string result = text;
   for (std::size_t at; (at = result.find("{out}")) != std::string::npos;) result.replace(at, 5, out.string());
+  for (std::size_t at; (at = result.find("{platforms}")) != std::string::npos;)
+    result.replace(at, 11, (out.parent_path() / "platforms").string());
   return result;
+}
+
+// Platform files SimGrid aborts on (a duplicated link or route, a missing route), each a variation of `ok`.
+void write_platforms(const fs::path& folder) {
+  fs::create_directories(folder);
+  const auto write = [&](const std::string& name, const std::string& links, const std::string& routes) {
+    std::ofstream(folder / name)
+        << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+           "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
+           "<host id=\"cpu\" speed=\"1e9f\"><prop id=\"spmdsim.role\" value=\"host\"/></host>\n"
+           "<host id=\"d0\" speed=\"1e12f\"><prop id=\"spmdsim.role\" value=\"device\"/></host>\n"
+           "<host id=\"d1\" speed=\"1e12f\"><prop id=\"spmdsim.role\" value=\"device\"/></host>\n"
+        << links << routes << "</zone>\n</platform>\n";
+  };
+  const std::string links =
+      "<link id=\"a\" bandwidth=\"1GBps\" latency=\"1us\"/>\n"
+      "<link id=\"b\" bandwidth=\"1GBps\" latency=\"1us\"/>\n";
+  const auto route = [](const std::string& src, const std::string& dst, const std::string& link) {
+    return "<route src=\"" + src + "\" dst=\"" + dst + "\"><link_ctn id=\"" + link + "\"/></route>\n";
+  };
+  const std::string to_devices = route("cpu", "d0", "a") + route("cpu", "d1", "b");
+  write("ok.xml", links, to_devices + route("d0", "d1", "a"));
+  write("duplicated_link.xml", links + "<link id=\"a\" bandwidth=\"2GBps\" latency=\"1us\"/>\n",
+        to_devices + route("d0", "d1", "a"));
+  write("duplicated_route.xml", links, to_devices + route("d0", "d1", "a") + route("d1", "d0", "b"));
+  write("no_device_route.xml", links, to_devices);
+  write("no_host_route.xml", links, route("cpu", "d0", "a") + route("d0", "d1", "a"));
 }
 
 // The output folder's contents, a path relative to it per entry (a symlink not followed).
@@ -61,6 +91,13 @@ std::set<std::string> contents(const fs::path& out) {
 }
 
 constexpr const char* kMlp = "--model mlp --devices 2 --batch 4";
+constexpr const char* kSweep = "--devices 2 -b 8 -e 8 --collectives all_reduce";
+constexpr const char* kLogForm =
+    "expected CATEGORY.thres:PRIORITY, CATEGORY.app:APPENDER, CATEGORY.fmt:LAYOUT or CATEGORY.add:on|off "
+    "(e.g. --log=spmdsim.thres:debug)";
+constexpr const char* kRoutes =
+    "the run uses devices 0..1 and needs a route from the host CPU to each of them and back, and between "
+    "every two of them";
 constexpr const char* kTrain = "--devices 1 --steps 1 --batch 2";
 constexpr const char* kStray = "unexpected argument 'extra': every option has a name (--name value)";
 
@@ -149,12 +186,127 @@ const Case kCases[] = {
      2, count_message("--layers", 1, "999999999", "99999999999")},
     {"NegativeSeed", "train", "--seed -1", 2, count_message("--seed", 0, "4294967295", "-1")},
     {"HugeSeed", "train", "--seed 4294967296", 2, count_message("--seed", 0, "4294967295", "4294967296")},
+    {"NoJobs", "train", "--jobs 0", 2, count_message("--jobs", 1, "1024", "0")},
+    // SimGrid settings it would abort on, or run with every time 0 or NaN: refused before it sees them.
+    {"UnknownNetworkModel", "demo", "--cfg=network/model:FOO", 2,
+     "--cfg=network/model:FOO: network/model 'FOO' is not allowed; expected one of LV08, CM02, SMPI, IB "
+     "(SimGrid's Constant model refuses every link and ns-3 needs ns-3's own platforms)"},
+    {"NetworkModelWithoutValue", "demo", "--cfg=network/model", 2,
+     "--cfg=network/model: 'network/model' has no value; expected KEY:VALUE, e.g. --cfg=network/model:CM02"},
+    {"LogOfColons", "demo", "--log=:::", 2,
+     fmt::format("--log=:::: ':::' is not a log setting; {}", kLogForm)},
+    {"UnknownContextFactory", "collectives", fmt::format("{} --cfg=contexts/factory:nope", kSweep), 2,
+     "--cfg=contexts/factory:nope: contexts/factory 'nope' is not allowed; expected one of raw, ucontext, "
+     "boost, thread"},
+    {"ZeroBandwidthFactor", "train", fmt::format("{} --cfg=network/bandwidth-factor:0", kTrain), 2,
+     "--cfg=network/bandwidth-factor:0: network/bandwidth-factor '0' is not allowed; expected a finite "
+     "number "
+     "> 0"},
+    {"NanBandwidthFactor", "memory", fmt::format("{} --cfg=network/bandwidth-factor:nan", kMlp), 2,
+     "--cfg=network/bandwidth-factor:nan: network/bandwidth-factor 'nan' is not allowed; expected a finite "
+     "number > 0"},
+    {"NegativeLatencyFactor", "demo", "--cfg=network/latency-factor:-1", 2,
+     "--cfg=network/latency-factor:-1: network/latency-factor '-1' is not allowed; expected a finite number "
+     ">= 0"},
+    {"TinyStack", "demo", "--cfg=contexts/stack-size:1", 2,
+     "--cfg=contexts/stack-size:1: contexts/stack-size '1' is not allowed; expected a whole number from "
+     "1024 to 2097151 (KiB; a training step's Eigen kernels overflow 256 KiB)"},
+    {"UnknownSetting", "demo", "--cfg=nope:1", 2,
+     "--cfg=nope:1: 'nope' is not a SimGrid setting spmdsim takes; it takes network/model, ..."},
+    {"NotABoolean", "demo", "--cfg=network/crosstraffic:maybe", 2,
+     "--cfg=network/crosstraffic:maybe: network/crosstraffic 'maybe' is not allowed; expected yes, on, true, "
+     "1, "
+     "no, off, false or 0"},
+    {"OneOfTwoSettingsBad", "demo", "--cfg=network/model:CM02,network/TCP-gamma:-5", 2,
+     "--cfg=network/model:CM02,network/TCP-gamma:-5: network/TCP-gamma '-5' is not allowed; expected a "
+     "finite "
+     "number >= 0 (bytes; 0 turns the TCP window off)"},
+    {"UnknownPriority", "demo", "--log=spmdsim.thres:loud", 2,
+     "--log=spmdsim.thres:loud: priority 'loud'; expected trace, debug, verbose, info, warning, error or "
+     "critical"},
+    {"DottedCategory", "demo", "--log=spmdsim.coll.thres:debug", 2,
+     fmt::format("--log=spmdsim.coll.thres:debug: 'coll.thres' is no setting of a log category; {}",
+                 kLogForm)},
+    {"UnknownLayoutDirective", "demo", "--log=root.fmt:%Q", 2,
+     "--log=root.fmt:%Q: layout '%Q' has '%Q'; the directives are %c %p %h %t %a %i %F %l %L %M %d %r %m %n "
+     "%e %% (with an optional width or .precision)"},
+    {"LogFileInAMissingFolder", "demo", "--log=root.app:file:{out}/nodir/log.txt", 2,
+     "--log=root.app:file:{out}/nodir/log.txt: SimGrid cannot write the log file '{out}/nodir/log.txt' (a "
+     "file "
+     "in a folder that exists and can be written)"},
+    // Platform files SimGrid aborts on.
+    {"PlatformFine",
+     "collectives",
+     fmt::format("{} --platform {{platforms}}/ok.xml --json {{out}}/x.json", kSweep),
+     0,
+     "",
+     {"x.json"}},
+    {"PlatformDuplicatedLink", "collectives",
+     fmt::format("{} --platform {{platforms}}/duplicated_link.xml", kSweep), 2,
+     "--platform: platform '{platforms}/duplicated_link.xml', line 10: link 'a' is declared again (first "
+     "on line 8); every link needs its own id"},
+    {"PlatformDuplicatedRoute", "collectives",
+     fmt::format("{} --platform {{platforms}}/duplicated_route.xml", kSweep), 2,
+     "--platform: platform '{platforms}/duplicated_route.xml', line 13: the route from 'd1' to 'd0' is given "
+     "again (first on line 12); a route goes both ways unless it says symmetrical=\"NO\""},
+    {"PlatformWithoutARouteBetweenDevices", "collectives",
+     fmt::format("{} --platform {{platforms}}/no_device_route.xml", kSweep), 2,
+     fmt::format("--platform: platform '{{platforms}}/no_device_route.xml': no route from 'd0' to 'd1'; {}",
+                 kRoutes)},
+    {"PlatformWithoutARouteToTheHost", "collectives",
+     fmt::format("{} --platform {{platforms}}/no_host_route.xml", kSweep), 2,
+     fmt::format("--platform: platform '{{platforms}}/no_host_route.xml': no route from 'cpu' to 'd1'; {}",
+                 kRoutes)},
+    // Runs that would not fit in the host's memory: the estimate and what fits (the figures after "about"
+    // depend on the machine's MemAvailable, or on the page size and address space in use).
+    {"DemoStacksPastUlimit",
+     "demo",
+     "--devices 1024",
+     2,
+     "--devices 1024: it needs about 12.0 GiB of address space (0.0 GiB of data and 1537 actors with 8196 "
+     "KiB "
+     "stacks) but RLIMIT_AS (ulimit -v) leaves ...",
+     {},
+     false,
+     8000000},
+    {"TrainBatchPastTheHost",
+     "train",
+     "--devices 8 --batch 4000000",
+     2,
+     "--devices 8 with --batch 4000000: it needs about 35.1 GiB of ...",
+     {},
+     false,
+     8000000},
+    {"CollectivesRealRowsPastTheHost",
+     "collectives",
+     "--devices 512 -b 16M -e 16M --abstract-above 1G --collectives all_reduce --algorithms ring",
+     2,
+     "--abstract-above 1 GiB: the real rows up to 16 MiB at 512 devices do not fit: it needs about 48.4 GiB "
+     "of "
+     "...",
+     {},
+     false,
+     8000000},
+    {"MemoryStacksPastUlimit",
+     "memory",
+     "--model mlp --devices 1024 --batch 1",
+     2,
+     "--devices 1024: it needs about 24.0 GiB of address space (0.0 GiB of data and 3073 actors with 8196 "
+     "KiB "
+     "stacks) but RLIMIT_AS (ulimit -v) leaves ...",
+     {},
+     false,
+     8000000},
 };
 
 class BadInputTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(BadInputTest, ExitsWithItsStatusAndMessageAndLeavesOnlyItsFiles) {
   const Case& c = GetParam();
+#ifdef SPMDSIM_SANITIZED
+  // AddressSanitizer maps terabytes of shadow memory at start-up: no sanitized program runs under ulimit -v.
+  if (c.address_space_kib != 0) GTEST_SKIP() << "a sanitized build cannot run under ulimit -v";
+#endif
   const auto dir = testing::scratch_dir();
   const fs::path out = dir / "out";
   fs::create_directories(out / "adir");
@@ -168,7 +320,14 @@ TEST_P(BadInputTest, ExitsWithItsStatusAndMessageAndLeavesOnlyItsFiles) {
     fs::permissions(dir / "python3", fs::perms::owner_all);
     ::setenv("SPMDSIM_PYTHON", (dir / "python3").c_str(), 1);
   }
-  const auto run = testing::run_cli(SPMDSIM_CLI, c.command, in_folder(c.args, out), dir);
+  write_platforms(dir / "platforms");
+  const auto run =
+      c.address_space_kib == 0
+          ? testing::run_cli(SPMDSIM_CLI, c.command, in_folder(c.args, out), dir)
+          : testing::run_cli("sh", "-c",
+                             fmt::format("'ulimit -v {}; exec \"{}\" {} {}'", c.address_space_kib,
+                                         SPMDSIM_CLI, c.command, in_folder(c.args, out)),
+                             dir);
   if (c.fake_python) ::unsetenv("SPMDSIM_PYTHON");
 
   EXPECT_NE(run.status, -1) << "ended by a signal: " << run.err;

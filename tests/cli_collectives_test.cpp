@@ -26,10 +26,10 @@ namespace fs = std::filesystem;
 
 using testing::expect_matches_golden;
 using testing::expect_plot_files;
-using testing::plotting_unavailable;
 using testing::fields_of;
 using testing::lines_of;
 using testing::normalised;
+using testing::plotting_unavailable;
 using testing::read_file;
 using testing::scratch_dir;
 using testing::table_rows;
@@ -42,7 +42,8 @@ testing::CliRun run_collectives(const std::string& args, const fs::path& dir) {
 // The small sweep of the golden file: two collectives, one algorithm, four devices under the textbook
 // alpha-beta model; the largest size runs abstract.
 constexpr const char* kGoldenSweep =
-    "-b 1K -e 64K -f 4 --devices 4 --collectives all_reduce,all_gather --algorithms ring --abstract-above 16K "
+    "-b 1K -e 64K -f 4 --devices 4 --collectives all_reduce,all_gather --algorithms ring --abstract-above "
+    "16K "
     "--check --cfg=network/model:CM02 --cfg=network/crosstraffic:0";
 
 TEST(CollectivesSweep, TableMatchesGoldenFile) {
@@ -54,7 +55,8 @@ TEST(CollectivesSweep, TableMatchesGoldenFile) {
 // A node preset is a whole platform, run under its own network model; --devices 4 runs on its first 4 GPUs.
 TEST(CollectivesSweep, NodePresetMatchesGoldenFile) {
   const auto run = run_collectives(
-      "--preset dgx_h100 --devices 4,8 -b 1K -e 64K -f 4 --collectives all_reduce --abstract-above 16K --check",
+      "--preset dgx_h100 --devices 4,8 -b 1K -e 64K -f 4 --collectives all_reduce --abstract-above 16K "
+      "--check",
       scratch_dir());
   ASSERT_EQ(run.status, 0) << run.err;
   expect_matches_golden(normalised(run.out), "collectives_dgx_h100.txt");
@@ -76,7 +78,8 @@ double time_at(const nlohmann::json& sweep, int p) {
 // H100s on a topology, with dgx_h100's NVLink port as every cable: a ring all-gather of S bytes takes p-1
 // steps of one route's latency plus S/p bytes over one link, no two messages of a step sharing a link.
 constexpr double kAllGatherBytes = 8192;
-constexpr const char* kAllGatherSweep = "--preset h100 -b 8K -e 8K --collectives all_gather --algorithms ring";
+constexpr const char* kAllGatherSweep =
+    "--preset h100 -b 8K -e 8K --collectives all_gather --algorithms ring";
 
 double ring_all_gather_time(int p, int hops) {
   const auto link = topologies::node_preset("dgx_h100").effective_device_link();
@@ -105,8 +108,9 @@ TEST(CollectivesSweep, FatTreeRingAllGatherMatchesClosedForm) {
 
 // Two dgx_h100 nodes: 16 devices, p = 16 crossing the InfiniBand rails takes longer than one node's p = 8.
 TEST(CollectivesSweep, NodesJoinNodePresets) {
-  const auto sweep = sweep_json("--preset dgx_h100 --nodes 2 --devices 8,16 -b 1M -e 1M --collectives all_reduce "
-                                "--abstract-above 1K");
+  const auto sweep = sweep_json(
+      "--preset dgx_h100 --nodes 2 --devices 8,16 -b 1M -e 1M --collectives all_reduce "
+      "--abstract-above 1K");
   ASSERT_FALSE(sweep.empty());
   EXPECT_EQ(sweep.at("preset"), "dgx_h100");
   EXPECT_EQ(sweep.at("nodes"), 2);
@@ -116,8 +120,9 @@ TEST(CollectivesSweep, NodesJoinNodePresets) {
 
 // A --cfg wins over the preset's own setting of the same key; the others stay the preset's.
 TEST(CollectivesSweep, CfgOverridesPresetNetworkModel) {
-  const auto sweep = sweep_json("--preset dgx_h100 --devices 8 -b 1K -e 1K --collectives all_reduce "
-                                "--cfg=network/model:LV08");
+  const auto sweep = sweep_json(
+      "--preset dgx_h100 --devices 8 -b 1K -e 1K --collectives all_reduce "
+      "--cfg=network/model:LV08");
   ASSERT_FALSE(sweep.empty());
   EXPECT_EQ(sweep.at("simgrid_config").at("network/model"), "LV08");
   EXPECT_EQ(sweep.at("simgrid_config").at("network/crosstraffic"), "false");
@@ -139,7 +144,9 @@ TEST(CollectivesSweep, ConfigFileGivesTheCommandLinesOutput) {
                            "abstract-above = 16K\n"
                            "check = true\n";
   const auto from_file = run_collectives(
-      fmt::format("--config '{}' -e 64K --cfg=network/model:CM02 --cfg=network/crosstraffic:0", config.string()), dir);
+      fmt::format("--config '{}' -e 64K --cfg=network/model:CM02 --cfg=network/crosstraffic:0",
+                  config.string()),
+      dir);
   ASSERT_EQ(from_file.status, 0) << from_file.err;
   const auto from_command_line = run_collectives(kGoldenSweep, dir);
   ASSERT_EQ(from_command_line.status, 0) << from_command_line.err;
@@ -151,9 +158,10 @@ TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
   const auto csv_path = dir / "sweep.csv";
   const auto json_path = dir / "sweep.json";
   const auto run = run_collectives(
-      fmt::format("-b 64 -e 16K -f 4 --devices 2,4 --collectives psum,all_gather,psum_scatter,all_to_all "
-                  "--algorithms all --abstract-above 4K --check --cfg=network/model:CM02 --csv '{}' --json '{}'",
-                  csv_path.string(), json_path.string()),
+      fmt::format(
+          "-b 64 -e 16K -f 4 --devices 2,4 --collectives psum,all_gather,psum_scatter,all_to_all "
+          "--algorithms all --abstract-above 4K --check --cfg=network/model:CM02 --csv '{}' --json '{}'",
+          csv_path.string(), json_path.string()),
       dir);
   ASSERT_EQ(run.status, 0) << run.err;
 
@@ -167,9 +175,10 @@ TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
   ASSERT_EQ(rows.size(), table.size());
   ASSERT_EQ(csv.size(), table.size() + 1);
   const auto columns = fields_of(csv[0], ',');
-  EXPECT_EQ(fmt::format("{}", fmt::join(columns, ",")),
-            "collective,jax_name,size_bytes,count_elements,type,redop,algorithm,devices,time_us,algbw_GB_per_s,"
-            "busbw_GB_per_s,busbw_factor,max_abs_error,mode");
+  EXPECT_EQ(
+      fmt::format("{}", fmt::join(columns, ",")),
+      "collective,jax_name,size_bytes,count_elements,type,redop,algorithm,devices,time_us,algbw_GB_per_s,"
+      "busbw_GB_per_s,busbw_factor,max_abs_error,mode");
 
   int abstract_rows = 0;
   for (std::size_t i = 0; i < table.size(); ++i) {
@@ -217,7 +226,8 @@ TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
     const double seconds = j.at("time_us").get<double>() * 1e-6;
     const int p = j.at("devices");
     EXPECT_NEAR(j.at("algbw_GB_per_s").get<double>(), j.at("size_bytes").get<double>() / seconds / 1e9, 1e-9);
-    const double factor = j.at("collective") == "all_reduce" ? 2.0 * (p - 1) / p : static_cast<double>(p - 1) / p;
+    const double factor =
+        j.at("collective") == "all_reduce" ? 2.0 * (p - 1) / p : static_cast<double>(p - 1) / p;
     EXPECT_DOUBLE_EQ(j.at("busbw_factor").get<double>(), factor);
     EXPECT_NEAR(j.at("busbw_GB_per_s").get<double>(), j.at("algbw_GB_per_s").get<double>() * factor, 1e-9);
   }
@@ -240,20 +250,25 @@ std::string algorithm_list(CollectiveKind kind) {
 std::vector<BadInput> bad_inputs() {
   return {
       {"UnknownCollective", "--collectives all_reduce,allreduce",
-       "unknown collective 'allreduce' in --collectives; valid: all_reduce (psum), all_gather, reduce_scatter "
+       "unknown collective 'allreduce' in --collectives; valid: all_reduce (psum), all_gather, "
+       "reduce_scatter "
        "(psum_scatter), all_to_all"},
       {"UnknownAlgorithm", "--collectives all_reduce,all_to_all --algorithms ring,no_such",
        fmt::format("unknown algorithm 'no_such' in --algorithms; valid: {}; {} (or all, default)",
                    algorithm_list(CollectiveKind::all_reduce), algorithm_list(CollectiveKind::all_to_all))},
       {"AlgorithmOfNoChosenCollective", "--collectives all_reduce,all_to_all --algorithms ring",
-       fmt::format("no algorithm in --algorithms ring is registered for all_to_all; valid: {} (or all, default)",
-                   algorithm_list(CollectiveKind::all_to_all))},
+       fmt::format(
+           "no algorithm in --algorithms ring is registered for all_to_all; valid: {} (or all, default)",
+           algorithm_list(CollectiveKind::all_to_all))},
       {"BadSizeSuffix", "-b 1X",
-       "bad size '1X' for --minbytes: expected a whole number of bytes with an optional K, M or G suffix (powers "
+       "bad size '1X' for --minbytes: expected a whole number of bytes with an optional K, M or G suffix "
+       "(powers "
        "of 1024), e.g. 64K"},
       {"MinbytesAboveMaxbytes", "-b 1M -e 64K", "--minbytes 1M is larger than --maxbytes 64K"},
-      {"DimensionAlgorithmsOnASubset", "--topology torus:2x4 --devices 4,8 --dimension-algorithms ring,direct",
-       "--dimension-algorithms follow the platform's shape, so --devices must be one count, the whole platform"},
+      {"DimensionAlgorithmsOnASubset",
+       "--topology torus:2x4 --devices 4,8 --dimension-algorithms ring,direct",
+       "--dimension-algorithms follow the platform's shape, so --devices must be one count, the whole "
+       "platform"},
       {"StepfactorBelowTwo", "-f 1", "--stepfactor must be a whole number from 2 to 999999999 (got '1')"},
       {"UnknownTopology", "--topology tours",
        "unknown --topology 'tours'; valid: switch, ring, full_mesh, torus[:XxY|XxYxZ], mesh[:XxY|XxYxZ], "
@@ -262,7 +277,8 @@ std::vector<BadInput> bad_inputs() {
        "--devices 32 is more than the 16 devices of --topology torus:4x4"},
       {"TorusShapeOfFourDimensions", "--topology torus:4x4x4x4",
        "--topology torus:4x4x4x4: torus: shape must have 2 or 3 dimensions (got 4: 4x4x4x4)"},
-      {"TorusShapeNotNumbers", "--topology torus:4xfour", "--topology torus:4xfour: expected XxY or XxYxZ, e.g. 4x4"},
+      {"TorusShapeNotNumbers", "--topology torus:4xfour",
+       "--topology torus:4xfour: expected XxY or XxYxZ, e.g. 4x4"},
       {"ParametersOfRing", "--topology ring:8", "--topology ring:8: ring takes no parameters"},
       {"UnknownPreset", "--preset h1000",
        fmt::format("unknown --preset 'h1000'; valid: devices {}; nodes {}; TPU slices {}",
@@ -270,30 +286,32 @@ std::vector<BadInput> bad_inputs() {
                    fmt::join(topologies::preset_names(topologies::PresetKind::node), ", "),
                    fmt::join(topologies::preset_names(topologies::PresetKind::slice), ", "))},
       {"NodePresetWithTopology", "--preset dgx_h100 --topology ring",
-       "--topology cannot be given with --preset dgx_h100: a node preset is a whole platform (--preset h100 puts "
+       "--topology cannot be given with --preset dgx_h100: a node preset is a whole platform (--preset h100 "
+       "puts "
        "its devices on a --topology)"},
       {"MoreDevicesThanNodePreset", "--preset dgx_h100 --devices 8,16",
        "--devices 16 is more than the 8 devices of --preset dgx_h100 (--nodes N joins N of them)"},
       {"NodesOfDevicePreset", "--preset h100 --nodes 2",
        fmt::format("--nodes joins nodes of a node preset ({}); --preset h100 is a device",
                    fmt::join(topologies::preset_names(topologies::PresetKind::node), ", "))},
-      {"DtypeWithoutPeak", "--preset tpu_v4_4x4x4 --devices 8 --collectives all_reduce",
-       "--dtype float32: all_reduce reduces in it, but the Google TPU v4 devices have no peak FLOP/s for it; valid: "
-       "bfloat16"},
       {"UnknownConfigKey", "",
-       "{config}: unknown key 'bytes'; valid: minbytes, maxbytes, stepfactor, collectives, algorithms, devices, "
+       "{config}: unknown key 'bytes'; valid: minbytes, maxbytes, stepfactor, collectives, algorithms, "
+       "devices, "
        "dtype, topology, preset, nodes, platform, csv, json, plot, abstract-above, check, aggregate, "
-       "dimension-algorithms",
+       "dimension-algorithms, channels",
        "devices = 4\nbytes = 1K\n"},
       {"BadConfigValue", "",
-       "{config}, key maxbytes: bad size '64KB' for --maxbytes: expected a whole number of bytes with an optional K, "
+       "{config}, key maxbytes: bad size '64KB' for --maxbytes: expected a whole number of bytes with an "
+       "optional K, "
        "M or G suffix (powers of 1024), e.g. 64K",
        "maxbytes = 64KB\n"},
       {"MissingConfigFile", "--config /nonexistent/sweep.ini",
        "--config: cannot read '/nonexistent/sweep.ini' (No such file or directory)"},
-      {"UnknownDtype", "--dtype bool", "unknown --dtype 'bool'; valid: float32, bfloat16, float16, float64, int32"},
+      {"UnknownDtype", "--dtype bool",
+       "unknown --dtype 'bool'; valid: float32, bfloat16, float16, float64, int32"},
       {"BadDeviceCount", "--devices 8,1", "--devices: '1' is not a device count from 2 to 1024"},
       {"UnknownOption", "--bogus", "unrecognised option '--bogus'"},
+      {"ZeroChannels", "--channels 0", "--channels must be a whole number from 1 to 64 (got '0')"},
   };
 }
 
@@ -323,8 +341,8 @@ TEST(CollectivesSweep, HelpListsOptionsAndExitsZero) {
   const auto run = run_collectives("--help", scratch_dir());
   EXPECT_EQ(run.status, 0);
   for (const char* option : {"--minbytes", "--maxbytes", "--stepfactor", "--collectives", "--algorithms",
-                             "--devices", "--dtype", "--topology", "--preset", "--nodes", "--platform", "--csv",
-                             "--json", "--plot", "--abstract-above", "--check", "--config"})
+                             "--devices", "--dtype", "--topology", "--preset", "--nodes", "--platform",
+                             "--csv", "--json", "--plot", "--abstract-above", "--check", "--config"})
     EXPECT_NE(run.out.find(option), std::string::npos) << option;
 }
 
@@ -333,10 +351,10 @@ TEST(CollectivesSweep, HelpListsOptionsAndExitsZero) {
 TEST(CollectivesSweep, PlotWritesPngAndSvg) {
   const auto dir = scratch_dir();
   const auto prefix = dir / "sweep";
-  const auto run = run_collectives(
-      fmt::format("-b 1K -e 1M -f 8 --devices 2,4 --collectives all_reduce,all_to_all --abstract-above 64K --plot '{}'",
-                  prefix.string()),
-      dir);
+  const auto run = run_collectives(fmt::format("-b 1K -e 1M -f 8 --devices 2,4 --collectives "
+                                               "all_reduce,all_to_all --abstract-above 64K --plot '{}'",
+                                               prefix.string()),
+                                   dir);
   if (plotting_unavailable(run)) GTEST_SKIP() << run.err;
   ASSERT_EQ(run.status, 0) << run.err;
   expect_plot_files(prefix);

@@ -1,6 +1,6 @@
-// `spmdsim memory` as a user runs it: the built program (SPMDSIM_CLI) on small cases. Its tables against golden
-// files, the model states against the ZeRO paper's formula, an out-of-memory row, --fit's answer against its
-// definition, and each bad input's exit status and message.
+// `spmdsim memory` as a user runs it: the built program (SPMDSIM_CLI) on small cases. Its tables against
+// golden files, the model states against the ZeRO paper's formula, an out-of-memory row, --fit's answer
+// against its definition, and each bad input's exit status and message.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -125,7 +125,8 @@ TEST(Memory, FitBatchFitsAndTheNextBatchDoesNot) {
   ASSERT_TRUE(row["largest"].is_number()) << row.dump();
   const int largest = row["largest"];
   ASSERT_EQ(row["next"], largest + 1);
-  EXPECT_TRUE(row["next_out_of_memory"].get<std::string>().starts_with("RESOURCE_EXHAUSTED: Out of memory on "));
+  EXPECT_TRUE(
+      row["next_out_of_memory"].get<std::string>().starts_with("RESOURCE_EXHAUSTED: Out of memory on "));
   const auto at_largest = run_json(fmt::format("{} --batch {}", shape, largest));
   EXPECT_TRUE(at_largest["rows"][0]["out_of_memory"].is_null());
   EXPECT_EQ(at_largest["rows"][0]["peak_bytes"], row["peak_bytes_at_largest"]);
@@ -142,9 +143,11 @@ TEST(Memory, FitLayersFitsAndOneMoreLayerDoesNot) {
   const int largest = row["largest"];
   ASSERT_EQ(row["next"], largest + 1);
   EXPECT_EQ(fit["fit"]["upper_bound"], 4096);
-  const std::string custom = "--model custom --hidden 12288 --heads 96 --seq-len 2048 --vocab 50257 --strategy zero3";
+  const std::string custom =
+      "--model custom --hidden 12288 --heads 96 --seq-len 2048 --vocab 50257 --strategy zero3";
   EXPECT_TRUE(run_json(fmt::format("{} --layers {}", custom, largest))["rows"][0]["out_of_memory"].is_null());
-  EXPECT_TRUE(run_json(fmt::format("{} --layers {}", custom, largest + 1))["rows"][0]["out_of_memory"].is_string());
+  EXPECT_TRUE(
+      run_json(fmt::format("{} --layers {}", custom, largest + 1))["rows"][0]["out_of_memory"].is_string());
   // A custom shape needs no --layers to be fitted, and finds the same answer as the named shape.
   EXPECT_EQ(run_json(custom + " --fit layers")["rows"][0]["largest"], largest);
 }
@@ -165,9 +168,10 @@ TEST(Memory, CsvAgreesWithJson) {
   const auto dir = scratch_dir();
   const auto json_path = dir / "run.json";
   const auto csv_path = dir / "run.csv";
-  const auto run = run_memory(fmt::format("--model mlp,gpt3_175b --strategy dp --devices 2 --json '{}' --csv '{}'",
-                                          json_path.string(), csv_path.string()),
-                              dir);
+  const auto run =
+      run_memory(fmt::format("--model mlp,gpt3_175b --strategy dp --devices 2 --json '{}' --csv '{}'",
+                             json_path.string(), csv_path.string()),
+                 dir);
   ASSERT_EQ(run.status, 0) << run.err;
   const auto j = nlohmann::json::parse(read_file(json_path));
   EXPECT_EQ(j["schema_version"], 1);
@@ -175,20 +179,22 @@ TEST(Memory, CsvAgreesWithJson) {
   const auto csv = lines_of(read_file(csv_path));
   ASSERT_EQ(csv.size(), 3u);
   const auto& mlp = j["rows"][0];
-  EXPECT_EQ(csv[1], fmt::format("mlp,dp,0,0,{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{},{:.0f}",
-                                mlp["peak_bytes"].get<double>(),
-                                mlp["at_peak_bytes"]["parameters"].get<double>(),
-                                mlp["at_peak_bytes"]["optimizer_state"].get<double>(),
-                                mlp["at_peak_bytes"]["gradients"].get<double>(),
-                                mlp["at_peak_bytes"]["activations"].get<double>(),
-                                mlp["at_peak_bytes"]["input_shards"].get<double>(),
-                                mlp["at_peak_bytes"]["replicated_args"].get<double>(),
-                                mlp["at_peak_bytes"]["outputs"].get<double>(),
-                                mlp["at_peak_bytes"]["collective_scratch"].get<double>(),
-                                mlp["at_peak_bytes"]["communication_buckets"].get<double>(),
-                                mlp["at_peak_bytes"]["temporaries"].get<double>(),
-                                mlp["model_states_bytes"].get<double>(), mlp["zero_formula_bytes"].get<double>(),
-                                mlp["capacity_bytes"].get<double>()));
+  EXPECT_EQ(
+      csv[1],
+      fmt::format("mlp,dp,0,0,{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:"
+                  ".0f},{:.0f},{},{:.0f}",
+                  mlp["peak_bytes"].get<double>(), mlp["pass_peak_bytes"].get<double>(),
+                  mlp["at_peak_bytes"]["parameters"].get<double>(),
+                  mlp["at_peak_bytes"]["optimizer_state"].get<double>(),
+                  mlp["at_peak_bytes"]["gradients"].get<double>(),
+                  mlp["at_peak_bytes"]["activations"].get<double>(),
+                  mlp["at_peak_bytes"]["input_shards"].get<double>(),
+                  mlp["at_peak_bytes"]["replicated_args"].get<double>(),
+                  mlp["at_peak_bytes"]["outputs"].get<double>(),
+                  mlp["at_peak_bytes"]["collective_scratch"].get<double>(),
+                  mlp["at_peak_bytes"]["communication_buckets"].get<double>(),
+                  mlp["at_peak_bytes"]["temporaries"].get<double>(), mlp["model_states_bytes"].get<double>(),
+                  mlp["zero_formula_bytes"].get<double>(), mlp["capacity_bytes"].get<double>()));
   EXPECT_EQ(fields_of(csv[2], ',').size(), fields_of(csv[0], ',').size());
   EXPECT_TRUE(csv[2].starts_with("gpt3_175b,dp,1,")) << csv[2];
   EXPECT_TRUE(j["rows"][1]["out_of_memory"].is_string());
@@ -219,20 +225,23 @@ TEST(Memory, PlotWritesPngAndSvg) {
 
 std::vector<BadInput> bad_inputs() {
   return {
-      {"UnknownModel", "--model gpt5", "unknown --model 'gpt5'; valid: mlp, gpt2_small, gpt_7b, gpt3_175b, custom"},
+      {"UnknownModel", "--model gpt5",
+       "unknown --model 'gpt5'; valid: mlp, gpt2_small, gpt_7b, gpt3_175b, custom"},
       {"UnknownStrategy", "--strategy dp,zero4",
        "--strategy: unknown training strategy 'zero4' (valid: dp, dp-overlap, zero1, zero2, zero3)"},
       {"StrategyTwice", "--strategy dp,dp", "--strategy names 'dp' twice"},
       {"ZeroDevices", "--devices 0", "--devices must be a whole number from 1 to 1024 (got '0')"},
       {"TooManyDevices", "--devices 2048", "--devices must be a whole number from 1 to 1024 (got '2048')"},
       {"ZeroBatch", "--batch 0", "--batch must be a whole number from 1 to 999999999 (got '0')"},
-      {"MicroBatchesNotDividing", "--batch 4 --micro-batches 3", "--batch 4 is not divisible by --micro-batches 3"},
+      {"MicroBatchesNotDividing", "--batch 4 --micro-batches 3",
+       "--batch 4 is not divisible by --micro-batches 3"},
       {"UnknownFit", "--fit seq_len", "unknown --fit 'seq_len'; valid: batch, layers"},
       {"FitBatchWithBatch", "--fit batch --batch 4",
        "--batch and --fit batch exclude each other: the search chooses the batch"},
       {"FitLayersWithMlp", "--model gpt2_small,mlp --fit layers",
        "--fit layers needs transformers; --model 'mlp' has no blocks"},
-      {"FitLayersWithLayers", "--model custom --layers 2 --hidden 64 --heads 8 --seq-len 32 --vocab 128 --fit layers",
+      {"FitLayersWithLayers",
+       "--model custom --layers 2 --hidden 64 --heads 8 --seq-len 32 --vocab 128 --fit layers",
        "--layers and --fit layers exclude each other: the search chooses the layers"},
       {"FitMaxWithoutFit", "--fit-max 8", "--fit-max bounds the search of --fit batch or --fit layers"},
       {"FitWithPlot", "--fit batch --plot p",
@@ -251,6 +260,10 @@ std::vector<BadInput> bad_inputs() {
        "--recompute applies to transformers; the MLP keeps every activation"},
       {"UnknownRecompute", "--recompute some", "unknown --recompute 'some'; valid: none, selective, full"},
       {"UnknownOptimizer", "--optimizer lamb", "unknown --optimizer 'lamb'; valid: sgd, momentum, adam"},
+      {"PrefetchDepthWithoutZero3", "--strategy dp,zero2 --prefetch-depth 2",
+       "--prefetch-depth applies to --strategy zero3 only"},
+      {"NegativeMaxLive", "--strategy zero3 --max-live-parameters=-5",
+       "--max-live-parameters must be a whole number from 1 to 1000000000000000 (got '-5')"},
       {"TooManyDevicesForThePreset", "--preset dgx_h100 --devices 16",
        "--devices 16 is more than the 8 devices of --preset dgx_h100 (--nodes N joins N of them)"},
   };
@@ -258,10 +271,17 @@ std::vector<BadInput> bad_inputs() {
 
 class BadInputTest : public ::testing::TestWithParam<BadInput> {};
 
-TEST_P(BadInputTest, ExitsTwoWithMessage) { testing::expect_refused(SPMDSIM_CLI, "memory", GetParam()); }
+TEST_P(BadInputTest, ExitsTwoWithMessage) {
+  testing::expect_refused(SPMDSIM_CLI, "memory", GetParam());
+}
 
 INSTANTIATE_TEST_SUITE_P(Memory, BadInputTest, ::testing::ValuesIn(bad_inputs()),
                          [](const auto& test) { return test.param.name; });
+
+TEST(Jobs, TwoAtATimeGiveTheSameOutputAsOne) {
+  testing::expect_same_output_with_two_jobs(
+      SPMDSIM_CLI, "memory", "--model mlp --devices 2 --batch 4 --strategy dp,zero1,zero2,zero3");
+}
 
 }  // namespace
 }  // namespace spmdsim

@@ -4,15 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "child_process.hpp"
 #include "spmdsim/models/data_parallel.hpp"
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/ops.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
-#include "child_process.hpp"
 #include "test_cluster.hpp"
 
 namespace spmdsim {
@@ -26,7 +27,9 @@ Array input() {
   return Array::from_values({1, kFloats}, values);
 }
 
-Array chain(const Array& x) { return tanh(x * 2.0 + x); }
+Array chain(const Array& x) {
+  return tanh(x * 2.0 + x);
+}
 
 // On the round-numbers device (1 TFLOP/s, 100 GB/s, 1 us launch) the kernel reads x and writes its result,
 // 2 x 4000 bytes, memory-bound whatever the three ops' FLOPs: 1 us + 8000 / 1e11 s. Device memory holds the
@@ -47,6 +50,24 @@ TEST(Fused, IsOneKernelOfItsBoundaryBytesWithTheUnfusedValues) {
   EXPECT_NEAR(compute[0].end - compute[0].start, 1e-6 + 8000 / 1e11, 1e-18);
   EXPECT_NEAR(report.calls.back().times.at(0).compute, 1e-6 + 8000 / 1e11, 1e-18);
   EXPECT_EQ(report.calls.back().memory.at(0).peak, 2 * kFloats * 4);
+  EXPECT_TRUE(array_equal(sim.device_get(out).leaf(), chain(input())));
+}
+
+// With SimulationOptions::fusion off the same body runs op by op: three kernels (multiply, add, tanh), each
+// reading its operands and writing its result (x * 2.0: 4000 + 4 + 4000 bytes, the scalar a 0-d float32;
+// + x: 3 x 4000; tanh: 2 x 4000), each with its launch, the same values.
+TEST(Fused, FusionOffRunsEachOpAsItsOwnKernel) {
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(1)), {.fusion = false});
+  Tree out = pmap([](const Args& a) -> Tree {
+    const Array& x = a[0].array();
+    return fused("chain", {x}, [&] { return std::vector{chain(x)}; }).front();
+  })(sim, {input()});
+  const auto report = sim.report();
+  std::vector<std::string> names;
+  for (const Span& span : report.calls.back().spans.at(0))
+    if (span.kind == SpanKind::compute) names.push_back(span.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"multiply", "add", "tanh"}));
+  EXPECT_NEAR(report.calls.back().times.at(0).compute, 3e-6 + (7 * 4000 + 4) / 1e11, 1e-18);
   EXPECT_TRUE(array_equal(sim.device_get(out).leaf(), chain(input())));
 }
 

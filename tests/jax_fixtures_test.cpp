@@ -43,8 +43,10 @@ const T& need(const std::optional<T>& value, const char* key) {
   return *value;
 }
 
-// The axis the case's collectives name: pmap's axis_name unless the case names another (an unbound one).
-std::string collective_axis(const FixtureParams& p) {
+// The axis the case's collectives name: pmap's axis_name unless the case names another (an unbound one) or a
+// tuple of names (nested pmap).
+AxisName collective_axis(const FixtureParams& p) {
+  if (!p.collective_axis_names.empty()) return AxisName(p.collective_axis_names);
   return p.collective_axis_name ? *p.collective_axis_name : need(p.axis_name, "axis_name");
 }
 
@@ -52,7 +54,7 @@ std::string collective_axis(const FixtureParams& p) {
 // The functions of the catalogue (make_fixtures.py), one C++ counterpart each.
 
 DeviceFunction reduction(const std::string& op, const FixtureParams& p) {
-  const std::string axis = collective_axis(p);
+  const AxisName axis = collective_axis(p);
   const AxisIndexGroups groups = p.groups;
   // psum and pmean take a tree (psum_tree passes a dict), as jax.lax's do.
   if (op == "psum") return [=](const Args& a) -> Tree { return psum(a[0].tree(), axis, groups); };
@@ -221,6 +223,51 @@ DeviceFunction device_specific_computation(const FixtureParams&) {
   return [](const Args& a) -> Tree { return a[0].array() * (a[1].array() + 1.0); };
 }
 
+// Nested pmap: the innermost function.
+
+// jax.pmap's docstring: (x / psum(x, 'i'), x / psum(x, 'j'), x / psum(x, ('i', 'j'))).
+DeviceFunction normalize(const FixtureParams&) {
+  return [](const Args& a) -> Tree {
+    const Array& x = a[0].array();
+    return Tree::tuple({x / psum(x, "i"), x / psum(x, "j"), x / psum(x, {"i", "j"})});
+  };
+}
+
+DeviceFunction indices_over_axes(const FixtureParams&) {
+  return [](const Args&) -> Tree {
+    return Tree::tuple({axis_index("i"), axis_index("j"), axis_index({"i", "j"}), axis_index({"j", "i"})});
+  };
+}
+
+DeviceFunction sum_and_max_in_groups(const FixtureParams& p) {
+  return [axis = collective_axis(p), groups = p.groups](const Args& a) -> Tree {
+    return Tree::tuple({psum(a[0].array(), axis, groups), pmax(a[0].array(), axis, groups)});
+  };
+}
+
+DeviceFunction two_x_plus_inner_index(const FixtureParams&) {
+  return [](const Args& a) -> Tree { return a[0].array() * 2.0 + axis_index("j"); };
+}
+
+DeviceFunction sum_of_product(const FixtureParams& p) {
+  return
+      [axis = collective_axis(p)](const Args& a) -> Tree { return psum(a[0].array() * a[1].array(), axis); };
+}
+
+DeviceFunction three_axes(const FixtureParams&) {
+  return [](const Args& a) -> Tree {
+    return Tree::tuple({psum(a[0].array(), {"i", "j", "k"}), a[0].array() * axis_index({"k", "i", "j"})});
+  };
+}
+
+DeviceFunction identity(const FixtureParams&) {
+  return [](const Args& a) -> Tree { return a[0].tree(); };
+}
+
+DeviceFunction inner_sum(const FixtureParams&) {
+  return [](const Args& a) -> Tree { return psum(a[0].array(), "j"); };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The dispatch table: category -> the function it runs and how its outputs compare with JAX's.
 
@@ -327,6 +374,34 @@ const std::map<std::string, Category, std::less<>>& categories() {
       {"error_psum_scatter_untiled_size_ne_p", {"lax.psum_scatter(x, 'i', 0)", reduce_scatter}},
       {"error_static_argnums_out_of_range", {"add(x, y), static_broadcasted_argnums=(5,)", add_args}},
       {"error_unbound_axis_name", {"lax.psum(x, 'j') under axis_name='i'", reduction_of_params}},
+      // Nested pmap: pmap(pmap(f, axis_name='j'), axis_name='i').
+      {"nested_normalize", {"(x / psum(x, 'i'), x / psum(x, 'j'), x / psum(x, ('i', 'j')))", normalize}},
+      {"nested_axis_index",
+       {"(axis_index('i'), axis_index('j'), axis_index(('i', 'j')), axis_index(('j', 'i')))",
+        indices_over_axes, Compare::exact, true}},
+      {"nested_all_gather", {"lax.all_gather(x, names)", gather}},
+      {"nested_ppermute", {"lax.ppermute(x, ('i', 'j'), perm=ring)", permute_pairs}},
+      {"nested_psum_scatter", {"lax.psum_scatter(x, ('i', 'j'))", reduce_scatter, Compare::summed}},
+      {"nested_all_to_all", {"lax.all_to_all(x, names, 0, 1)", exchange}},
+      {"nested_groups",
+       {"(lax.psum(x, names, axis_index_groups=groups), lax.pmax(x, names, axis_index_groups=groups))",
+        sum_and_max_in_groups, Compare::summed}},
+      {"nested_shadowed_name",
+       {"lax.psum(x, 'i'), the inner 'i' shadowing the outer", psum_body, Compare::summed}},
+      {"nested_inner_in_axes1", {"x * 2 + axis_index('j'), inner in_axes=1", two_x_plus_inner_index}},
+      {"nested_replicated_arg", {"lax.psum(x * w, ('i', 'j'))", sum_of_product, Compare::summed}},
+      {"nested_three_levels", {"(psum(x, ('i', 'j', 'k')), x * axis_index(('k', 'i', 'j')))", three_axes}},
+      {"nested_pmean", {"lax.pmean(x, ('i', 'j'))", pmean_body}},
+      {"nested_psum", {"lax.psum(x, ('i', 'j'))", psum_body, Compare::summed}},
+      {"error_nested_inner_axis_size", {"x, inner axis_size=3", identity}},
+      {"error_nested_inner_devices", {"x, inner devices=jax.devices()[:4]", identity}},
+      {"error_nested_inner_inconsistent_sizes", {"x + y", add_args}},
+      {"error_nested_inner_out_axes1", {"x * 2, inner out_axes=1", times_two}},
+      {"error_nested_inner_out_axes_none", {"lax.psum(x, 'j'), inner out_axes=None", inner_sum}},
+      {"error_nested_more_than_available", {"x", identity}},
+      {"error_nested_too_few_devices", {"x", identity}},
+      {"error_nested_too_many_devices", {"x", identity}},
+      {"error_nested_unbound_name", {"lax.psum(x, ('i', 'k'))", psum_body}},
   };
   return table;
 }
@@ -339,10 +414,23 @@ const Category* find_category(std::string_view case_name) {
 // ---------------------------------------------------------------------------------------------------------
 // Running a case and comparing with JAX.
 
-// JAX had 8 CPU devices; a case that passed devices=jax.devices()[:n] runs on a cluster of n.
+// JAX had 8 CPU devices; a case that passed devices=jax.devices()[:n] runs on a cluster of n (of 8 when the
+// nested pmap needs more than n). jax_enable_x64 as the case ran it.
 Simulation make_simulation(const FixtureParams& params) {
-  return Simulation(topologies::switch_cluster(
-      spmdsim::testing::round_numbers_cluster(params.devices.value_or(testing::kJaxDeviceCount))));
+  const int devices =
+      params.inner.empty() ? params.devices.value_or(testing::kJaxDeviceCount) : testing::kJaxDeviceCount;
+  SimulationOptions options;
+  options.enable_x64 = params.x64;
+  return Simulation(topologies::switch_cluster(spmdsim::testing::round_numbers_cluster(devices)), options);
+}
+
+// The case's pmap, nested as the case nests it.
+PmappedFunction make_pmap(const Category& category, const FixtureCase& c) {
+  if (c.params.inner.empty()) return pmap(category.body(c.params), testing::pmap_options(c.params, c.name));
+  PmappedFunction fn = pmap(category.body(c.params), testing::pmap_options(c.params.inner.back(), c.name));
+  for (auto level = c.params.inner.size() - 1; level-- > 0;)
+    fn = pmap(fn, testing::pmap_options(c.params.inner[level], c.name));
+  return pmap(fn, testing::pmap_options(c.params, c.name));
 }
 
 template <class Fn>
@@ -452,7 +540,7 @@ TEST_P(JaxCase, MatchesJax) {
   ASSERT_NE(category, nullptr) << "no dispatch entry for category " << testing::case_category(c.name);
   SCOPED_TRACE(fmt::format("category {}: {}", testing::case_category(c.name), category->python));
   Simulation sim = make_simulation(c.params);
-  const PmappedFunction fn = pmap(category->body(c.params), testing::pmap_options(c.params, c.name));
+  const PmappedFunction fn = make_pmap(*category, c);
   if (c.error) {
     expect_jax_error(sim, fn, c);
     return;
@@ -479,7 +567,7 @@ TEST_P(Abstract, MatchesJaxShapesAndDtypes) {
   ASSERT_NE(category, nullptr) << "no dispatch entry for category " << testing::case_category(c.name);
   SCOPED_TRACE(fmt::format("category {}: {}", testing::case_category(c.name), category->python));
   Simulation sim = make_simulation(c.params);
-  const PmappedFunction fn = pmap(category->body(c.params), testing::pmap_options(c.params, c.name));
+  const PmappedFunction fn = make_pmap(*category, c);
   const Args inputs =
       map_arrays(c.inputs, [](const Array& x) { return Array::abstract(x.shape(), x.dtype()); });
   const Tree got = sim.device_get(fn(sim, inputs));

@@ -42,6 +42,14 @@ TEST(PresetTable, EveryFigureHasASource) {
     for (const auto& [dtype, figure] : d.peak_flops) expect_sourced(figure, fmt::format("{} peak", d.name));
     expect_sourced(d.memory_capacity, fmt::format("{} memory", d.name));
     expect_sourced(d.memory_bandwidth, fmt::format("{} bandwidth", d.name));
+    for (const auto& m : d.matmul) {
+      expect_sourced(m.peak, fmt::format("{} matmul peak", d.name));
+      expect_sourced(m.efficiency, fmt::format("{} matmul efficiency", d.name));
+    }
+    EXPECT_TRUE(is_source(d.tiling.source)) << d.name;
+    expect_sourced(d.memory_efficiency, fmt::format("{} memory efficiency", d.name));
+    expect_sourced(d.launch_overhead, fmt::format("{} launch", d.name));
+    for (const auto& a : d.attention) EXPECT_TRUE(is_source(a.source)) << d.name;
   }
   for (const auto& l : link_presets()) {
     expect_sourced(l.bandwidth, std::string(l.name));
@@ -115,11 +123,12 @@ TEST(DevicePresets, ConvertUnitsAtTheBoundary) {
   EXPECT_EQ(a100.peak_flops.at(DType::f32), 19.5e12);
   EXPECT_EQ(a100.memory_capacity, 80 * kGiB);  // "80 GB" of HBM is GiB (REFERENCES §0)
   EXPECT_EQ(a100.memory_bandwidth, 2039e9);
-  EXPECT_EQ(a100.launch_overhead, 0);
+  EXPECT_EQ(a100.launch_overhead, 2e-6);
+  EXPECT_EQ(a100.matmul.at(DType::bf16).efficiency, 0.869);
   EXPECT_EQ(device_preset("h200").spec().memory_capacity, 141 * kGiB);
   EXPECT_EQ(device_preset("tpu_v5p").spec().memory_bandwidth, 2765e9);
-  // No float32 peak is published for TPUs: it is left out, not guessed.
-  EXPECT_EQ(device_preset("tpu_v4").spec().peak_flops.count(DType::f32), 0u);
+  // No float16 peak is published for TPUs: it is left out, not guessed (float32 is the VPU's, derived).
+  EXPECT_EQ(device_preset("tpu_v4").spec().peak_flops.count(DType::f16), 0u);
   for (const auto& d : device_presets()) EXPECT_NO_THROW(d.spec().validate()) << d.name;
 }
 
@@ -195,6 +204,20 @@ TEST(PresetsCommand, TableMatchesGoldenFile) {
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.err, "");
   expect_matches_golden(run.out, "presets.txt");
+}
+
+// `spmdsim kernels`: the presets' matmul kernel class against the published GEMM points.
+TEST(KernelsCommand, TableMatchesGoldenFile) {
+  const auto run = testing::run_cli(SPMDSIM_CLI, "kernels", "", scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  expect_matches_golden(run.out, "kernels.txt");
+}
+
+TEST(KernelsCommand, RefusesAnUnknownOption) {
+  const auto run = testing::run_cli(SPMDSIM_CLI, "kernels", "--device a100", scratch_dir());
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("device"), std::string::npos) << run.err;
 }
 
 TEST(PresetsCommand, KindSelectsOneSection) {

@@ -97,13 +97,17 @@ struct StrategyCase {
   Precision precision = Precision::fp32;
   DType reduce_dtype = DType::bf16;
   Bytes bucket_bytes = kDefaultBucketBytes;  // dp-overlap
+  ZeroOptions zero = {};                     // zero2, zero3
 };
 
 Optimizer make_optimizer(Optimizer::Kind kind) {
   switch (kind) {
-    case Optimizer::Kind::sgd: return Optimizer::sgd(0.1);
-    case Optimizer::Kind::momentum: return Optimizer::momentum(0.1, 0.9);
-    default: return Optimizer::adam(1e-2);
+    case Optimizer::Kind::sgd:
+      return Optimizer::sgd(0.1);
+    case Optimizer::Kind::momentum:
+      return Optimizer::momentum(0.1, 0.9);
+    default:
+      return Optimizer::adam(1e-2);
   }
 }
 
@@ -137,13 +141,55 @@ const std::vector<StrategyCase> kStrategyCases = {
      Precision::mixed_bf16, DType::bf16, 300},
     {"mixed_dp_overlap_buckets_reduce_f32_momentum", Strategy::dp_overlap, Optimizer::Kind::momentum, 1,
      Precision::mixed_bf16, DType::f32, 600},
+    // ZeRO-2/3 with buckets of 150 elements ({w2, b2, w1}, {b1, w0}, {b0}), reduce-scattered on the stream or
+    // by the program, and ZeRO-3 without prefetching.
+    {"zero2_buckets_overlap_adam",
+     Strategy::zero2,
+     Optimizer::Kind::adam,
+     1,
+     Precision::fp32,
+     DType::bf16,
+     kDefaultBucketBytes,
+     {.reduce_bucket_elements = 150, .overlap_comm = true}},
+    {"zero3_buckets_sync_accumulate3_momentum",
+     Strategy::zero3,
+     Optimizer::Kind::momentum,
+     3,
+     Precision::fp32,
+     DType::bf16,
+     kDefaultBucketBytes,
+     {.reduce_bucket_elements = 150, .overlap_comm = false}},
+    {"mixed_zero3_buckets_no_prefetch_adam",
+     Strategy::zero3,
+     Optimizer::Kind::adam,
+     1,
+     Precision::mixed_bf16,
+     DType::bf16,
+     kDefaultBucketBytes,
+     {.reduce_bucket_elements = 150, .prefetch_units = 0}},
+    {"zero3_wrap2_momentum_accumulate3",
+     Strategy::zero3,
+     Optimizer::Kind::momentum,
+     3,
+     Precision::fp32,
+     DType::bf16,
+     kDefaultBucketBytes,
+     {.wrap_units = 2}},
+    {"zero3_whole_model_adam",
+     Strategy::zero3,
+     Optimizer::Kind::adam,
+     1,
+     Precision::fp32,
+     DType::bf16,
+     kDefaultBucketBytes,
+     {.prefetch_units = 2, .wrap_units = 0}},
 };
 
 // What one step on one device with the whole batch gives: the reference, computed on the host with the
 // same model and optimizer code (under mixed precision: bf16 params and gradients, fp32 master weights).
 struct Reference {
-  std::vector<double> losses;        // before each step
-  std::vector<Tree> params_after;    // fp32 (the master weights under mixed precision), after each step
+  std::vector<double> losses;      // before each step
+  std::vector<Tree> params_after;  // fp32 (the master weights under mixed precision), after each step
 };
 
 Reference reference_run(const Mlp& mlp, const Optimizer& optimizer, bool mixed, Tree params, const Array& x,
@@ -176,9 +222,9 @@ Reference reference_run(const Mlp& mlp, const Optimizer& optimizer, bool mixed, 
 // all-reduce rounds again at every hop, where the reference rounds the whole-batch gradient once. That moves
 // a gradient element by up to ~N ulps of bf16, ~1e-2 relative, and a momentum-SGD parameter by lr times the
 // accumulated gradient error: with lr 0.1, |g| <~ 0.5 and three steps, a few 1e-4. Losses, computed in bf16
-// forward passes, differ by a few bf16 ulps of the loss (~1e-2 relative). Adam normalises each update to about
-// lr, so a gradient element near zero whose bf16 sign differs moves by up to 2 lr per step: for Adam under
-// mixed precision only |dp| <= 2 lr k is a bound.
+// forward passes, differ by a few bf16 ulps of the loss (~1e-2 relative). Adam normalises each update to
+// about lr, so a gradient element near zero whose bf16 sign differs moves by up to 2 lr per step: for Adam
+// under mixed precision only |dp| <= 2 lr k is a bound.
 struct Tolerance {
   double loss_rtol;
   double params_rtol;
@@ -210,7 +256,8 @@ TEST_P(StrategyEquivalence, MatchesOneDeviceWithTheWholeBatchAndReplicasStayIden
                   .micro_batches = c.micro_batches,
                   .precision = c.precision,
                   .reduce_dtype = c.reduce_dtype,
-                  .bucket_bytes = c.bucket_bytes});
+                  .bucket_bytes = c.bucket_bytes,
+                  .zero = c.zero});
   TrainState state = step.init(params0);
   const bool exact = n == 1 && c.micro_batches == 1;
   const Tolerance tol = tolerance_for(c);
@@ -219,13 +266,13 @@ TEST_P(StrategyEquivalence, MatchesOneDeviceWithTheWholeBatchAndReplicasStayIden
     state = result.state;
     // Replicas: every replicated leaf (params and state for dp, params for ZeRO 1/2, Adam's count, the loss)
     // holds the same bits on every device.
-    const int replicated = expect_replicas_identical(Tree::tuple({state.params, state.opt_state, result.loss}), n,
-                                                     c.name + " step " + std::to_string(s));
+    const int replicated = expect_replicas_identical(
+        Tree::tuple({state.params, state.opt_state, result.loss}), n, c.name + " step " + std::to_string(s));
     EXPECT_GE(replicated, 1);
     const double loss = sim.device_get(result.loss).leaf().item(0);
     const Tree params = step.full_params(sim, state);
-    const Comparison p = compare(params, ref.params_after[static_cast<std::size_t>(s)], exact ? 0 : tol.params_rtol,
-                                 exact ? 0 : tol.params_atol);
+    const Comparison p = compare(params, ref.params_after[static_cast<std::size_t>(s)],
+                                 exact ? 0 : tol.params_rtol, exact ? 0 : tol.params_atol);
     if (exact) {
       EXPECT_EQ(loss, ref.losses[static_cast<std::size_t>(s)]) << "step " << s;
     } else {
@@ -241,7 +288,8 @@ TEST_P(StrategyEquivalence, MatchesOneDeviceWithTheWholeBatchAndReplicasStayIden
 INSTANTIATE_TEST_SUITE_P(Strategies, StrategyEquivalence,
                          ::testing::Combine(::testing::ValuesIn(kStrategyCases), ::testing::Values(1, 2, 4)),
                          [](const auto& test_info) {
-                           return std::get<0>(test_info.param).name + "_p" + std::to_string(std::get<1>(test_info.param));
+                           return std::get<0>(test_info.param).name + "_p" +
+                                  std::to_string(std::get<1>(test_info.param));
                          });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -255,8 +303,9 @@ constexpr double kCountBytes = 4;
 
 class ModelStateMemory : public ::testing::TestWithParam<std::tuple<Strategy, int>> {};
 
-const auto kEveryStrategyOnUpToEightDevices = ::testing::Combine(
-    ::testing::Values(Strategy::dp, Strategy::zero1, Strategy::zero2, Strategy::zero3), ::testing::Values(1, 2, 4, 8));
+const auto kEveryStrategyOnUpToEightDevices =
+    ::testing::Combine(::testing::Values(Strategy::dp, Strategy::zero1, Strategy::zero2, Strategy::zero3),
+                       ::testing::Values(1, 2, 4, 8));
 
 std::string strategy_and_devices_name(const ::testing::TestParamInfo<std::tuple<Strategy, int>>& info) {
   return std::string(strategy_name(std::get<0>(info.param))) + "_p" + std::to_string(std::get<1>(info.param));
@@ -344,8 +393,8 @@ TEST_P(TransformerModelStateMemory, MixedPrecisionAdamMatchesTheZeroPaper) {
 INSTANTIATE_TEST_SUITE_P(Strategies, TransformerModelStateMemory, kEveryStrategyOnUpToEightDevices,
                          strategy_and_devices_name);
 
-// The state made on the devices (init_on_devices) is laid out as init()'s: a step from it holds the same model
-// states, and pmap accepts it in place with the step's in_axes, every device using its own replica of a
+// The state made on the devices (init_on_devices) is laid out as init()'s: a step from it holds the same
+// model states, and pmap accepts it in place with the step's in_axes, every device using its own replica of a
 // resident in_axes-None leaf (so that tag_as retags each device's buffers, not device 0's).
 TEST_P(TransformerModelStateMemory, StateMadeOnTheDevicesIsLaidOutAsInit) {
   const auto [strategy, n] = GetParam();
@@ -388,7 +437,8 @@ TEST_P(CommunicationVolume, BytesSentPerDeviceAreTheRingVolumes) {
   const int n = 4;
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(n)));
   const double psi = static_cast<double>(kMemoryModel.num_parameters());
-  TrainStep step(kMemoryModel, Optimizer::sgd(0.1), n, {.strategy = strategy, .precision = Precision::mixed_bf16});
+  TrainStep step(kMemoryModel, Optimizer::sgd(0.1), n,
+                 {.strategy = strategy, .precision = Precision::mixed_bf16});
   step(sim, step.init(kMemoryModel.init_abstract()), Array::abstract({n, 8, 784}),
        Array::abstract({n, 8}, DType::i32));
   const double unit = (n - 1.0) / n * 2 * psi;  // one all-gather or reduce-scatter of the bf16 params
@@ -440,7 +490,8 @@ TEST(Sharding, PaddedShardsTrainLikeUnpaddedOnes) {
     // The padding of every sharded state leaf is still zero.
     const Tree state_host = sim.device_get(state.opt_state);
     for (const char* entry : {"mu", "nu"}) {
-      const Array stacked = state_host[entry][0]["w"].leaf();  // 15 elements over 4 devices: 1 padding element
+      const Array stacked =
+          state_host[entry][0]["w"].leaf();  // 15 elements over 4 devices: 1 padding element
       EXPECT_EQ(stacked.shape(), (Shape{4, 4}));
       EXPECT_EQ(stacked.item(15), 0.0) << strategy_name(strategy) << " " << entry;
     }
@@ -498,7 +549,8 @@ TEST(TrainStepErrors, AMicroBatchCountThatDoesNotDivideTheBatchIsAValueError) {
     step(sim, step.init(mlp.init(0)), Array::zeros({2, 4, 4}), Array::zeros({2, 4, 2}));
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "train_step: a per-device batch of 4 examples cannot be cut into 3 equal micro-batches");
+    EXPECT_STREQ(e.what(),
+                 "train_step: a per-device batch of 4 examples cannot be cut into 3 equal micro-batches");
   }
 }
 

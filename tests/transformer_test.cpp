@@ -45,12 +45,21 @@ CallReport last_call(const Simulation& sim, const std::string& name) {
   return *it;
 }
 
-// FLOPs the device was charged for its matmuls in a call.
-double matmul_flops(const CallReport& call) {
+// FLOPs the device was charged for the kernels named `kernel` in a call.
+double kernel_flops(const CallReport& call, std::string_view kernel) {
   double seconds = 0;
   for (const Span& span : call.spans[0])
-    if (span.name == "matmul") seconds += span.end - span.start;
+    if (span.name == kernel) seconds += span.end - span.start;
   return seconds * kPeak;
+}
+double matmul_flops(const CallReport& call) {
+  return kernel_flops(call, "matmul");
+}
+
+// Korthikanti et al.'s counts are of the materialised attention.
+TransformerConfig naive(TransformerConfig config) {
+  config.attention = Attention::naive;
+  return config;
 }
 
 // The most bytes device 0 held under `tag` at any one time, from its memory timeline.
@@ -165,13 +174,26 @@ TEST(TransformerFlops, Gpt3AndAnFfnOtherThan4hFollowMegatronsCount) {
 // Activation memory per block (Korthikanti et al. 2022)
 
 TEST(TransformerActivations, SevenBPerBlockMatchesKorthikanti) {
-  const Transformer model(gpt_7b());
+  const Transformer model(naive(gpt_7b()));
   const double s = 2048, b = 1, h = 4096, a = 32;
   EXPECT_EQ(s * b * h * (34 + 5 * a * s / h), 956'301'312.0);  // Eq. 1, no parallelism, 16-bit
   EXPECT_EQ(model.activation_bytes_per_block(1), 956'301'312.0);
   EXPECT_EQ(model.activation_bytes_per_block(1, Recompute::selective), 34 * s * b * h);
   EXPECT_EQ(model.activation_bytes_per_block(1, Recompute::full), 2 * s * b * h);
   EXPECT_EQ(model.activation_bytes_per_block(4), 4 * 956'301'312.0);
+}
+
+// Fused attention keeps no [s, s] tensor: Korthikanti's selective figure plus the float32 log-sum-exp, under
+// none and selective alike.
+TEST(TransformerActivations, FusedAttentionKeepsNoScores) {
+  const Transformer model(gpt_7b());
+  const double s = 2048, b = 1, h = 4096, a = 32;
+  EXPECT_EQ(model.activation_bytes_per_block(1), 34 * s * b * h + 4 * a * s * b);
+  EXPECT_EQ(model.activation_bytes_per_block(1, Recompute::selective), 34 * s * b * h + 4 * a * s * b);
+  EXPECT_EQ(model.activation_bytes_per_block(1, Recompute::full), 2 * s * b * h);
+  EXPECT_EQ(model.fused_attention_forward_flops(1), 2 * s * s * h);
+  // PaLM's model FLOPs: 6N + 12 L h s per token.
+  EXPECT_EQ(model.model_flops_per_token(), 6 * 6'714'695'680.0 + 12 * 32 * h * s);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -192,7 +214,7 @@ class TransformerBlock : public ::testing::TestWithParam<Recompute> {};
 // FLOPs plus what recomputation reruns; at the end only the block's gradients are left.
 TEST_P(TransformerBlock, KeepsKorthikantisBytesAndChargesThreeForwards) {
   const Recompute recompute = GetParam();
-  const Transformer model(kSmall);
+  const Transformer model(naive(kSmall));
   const double s = 32, b = kBatch, h = 64, a = 8, f = 4 * h;
   Simulation sim(topologies::switch_cluster(flop_counting_device()));
   const Tree block = model.init_abstract(DType::bf16)[1];
@@ -242,6 +264,33 @@ INSTANTIATE_TEST_SUITE_P(Transformer, TransformerBlock,
                          ::testing::Values(Recompute::none, Recompute::selective, Recompute::full),
                          recompute_test_name);
 
+// With fused attention a block keeps 34 sbh + 4 asb bytes (no scores, the float32 log-sum-exp); the
+// attention's two score matmuls leave the matmul kernels for one flash_attention kernel forward (2 b s^2 h,
+// causal) and one backward (2.5x); every other matmul is charged as before.
+TEST(TransformerBlock, FusedAttentionKeepsNoScoresAndChargesTheKernelsOwnCount) {
+  const Transformer model(kSmall);
+  const double s = 32, b = kBatch, h = 64, a = 8, f = 4 * h;
+  Simulation sim(topologies::switch_cluster(flop_counting_device()));
+  const Tree block = model.init_abstract(DType::bf16)[1];
+  const Array x = Array::abstract({1, kBatch * 32, 64}, DType::f32);
+  MemoryByTag after_forward;
+  auto both = pmap(
+      [&](const Args& args) -> Tree {
+        BlockForward fwd = model.block_forward(args[0].tree(), astype(args[1].array(), DType::bf16));
+        after_forward = live_memory();
+        BlockBackward bwd = model.block_backward(args[0].tree(), std::move(fwd.saved), fwd.out);
+        return Tree(bwd.dx);
+      },
+      {.in_axes = Axes::tuple({none, 0}), .out_axes = Axes(0), .name = "forward_backward"});
+  both(sim, {block, x});
+  EXPECT_EQ(after_forward[tags::activations], 34 * s * b * h + 4 * a * s * b);
+  const CallReport call = last_call(sim, "forward_backward");
+  const double projections = b * s * (8 * h * h + 4 * h * f);
+  EXPECT_NEAR(matmul_flops(call), 3 * projections, 1e-9 * projections);
+  EXPECT_NEAR(kernel_flops(call, "flash_attention"), 2 * b * s * s * h, 1e-9 * projections);
+  EXPECT_NEAR(kernel_flops(call, "flash_attention_backward"), 2.5 * 2 * b * s * s * h, 1e-9 * projections);
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // On a device: the whole 7B step
 
@@ -251,7 +300,7 @@ class TransformerStep : public ::testing::TestWithParam<Recompute> {};
 // times the tokens, the gradients are 2 bytes per parameter, and the activations peak at L blocks' worth.
 TEST_P(TransformerStep, SevenBChargesTheClosedFormAndHoldsEveryBlocksActivations) {
   const Recompute recompute = GetParam();
-  const Transformer model(gpt_7b());
+  const Transformer model(naive(gpt_7b()));
   const double L = 32, h = 4096, s = 2048, V = 32000, a = 32, b = 1;
   Simulation sim(topologies::switch_cluster(flop_counting_device()));
   const Tree params = model.init_abstract(DType::bf16);

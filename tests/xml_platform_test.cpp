@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -26,14 +27,23 @@ namespace {
 using topologies::xml_platform;
 using topologies::XmlPlatformOptions;
 
-// A platform file around `hosts` (host elements), with `zone_properties` at the top of the root zone. No
-// routes: these tests never communicate.
+// A platform file around `hosts` (host elements), with `zone_properties` at the top of the root zone, and a
+// route between every two hosts over one link (the loader checks the routes a run takes).
 std::string platform_xml(const std::string& hosts, const std::string& zone_properties = "") {
+  std::vector<std::string> names;
+  const std::regex host_id("<host id=\"([^\"]+)\"");
+  for (std::sregex_iterator it(hosts.begin(), hosts.end(), host_id), end; it != end; ++it)
+    names.push_back((*it)[1]);
+  std::string routes = "    <link id=\"test.bus\" bandwidth=\"1GBps\" latency=\"1us\"/>\n";
+  for (std::size_t a = 0; a < names.size(); ++a)
+    for (std::size_t b = a + 1; b < names.size(); ++b)
+      routes += "    <route src=\"" + names[a] + "\" dst=\"" + names[b] +
+                "\"><link_ctn id=\"test.bus\"/></route>\n";
   return "<?xml version='1.0'?>\n"
          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
          "<platform version=\"4.1\">\n"
          "  <zone id=\"test\" routing=\"Full\">\n" +
-         zone_properties + hosts +
+         zone_properties + hosts + routes +
          "  </zone>\n"
          "</platform>\n";
 }
@@ -191,6 +201,80 @@ TEST(XmlPlatformErrors, ALinkOfNegativeLatency) {
       << message;
 }
 
+constexpr const char* kDoctype = "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n";
+
+// SimGrid aborts while loading these; spmdsim names the file and the lines when the builder is made.
+std::string declaration_error(const std::string& body) {
+  testing::ScratchDir dir;
+  const auto file = dir.write("platform.xml", "<?xml version='1.0'?>\n" + std::string(kDoctype) +
+                                                  "<platform version=\"4.1\">\n"
+                                                  "<zone id=\"z\" routing=\"Full\">\n" +
+                                                  body + "</zone>\n</platform>\n");
+  try {
+    (void)xml_platform(file);
+  } catch (const ValueError& error) {
+    const std::string message = error.what();
+    return message.substr(message.find("platform.xml'"));
+  }
+  return "";
+}
+
+TEST(XmlPlatformErrors, ALinkIdDeclaredTwiceIsRefusedWithBothLines) {
+  EXPECT_EQ(
+      declaration_error("<link id=\"l\" bandwidth=\"1GBps\" latency=\"0s\"/>\n<!-- <link id=\"l\"/> -->\n"
+                        "<link id=\"l\" bandwidth=\"2GBps\" latency=\"0s\"/>\n"),
+      "platform.xml', line 7: link 'l' is declared again (first on line 5); every link needs its own id");
+}
+
+TEST(XmlPlatformErrors, ARouteGivenTwiceCountsASymmetricalRouteBothWays) {
+  const std::string hosts = cpu() + device("d0") + "<link id=\"l\" bandwidth=\"1GBps\" latency=\"0s\"/>\n";
+  const std::string route = "<route src=\"cpu\" dst=\"d0\"><link_ctn id=\"l\"/></route>\n";
+  EXPECT_EQ(declaration_error(hosts + route + "<route src=\"d0\" dst=\"cpu\"><link_ctn id=\"l\"/></route>\n"),
+            "platform.xml', line 13: the route from 'd0' to 'cpu' is given again (first on line 12); a route "
+            "goes both ways unless it says symmetrical=\"NO\"");
+  // One way each, twice: fine.
+  EXPECT_EQ(declaration_error(
+                hosts + "<route src=\"cpu\" dst=\"d0\" symmetrical=\"NO\"><link_ctn id=\"l\"/></route>\n"
+                        "<route src=\"d0\" dst=\"cpu\" symmetrical=\"NO\"><link_ctn id=\"l\"/></route>\n"),
+            "");
+}
+
+// A file without the routes a run takes: SimGrid would abort at the first transfer over it.
+std::string routed_platform(const std::string& routes) {
+  return "<?xml version='1.0'?>\n" + std::string(kDoctype) +
+         "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n" + cpu() + device("d0", 0) +
+         device("d1", 1) + device("d2", 2) + "<link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>\n" +
+         routes + "</zone>\n</platform>\n";
+}
+
+std::string route(const std::string& src, const std::string& dst) {
+  return "<route src=\"" + src + "\" dst=\"" + dst + "\"><link_ctn id=\"l\"/></route>\n";
+}
+
+// One load per test: each Simulation needs a process of its own (SimGrid's engine is per process).
+TEST(XmlPlatformErrors, AMissingRouteBetweenDevicesIsNamed) {
+  const std::string to_host = route("cpu", "d0") + route("cpu", "d1") + route("cpu", "d2");
+  const std::string message = load_error(routed_platform(to_host + route("d0", "d1") + route("d1", "d2")));
+  EXPECT_NE(message.find("platform.xml': no route from 'd0' to 'd2'; the run uses devices 0..2 and needs a "
+                         "route from the host CPU to each of them and back, and between every two of them"),
+            std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, AMissingRouteToTheHostIsNamed) {
+  const std::string no_host = load_error(routed_platform(
+      route("cpu", "d0") + route("cpu", "d1") + route("d0", "d1") + route("d1", "d2") + route("d0", "d2")));
+  EXPECT_NE(no_host.find("no route from 'cpu' to 'd2'"), std::string::npos) << no_host;
+}
+
+TEST(XmlPlatformErrors, ARunOnTheFirstDevicesNeedsOnlyTheirRoutes) {
+  XmlPlatformOptions first_two;
+  first_two.devices_used = 2;
+  EXPECT_EQ(
+      load_error(routed_platform(route("cpu", "d0") + route("cpu", "d1") + route("d0", "d1")), first_two),
+      "");
+}
+
 TEST(XmlPlatformErrors, AHostOfNoSpeed) {
   const std::string message =
       load_error(platform_xml(cpu() + device("d0") +
@@ -305,9 +389,10 @@ TEST(SwitchClusterXml, APsumTakesExactlyAsLongAsOnTheSwitchCluster) {
   const int p = 4;
   const std::int64_t floats = 3 * 5 * 7 * 8 * 1024;
   const auto spec = testing::free_compute_cluster(p);
-  const double on_switch_cluster = testing::in_child_process([&] {
-                                     return std::vector{psum_time(topologies::switch_cluster(spec), p, floats)};
-                                   }).at(0);
+  const double on_switch_cluster =
+      testing::in_child_process([&] {
+        return std::vector{psum_time(topologies::switch_cluster(spec), p, floats)};
+      }).at(0);
 
   testing::ScratchDir dir;
   std::ostringstream xml;

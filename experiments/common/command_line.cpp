@@ -6,15 +6,23 @@
 
 #include <fmt/format.h>
 
+#include "spmdsim/errors.hpp"
+#include "spmdsim/simgrid_arguments.hpp"
+
 namespace spmdsim::cli {
 
 SplitArguments split_simgrid_arguments(const std::string& program, const std::vector<std::string>& args) {
   SplitArguments split;
   split.simgrid.push_back(program);
   for (const auto& arg : args) {
-    if (arg.starts_with("--cfg=") || arg.starts_with("--log="))
+    if (arg.starts_with("--cfg=") || arg.starts_with("--log=")) {
+      try {
+        check_simgrid_argument(arg);
+      } catch (const ValueError& e) {
+        throw UsageError(e.what());
+      }
       split.simgrid.push_back(arg);
-    else
+    } else
       split.ours.push_back(arg);
   }
   return split;

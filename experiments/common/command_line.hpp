@@ -17,7 +17,8 @@ class UsageError : public std::runtime_error {
 };
 
 // argv split in two: SimGrid's --cfg=... / --log=... (with the program name first, as SimGrid wants it)
-// and the rest, for Boost.Program_options.
+// and the rest, for Boost.Program_options. Throws UsageError for a --cfg or --log that SimGrid would abort on
+// or that spmdsim does not take (check_simgrid_argument).
 struct SplitArguments {
   std::vector<std::string> simgrid;
   std::vector<std::string> ours;

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace spmdsim::cli {
 
@@ -13,5 +14,18 @@ namespace spmdsim::cli {
 // here as a UsageError with the same message; any other exception, or a child that dies, becomes a
 // std::runtime_error with its message (or the signal), prefixed by `what`.
 std::string run_in_child(const std::string& what, const std::function<std::string()>& work);
+
+// A simulation to run in a child: `work` as run_in_child runs it, `what` naming it in errors.
+struct ChildRun {
+  std::string what;
+  std::function<std::string()> work;
+};
+
+// Runs each of `runs` in its own child, up to `parallel` at once, and returns their texts in the runs'
+// order, whichever ends first; `ended` (if set) is told how many have ended after each. When runs fail,
+// every run still ends and the first failing run's error in the runs' order is thrown, as run_in_child
+// throws it.
+std::vector<std::string> run_in_children(const std::vector<ChildRun>& runs, int parallel,
+                                         const std::function<void(std::size_t)>& ended);
 
 }  // namespace spmdsim::cli

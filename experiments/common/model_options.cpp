@@ -35,12 +35,19 @@ struct RecomputingTransformer {
                                       const Array& labels, const models::GradsReady& ready) const {
     return transformer.value_and_grad(fetch, tokens, labels, recompute, ready);
   }
+  std::vector<int> fetch_order() const { return transformer.fetch_order(); }
 };
 
 models::Recompute parse_recompute(const std::string& name) {
   for (auto r : {models::Recompute::none, models::Recompute::selective, models::Recompute::full})
     if (name == models::recompute_name(r)) return r;
   throw UsageError(fmt::format("unknown --recompute '{}'; valid: none, selective, full", name));
+}
+
+models::Attention parse_attention(const std::string& name) {
+  for (auto a : {models::Attention::fused, models::Attention::naive})
+    if (name == models::attention_name(a)) return a;
+  throw UsageError(fmt::format("unknown --attention '{}'; valid: fused, naive", name));
 }
 
 // 124439808 -> "124,439,808".
@@ -81,6 +88,7 @@ ModelChoice choose_model(const std::string& name, const ModelRequest& request) {
   }
   if (!choice.transformer)
     throw UsageError(fmt::format("unknown --model '{}'; valid: {}", name, model_names_text()));
+  if (!request.attention.empty()) choice.transformer->attention = parse_attention(request.attention);
   return choice;
 }
 
@@ -94,7 +102,10 @@ void add_model_shape_options(po::options_description& options, ModelRequest& req
       "vocab", po::value(&request.vocab), "--model custom: vocabulary V (tied embeddings, FFN 4h)")(
       "recompute", po::value(&request.recompute),
       "transformers: activation recomputation none (default), selective (the attention core) or full "
-      "(every block)");
+      "(every block)")(
+      "attention", po::value(&request.attention),
+      "transformers: the attention core as one FlashAttention-style kernel, fused (default), or "
+      "materialised with its [s, s] scores in device memory, naive");
 }
 
 std::string model_names_text() {
@@ -113,10 +124,10 @@ std::string ModelChoice::description() const {
   if (!transformer)
     return fmt::format("the MLP [{}] (tanh, softmax cross-entropy)", fmt::join(layer_sizes, ", "));
   const auto& c = *transformer;
-  return fmt::format("the transformer {} (L {}, h {}, a {}, s {}, V {}, {}; {} parameters; recompute {})",
-                     name, c.layers, c.hidden, c.heads, c.seq_len, c.vocab,
-                     c.tied_embeddings ? "tied" : "untied", grouped(num_parameters()),
-                     models::recompute_name(recompute));
+  return fmt::format(
+      "the transformer {} (L {}, h {}, a {}, s {}, V {}, {}; {} parameters; recompute {}; attention {})",
+      name, c.layers, c.hidden, c.heads, c.seq_len, c.vocab, c.tied_embeddings ? "tied" : "untied",
+      grouped(num_parameters()), models::recompute_name(recompute), models::attention_name(c.attention));
 }
 
 ModelChoice ModelChoice::with_layers(std::int64_t layers) const {
@@ -158,7 +169,8 @@ nlohmann::ordered_json ModelChoice::to_json() const {
           {"ffn_hidden", models::Transformer(c).ffn_hidden()},
           {"tied_embeddings", c.tied_embeddings},
           {"parameters", num_parameters()},
-          {"recompute", models::recompute_name(recompute)}};
+          {"recompute", models::recompute_name(recompute)},
+          {"attention", models::attention_name(c.attention)}};
 }
 
 std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, const ModelRequest& request) {
@@ -179,6 +191,9 @@ std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, co
   if (!request.recompute.empty() &&
       std::none_of(models.begin(), models.end(), [](const auto& m) { return m.is_transformer(); }))
     throw UsageError("--recompute applies to transformers; the MLP keeps every activation");
+  if (!request.attention.empty() &&
+      std::none_of(models.begin(), models.end(), [](const auto& m) { return m.is_transformer(); }))
+    throw UsageError("--attention applies to transformers; the MLP has no attention");
   return models;
 }
 

@@ -23,10 +23,11 @@ struct ModelRequest {
   std::string model;
   std::string layers, hidden, heads, seq_len, vocab;
   std::string recompute;
+  std::string attention;
 };
 
-// Adds the shape options and --recompute to `options`, read into `request`. --model itself is the
-// command's own (train takes one model, memory a list).
+// Adds the shape options, --recompute and --attention to `options`, read into `request`. --model itself is
+// the command's own (train takes one model, memory a list).
 void add_model_shape_options(boost::program_options::options_description& options, ModelRequest& request);
 
 // The names --model accepts, for help texts: "mlp, gpt2_small, gpt_7b, gpt3_175b, custom".
@@ -58,8 +59,8 @@ struct ModelChoice {
 // Checks `request` for the models `names` (the items of --model) and returns them, in order. Throws
 // UsageError for no name, a name given twice, an unknown name (listing the valid ones), shape options without
 // `custom` in the list or missing with it, a size that is not a whole number from 1, heads that do not divide
-// the hidden size, an unknown --recompute, and --recompute without a transformer in the list (the MLP ignores
-// it).
+// the hidden size, an unknown --recompute or --attention, and either without a transformer in the list (the
+// MLP ignores them).
 std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, const ModelRequest& request);
 
 }  // namespace spmdsim::cli

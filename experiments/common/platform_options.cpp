@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string_view>
 
-#include <boost/program_options/value_semantic.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/program_options/value_semantic.hpp>
 
 #include "common/command_line.hpp"
 #include "spmdsim/errors.hpp"
@@ -134,7 +134,8 @@ BuiltTopology build_unparameterised(int devices, std::string_view, const DeviceO
   return {build(std::move(spec)), devices, ""};
 }
 
-BuiltTopology build_grid(int devices, std::string_view parameters, const DeviceOnTopology& on, bool wraparound) {
+BuiltTopology build_grid(int devices, std::string_view parameters, const DeviceOnTopology& on,
+                         bool wraparound) {
   const auto shape =
       parameters.empty() ? balanced_factors(devices, 2) : dimensions_of(parameters, "XxY or XxYxZ, e.g. 4x4");
   return {topologies::torus({.num_devices = product_of(shape),
@@ -189,7 +190,8 @@ BuiltTopology build_dragonfly(int devices, std::string_view parameters, const De
           product_of(shape), fmt::format("{}", fmt::join(shape, "x"))};
 }
 
-constexpr auto build_switch = &build_unparameterised<topologies::SwitchClusterSpec, &topologies::switch_cluster>;
+constexpr auto build_switch =
+    &build_unparameterised<topologies::SwitchClusterSpec, &topologies::switch_cluster>;
 constexpr auto build_ring = &build_unparameterised<topologies::RingSpec, &topologies::ring>;
 constexpr auto build_full_mesh = &build_unparameterised<topologies::FullMeshSpec, &topologies::full_mesh>;
 
@@ -199,8 +201,10 @@ constexpr Topology kTopologies[] = {
     {"full_mesh", "", "a cable between every pair of devices", build_full_mesh},
     {"torus", "XxY|XxYxZ", "a 2D or 3D torus; default: the squarest 2D shape of the devices", &build_torus},
     {"mesh", "XxY|XxYxZ", "a torus without the wraparound cables; same default", &build_mesh},
-    {"fat_tree", "K", "switches of K ports down and up, 2 levels if K^2 ports hold the devices, else 3; "
-                      "default: the least K for 2 levels", &build_fat_tree},
+    {"fat_tree", "K",
+     "switches of K ports down and up, 2 levels if K^2 ports hold the devices, else 3; "
+     "default: the least K for 2 levels",
+     &build_fat_tree},
     {"dragonfly", "GxAxD", "G groups of A all-to-all routers of D devices; default: the most even shape",
      &build_dragonfly},
 };
@@ -259,7 +263,8 @@ int node_count(const std::string& text) {
   return std::stoi(text);
 }
 
-ChosenPlatform node_platform(const topologies::NodePreset& preset, const PlatformRequest& request, int devices) {
+ChosenPlatform node_platform(const topologies::NodePreset& preset, const PlatformRequest& request,
+                             int devices) {
   check_whole_platform(request, preset.name, "node", preset.device);
   ChosenPlatform chosen{.preset = std::string(preset.name),
                         .simgrid_config = preset.network_model->simgrid_config,
@@ -284,7 +289,8 @@ ChosenPlatform node_platform(const topologies::NodePreset& preset, const Platfor
   return chosen;
 }
 
-ChosenPlatform slice_platform(const topologies::SlicePreset& preset, const PlatformRequest& request, int devices) {
+ChosenPlatform slice_platform(const topologies::SlicePreset& preset, const PlatformRequest& request,
+                              int devices) {
   check_whole_platform(request, preset.name, "TPU slice", preset.device);
   if (!request.nodes.empty())
     throw UsageError(fmt::format("--nodes joins nodes of a node preset ({}); --preset {} is a TPU slice",
@@ -306,11 +312,13 @@ ChosenPlatform device_platform(const topologies::DevicePreset& preset, const Pla
                                  names_text(topologies::PresetKind::node), preset.name));
   if (!request.platform_file.empty()) {
     // SimGrid's own settings: the file's links are not the preset's.
-    ChosenPlatform chosen{.preset = std::string(preset.name),
-                          .platform_file = request.platform_file,
-                          .summary = fmt::format("--platform {}, --preset {}", request.platform_file, preset.name)};
+    ChosenPlatform chosen{
+        .preset = std::string(preset.name),
+        .platform_file = request.platform_file,
+        .summary = fmt::format("--platform {}, --preset {}", request.platform_file, preset.name)};
     try {
-      chosen.builder = topologies::xml_platform(request.platform_file, {.device = preset.spec()});
+      chosen.builder =
+          topologies::xml_platform(request.platform_file, {.device = preset.spec(), .devices_used = devices});
     } catch (const ValueError& e) {
       throw UsageError(fmt::format("--platform: {}", e.what()));
     }
@@ -332,15 +340,16 @@ ChosenPlatform device_platform(const topologies::DevicePreset& preset, const Pla
   } catch (const ValueError& e) {
     throw UsageError(fmt::format("--topology {}: {}", given, e.what()));
   }
-  ChosenPlatform chosen{
-      .builder = std::move(built.builder),
-      .num_devices = built.num_devices,
-      .topology = built.parameters.empty() ? std::string(topology.name)
-                                           : fmt::format("{}:{}", topology.name, built.parameters),
-      .preset = std::string(preset.name),
-      .simgrid_config = on.network_model->simgrid_config,
-      .network_model_source = fmt::format("{}'s network model", on.home)};
-  chosen.summary = fmt::format("--topology {}, --preset {} with {}'s links", chosen.topology, preset.name, on.home);
+  ChosenPlatform chosen{.builder = std::move(built.builder),
+                        .num_devices = built.num_devices,
+                        .topology = built.parameters.empty()
+                                        ? std::string(topology.name)
+                                        : fmt::format("{}:{}", topology.name, built.parameters),
+                        .preset = std::string(preset.name),
+                        .simgrid_config = on.network_model->simgrid_config,
+                        .network_model_source = fmt::format("{}'s network model", on.home)};
+  chosen.summary =
+      fmt::format("--topology {}, --preset {} with {}'s links", chosen.topology, preset.name, on.home);
   check_fits(devices, chosen.num_devices, fmt::format("--topology {}", chosen.topology));
   return chosen;
 }
@@ -370,26 +379,33 @@ ChosenPlatform choose_platform(const PlatformRequest& request, int devices) {
   if (!request.platform_file.empty() && !request.topology.empty())
     throw UsageError("--platform and --topology exclude each other: the file is the topology");
   const std::string name = request.preset.empty() ? std::string(kDefaultPreset) : request.preset;
-  if (const auto* node = find_in(topologies::node_presets(), name)) return node_platform(*node, request, devices);
-  if (const auto* slice = find_in(topologies::slice_presets(), name)) return slice_platform(*slice, request, devices);
+  if (const auto* node = find_in(topologies::node_presets(), name))
+    return node_platform(*node, request, devices);
+  if (const auto* slice = find_in(topologies::slice_presets(), name))
+    return slice_platform(*slice, request, devices);
   if (const auto* device = find_in(topologies::device_presets(), name))
     return device_platform(*device, request, devices);
   throw UsageError(fmt::format("unknown --preset '{}'; valid: devices {}; nodes {}; TPU slices {}", name,
-                               names_text(topologies::PresetKind::device), names_text(topologies::PresetKind::node),
+                               names_text(topologies::PresetKind::device),
+                               names_text(topologies::PresetKind::node),
                                names_text(topologies::PresetKind::slice)));
 }
 
-std::vector<std::pair<std::string, std::string>> simgrid_settings() { return simgrid_network_settings(); }
+std::vector<std::pair<std::string, std::string>> simgrid_settings() {
+  return simgrid_network_settings();
+}
 
 std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::string>& simgrid_args) {
   std::vector<std::string> given;
-  for (const auto& setting : cfg_settings(simgrid_args)) given.push_back(setting.substr(0, setting.find(':')));
+  for (const auto& setting : cfg_settings(simgrid_args))
+    given.push_back(setting.substr(0, setting.find(':')));
   const std::string source =
       chosen.network_model_source.empty() ? std::string("SimGrid's defaults") : chosen.network_model_source;
   return given.empty() ? source : fmt::format("{}; --cfg for {}", source, fmt::join(given, ", "));
 }
 
-void add_platform_json(nlohmann::ordered_json& j, const ChosenPlatform& chosen, const std::string& description,
+void add_platform_json(nlohmann::ordered_json& j, const ChosenPlatform& chosen,
+                       const std::string& description,
                        const std::vector<std::pair<std::string, std::string>>& settings,
                        const std::vector<std::string>& simgrid_args) {
   const auto text_or_null = [](const std::string& text) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/command_line.hpp"
+#include "spmdsim/errors.hpp"
 
 namespace spmdsim::cli {
 
@@ -22,8 +23,15 @@ std::unique_ptr<Simulation> start_simulation(const PlatformBuilder& builder,
 std::unique_ptr<Simulation> start_simulation(const ChosenPlatform& platform,
                                              std::vector<std::string> simgrid_argv, int devices,
                                              SimulationOptions options) {
-  auto sim = start_simulation(platform.builder, platform.simgrid_config, std::move(simgrid_argv),
-                              std::move(options));
+  std::unique_ptr<Simulation> sim;
+  try {
+    sim = start_simulation(platform.builder, platform.simgrid_config, std::move(simgrid_argv),
+                           std::move(options));
+  } catch (const ValueError& e) {
+    // What the builder finds wrong with a platform only SimGrid could load (a --platform file) is bad input.
+    if (platform.platform_file.empty()) throw;
+    throw UsageError(fmt::format("--platform: {}", e.what()));
+  }
   // A file's devices are known once SimGrid has loaded it.
   if (sim->num_devices() < devices)
     throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", devices,

@@ -22,7 +22,8 @@ std::unique_ptr<Simulation> start_simulation(const PlatformBuilder& builder,
                                              SimulationOptions options = {});
 
 // The same for a command's chosen platform, which must have at least `devices` devices. Throws UsageError
-// when a --platform file has fewer (choose_platform checked the other platforms).
+// when a --platform file has fewer, or when its builder refuses it (a missing route, a bad property:
+// choose_platform checked the other platforms).
 std::unique_ptr<Simulation> start_simulation(const ChosenPlatform& platform,
                                              std::vector<std::string> simgrid_argv, int devices,
                                              SimulationOptions options = {});

@@ -1,7 +1,10 @@
 #include "common/training_options.hpp"
 
+#include <algorithm>
 #include <string_view>
 #include <vector>
+
+#include <boost/program_options.hpp>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -43,6 +46,84 @@ std::string strategy_names_text() {
   std::vector<std::string_view> names;
   for (const auto& info : models::training_strategies()) names.push_back(info.name);
   return fmt::format("{}", fmt::join(names, ", "));
+}
+
+std::string zero_options_text(const models::ZeroOptions& zero, models::Strategy strategy) {
+  if (strategy != models::Strategy::zero2 && strategy != models::Strategy::zero3) return {};
+  std::string text = fmt::format("reduce buckets of {} elements, overlap_comm {}",
+                                 zero.reduce_bucket_elements, zero.overlaps(strategy) ? "on" : "off");
+  if (strategy == models::Strategy::zero3)
+    text += fmt::format(
+        "; prefetch {} wrap unit(s) of {} and under {} elements, at most {} live", zero.prefetch_units,
+        zero.wrap_units == 0 ? std::string("the whole model") : fmt::format("{} layer(s)", zero.wrap_units),
+        zero.prefetch_elements, zero.max_live_elements);
+  return text;
+}
+
+void add_zero_options(boost::program_options::options_description& options, ZeroRequest& request) {
+  namespace po = boost::program_options;
+  options.add_options()(
+      "reduce-bucket-size", po::value(&request.reduce_bucket_size),
+      "zero2, zero3: gradient elements per reduce-scatter bucket, reduced as the backward completes it "
+      "(default 500000000, DeepSpeed's reduce_bucket_size)")(
+      "overlap-comm", po::value(&request.overlap_comm),
+      "zero2, zero3: on, the bucket reduce-scatters run on the communication stream while the backward goes "
+      "on; off, the program waits for each (default: DeepSpeed's, on for zero3, off for zero2)")(
+      "prefetch-depth", po::value(&request.prefetch_depth),
+      "zero3: units (layers) whose all-gather starts ahead of their use, overlapping the current unit's "
+      "compute; 0: none (default 1, FSDP's forward and backward prefetch)")(
+      "prefetch-bucket-size", po::value(&request.prefetch_bucket_size),
+      "zero3: a further unit is prefetched only while fewer parameter elements than this are in flight "
+      "(default 50000000, DeepSpeed's stage3_prefetch_bucket_size)")(
+      "max-live-parameters", po::value(&request.max_live_parameters),
+      "zero3: prefetching stops where the gathered parameter elements, the unit in use included, would "
+      "exceed this (default 1000000000, DeepSpeed's stage3_max_live_parameters)")(
+      "wrap-units", po::value(&request.wrap_units),
+      "zero3: fetch units (layers) per FSDP wrap unit, gathered as one all-gather and kept while the pass "
+      "works on them; 0: the whole model as one unit, FSDP's default without an auto_wrap_policy (default 1, "
+      "one per layer, as transformer_auto_wrap_policy)");
+}
+
+models::ZeroOptions parse_zero_options(const ZeroRequest& request,
+                                       const std::vector<models::Strategy>& strategies) {
+  using models::Strategy;
+  const auto uses = [&](std::initializer_list<Strategy> which) {
+    return std::any_of(strategies.begin(), strategies.end(),
+                       [&](Strategy s) { return std::find(which.begin(), which.end(), s) != which.end(); });
+  };
+  const auto for_strategies = [&](const std::string& text, std::string_view option,
+                                  std::initializer_list<Strategy> which, std::string_view names) {
+    if (!text.empty() && !uses(which))
+      throw UsageError(fmt::format("--{} applies to --strategy {} only", option, names));
+    return !text.empty();
+  };
+  constexpr std::int64_t kMaxElements = 1'000'000'000'000'000;
+  models::ZeroOptions zero;
+  if (for_strategies(request.reduce_bucket_size, "reduce-bucket-size", {Strategy::zero2, Strategy::zero3},
+                     "zero2 or zero3"))
+    zero.reduce_bucket_elements =
+        parse_count(request.reduce_bucket_size, "--reduce-bucket-size", 1, kMaxElements);
+  if (for_strategies(request.overlap_comm, "overlap-comm", {Strategy::zero2, Strategy::zero3},
+                     "zero2 or zero3")) {
+    if (request.overlap_comm != "on" && request.overlap_comm != "off")
+      throw UsageError(fmt::format("--overlap-comm must be on or off (got '{}')", request.overlap_comm));
+    zero.overlap_comm = request.overlap_comm == "on";
+  }
+  if (for_strategies(request.prefetch_depth, "prefetch-depth", {Strategy::zero3}, "zero3"))
+    zero.prefetch_units = static_cast<int>(parse_count(request.prefetch_depth, "--prefetch-depth", 0, 1024));
+  if (for_strategies(request.prefetch_bucket_size, "prefetch-bucket-size", {Strategy::zero3}, "zero3"))
+    zero.prefetch_elements =
+        parse_count(request.prefetch_bucket_size, "--prefetch-bucket-size", 0, kMaxElements);
+  if (for_strategies(request.max_live_parameters, "max-live-parameters", {Strategy::zero3}, "zero3"))
+    zero.max_live_elements =
+        parse_count(request.max_live_parameters, "--max-live-parameters", 1, kMaxElements);
+  if (for_strategies(request.wrap_units, "wrap-units", {Strategy::zero3}, "zero3"))
+    zero.wrap_units = static_cast<int>(parse_count(request.wrap_units, "--wrap-units", 0));
+  return zero;
+}
+
+int parse_jobs(const std::string& text) {
+  return text.empty() ? 0 : static_cast<int>(parse_count(text, "--jobs", 1, 1024));
 }
 
 }  // namespace spmdsim::cli

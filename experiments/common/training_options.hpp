@@ -5,11 +5,27 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <boost/program_options/options_description.hpp>
 
 #include "spmdsim/models/data_parallel.hpp"
 #include "spmdsim/models/optimizers.hpp"
 
 namespace spmdsim::cli {
+
+// The SimGrid actors a training step keeps at once per device (its program, its communication stream, its
+// host copies) and the host's, for the host memory estimate (host_budget.hpp).
+inline std::int64_t training_actors(int devices) {
+  return 3 * std::int64_t{devices} + 1;
+}
+
+inline constexpr const char* kJobsHelp =
+    "simulations run side by side, each in its own process (default: the machine's cores, fewer when the "
+    "host's memory cannot hold that many); the output is the same whatever the count";
+
+// --jobs N: 1 to 1024, or 0 when not given (then the cores and the memory decide: parallel_runs).
+int parse_jobs(const std::string& text);
 
 // sgd, momentum (0.9) or adam; with `fused`, each parameter's update as one kernel (Optimizer::fused).
 models::Optimizer make_optimizer(const std::string& name, double learning_rate, bool fused);
@@ -27,5 +43,19 @@ models::Strategy parse_strategy_option(const std::string& name);
 
 // The registered strategies' names, for --help: "dp, dp-overlap, zero1, zero2, zero3".
 std::string strategy_names_text();
+
+// The ZeRO-2/3 and FSDP knobs (models::ZeroOptions) as `train` and `memory` take them, as given (empty: the
+// default).
+struct ZeroRequest {
+  std::string reduce_bucket_size, overlap_comm, prefetch_depth, prefetch_bucket_size, max_live_parameters,
+      wrap_units;
+};
+// The ZeRO knobs `strategy` uses, as the commands' headers state them; empty for the strategies without any.
+std::string zero_options_text(const models::ZeroOptions& zero, models::Strategy strategy);
+void add_zero_options(boost::program_options::options_description& options, ZeroRequest& request);
+// The knobs given over the defaults; UsageError for a bad value, or for a knob that none of `strategies`
+// uses.
+models::ZeroOptions parse_zero_options(const ZeroRequest& request,
+                                       const std::vector<models::Strategy>& strategies);
 
 }  // namespace spmdsim::cli

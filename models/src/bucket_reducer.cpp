@@ -4,17 +4,11 @@
 #include <stdexcept>
 #include <utility>
 
-#include "spmdsim/memory_tags.hpp"
-#include "spmdsim/models/memory_tags.hpp"
-
 namespace spmdsim::models {
 
 BucketReducer::BucketReducer(const std::vector<GradientBucket>& buckets,
-                             const std::vector<std::size_t>& unit_offsets, std::string axis_name)
-    : buckets_(buckets),
-      unit_offsets_(unit_offsets),
-      axis_name_(std::move(axis_name)),
-      ready_(unit_offsets.back()) {}
+                             const std::vector<std::size_t>& unit_offsets, Start start)
+    : buckets_(buckets), unit_offsets_(unit_offsets), start_(std::move(start)), ready_(unit_offsets.back()) {}
 
 void BucketReducer::add(int unit, const Tree& grads) {
   std::size_t index = unit_offsets_.at(static_cast<std::size_t>(unit));
@@ -32,14 +26,8 @@ void BucketReducer::start_complete_buckets() {
                                       [this](std::size_t i) { return ready_[i].has_value(); });
     if (!complete) return;
     std::vector<Array> grads;
-    std::vector<Shape> shapes;
-    for (std::size_t i : bucket.leaves) {
-      grads.push_back(*std::exchange(ready_[i], std::nullopt));
-      shapes.push_back(grads.back().shape());
-    }
-    const Array flat = tag_as(flatten_bucket(grads), tags::communication_buckets);
-    shapes_.push_back(std::move(shapes));
-    pending_.push_back(pmean_start(flat, axis_name_));
+    for (std::size_t i : bucket.leaves) grads.push_back(*std::exchange(ready_[i], std::nullopt));
+    pending_.push_back(start_(std::move(grads)));
   }
 }
 
@@ -48,10 +36,8 @@ std::vector<Array> BucketReducer::finish() {
     throw std::logic_error("the backward pass left gradient buckets unfilled");
   std::vector<Array> grads(ready_.size());
   for (std::size_t b = 0; b < buckets_.size(); ++b) {
-    const Array mean = pending_[b].wait();
-    std::vector<Array> pieces = unflatten_bucket(mean, shapes_[b]);
-    for (std::size_t j = 0; j < pieces.size(); ++j)
-      grads[buckets_[b].leaves[j]] = tag_as(pieces[j], tags::gradients);
+    std::vector<Array> parts = std::exchange(pending_[b], nullptr)();
+    for (std::size_t j = 0; j < parts.size(); ++j) grads[buckets_[b].leaves[j]] = std::move(parts[j]);
   }
   return grads;
 }

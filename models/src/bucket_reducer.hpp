@@ -1,31 +1,34 @@
-// dp-overlap's gradient reduction inside the train step, after PyTorch DDP's Reducer: it is handed each
-// unit's gradients as the backward finishes them, starts a bucket's pmean on the device's communication
-// stream (async_collectives.hpp) as soon as the bucket's last gradient is in, and at the end waits for the
-// buckets and gives the averaged gradients back in their shapes.
+// Gradient reduction during the backward pass, bucket by bucket, after PyTorch DDP's Reducer and DeepSpeed's
+// ZeRO-2 reduction buckets: it is handed each unit's gradients as the backward finishes them, starts a
+// bucket's reduction (the strategy's start_bucket: an all-reduce for dp-overlap, a reduce-scatter for ZeRO-2
+// and ZeRO-3) as soon as the bucket's last gradient is in, keeping no other reference to the gradients, and
+// at the end waits for the buckets and gives this device's part of every gradient back.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <optional>
-#include <string>
 #include <vector>
 
-#include "spmdsim/async_collectives.hpp"
 #include "spmdsim/models/gradient_buckets.hpp"
 #include "spmdsim/pytree.hpp"
+#include "strategies/training_strategy.hpp"
 
 namespace spmdsim::models {
 
 class BucketReducer {
  public:
+  using Start = std::function<BucketResult(std::vector<Array> grads)>;
+
   // buckets: assign_buckets over the params' leaves; unit_offsets[u]: the flattening index of unit u's first
   // leaf (one more entry: the leaf count).
   BucketReducer(const std::vector<GradientBucket>& buckets, const std::vector<std::size_t>& unit_offsets,
-                std::string axis_name);
+                Start start);
 
   // A unit's gradients, as they will be reduced (dtype included): starts every bucket they complete.
   void add(int unit, const Tree& grads);
-  // Waits for every bucket, in the order they were started; the averaged gradients in flattening order.
-  // Throws std::logic_error if a unit's gradients never came.
+  // Waits for every bucket, in the order they were started; this device's part of each gradient in flattening
+  // order. Throws std::logic_error if a unit's gradients never came.
   std::vector<Array> finish();
 
  private:
@@ -33,10 +36,9 @@ class BucketReducer {
 
   const std::vector<GradientBucket>& buckets_;
   const std::vector<std::size_t>& unit_offsets_;
-  std::string axis_name_;
-  std::vector<std::optional<Array>> ready_;  // by flattening index, until flattened into their bucket
-  std::vector<std::vector<Shape>> shapes_;   // per started bucket, its gradients' shapes in bucket order
-  std::vector<PendingCollective> pending_;   // per started bucket
+  Start start_;
+  std::vector<std::optional<Array>> ready_;  // by flattening index, until their bucket is started
+  std::vector<BucketResult> pending_;        // per started bucket
 };
 
 }  // namespace spmdsim::models

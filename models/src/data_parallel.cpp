@@ -19,6 +19,7 @@
 #include "spmdsim/ops.hpp"
 #include "spmdsim/simulation.hpp"
 #include "strategies/registry.hpp"
+#include "unit_gatherer.hpp"
 
 namespace spmdsim::models {
 namespace {
@@ -49,14 +50,18 @@ struct TrainStep::Plan {
   // first leaf (and the leaf count).
   std::vector<GradientBucket> buckets;
   std::vector<std::size_t> unit_offsets;
+  std::vector<std::int64_t> unit_elements;  // each unit's parameter count (what a gather brings)
 
   bool mixed() const { return options.precision == Precision::mixed_bf16; }
   DType compute_dtype() const { return mixed() ? DType::bf16 : DType::f32; }
   DType reduce_dtype() const { return mixed() ? options.reduce_dtype : compute_dtype(); }
+  PrefetchLimits prefetch_limits() const {
+    return {options.zero.prefetch_units, options.zero.prefetch_elements, options.zero.max_live_elements};
+  }
   // What the reduction takes of gradients summed over k micro-batches: their mean, in the reduce dtype.
   Tree reduction_input(Tree grads, int k) const;
 
-  Tree device_step(const Args& args, std::vector<MemoryByTag>& memory) const;
+  Tree device_step(const Args& args, StepMemory& memory) const;
 };
 
 Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
@@ -66,62 +71,73 @@ Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
   return grads;
 }
 
-Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& memory) const {
+Tree TrainStep::Plan::device_step(const Args& args, StepMemory& memory) const {
   const std::string& axis = options.axis_name;
   const int rank = static_cast<int>(axis_index(axis).item(0));
-  const DeviceStep here{abstract_params, axis, rank, num_devices};
+  const DeviceStep here{abstract_params, axis, rank, num_devices, options.zero.overlaps(options.strategy)};
   Tree params = tag_as(args[0].tree(), tags::parameters);
   Tree state = tag_as(args[1].tree(), tags::optimizer_state);
   const Array& x = args[2].array();
   const Array& y = args[3].array();
 
-  LayerFetch fetch = [&](int u) -> Tree { return strategy.fetch(here, static_cast<std::size_t>(u), params); };
-
-  // Loss and gradients of this device's batch, accumulated over micro-batches.
   const int k = options.micro_batches;
+  // Sharded params are gathered unit by unit, the next units prefetched (unit_gatherer.hpp).
+  std::optional<UnitGatherer> gatherer;
+  if (strategy.shards_params())
+    gatherer.emplace(
+        model.fetch_order(), k, unit_elements, options.zero.wrap_units, prefetch_limits(),
+        [&](const std::vector<int>& units) { return strategy.start_gather(here, units, params); },
+        [&](int u, Tree gathered) {
+          return strategy.gathered_unit(here, static_cast<std::size_t>(u), std::move(gathered));
+        });
+  LayerFetch fetch = [&](int u) -> Tree {
+    return gatherer ? gatherer->fetch(u) : params[static_cast<std::size_t>(u)];
+  };
+
+  // Loss and gradients of this device's batch, accumulated over micro-batches, unit by unit.
   const auto batch = x.shape().empty() ? 0 : x.shape()[0];
   if (batch % k != 0)
-    throw ValueError(fmt::format("{}: a per-device batch of {} examples cannot be cut into {} equal micro-batches",
-                                 options.name, batch, k));
+    throw ValueError(
+        fmt::format("{}: a per-device batch of {} examples cannot be cut into {} equal micro-batches",
+                    options.name, batch, k));
   const auto micro = batch / k;
   // With buckets, the last micro-batch's backward hands each unit's gradients, summed with the earlier
-  // micro-batches', to the reducer as it finishes them (the earlier backwards only accumulate, as under
-  // DDP's no_sync).
+  // micro-batches', to the reducer as it finishes them and keeps none (the earlier backwards only
+  // accumulate, as under DDP's no_sync).
   std::optional<BucketReducer> reducer;
-  if (!buckets.empty()) reducer.emplace(buckets, unit_offsets, axis);
-  Tree grads;
+  if (!buckets.empty())
+    reducer.emplace(buckets, unit_offsets,
+                    [&](std::vector<Array> grads) { return strategy.start_bucket(here, std::move(grads)); });
+  std::vector<Tree> accumulated(abstract_params.size());
   Array loss;
   for (int m = 0; m < k; ++m) {
     GradsReady ready;
     if (reducer && m == k - 1)
-      ready = [&](int unit, const Tree& unit_grads) {
-        const Tree summed =
-            k == 1 ? unit_grads : add_trees(grads[static_cast<std::size_t>(unit)], unit_grads);
-        reducer->add(unit, reduction_input(tag_as(summed, tags::gradients), k));
+      ready = [&](int unit, Tree unit_grads) {
+        Tree& earlier = accumulated[static_cast<std::size_t>(unit)];
+        if (k > 1) unit_grads = add_trees(std::exchange(earlier, Tree()), unit_grads);
+        reducer->add(unit, reduction_input(tag_as(unit_grads, tags::gradients), k));
       };
     LossAndGrads lg = k == 1 ? model.value_and_grad(fetch, x, y, ready)
                              : model.value_and_grad(fetch, slice(x, 0, m * micro, (m + 1) * micro),
                                                     slice(y, 0, m * micro, (m + 1) * micro), ready);
-    if (m == 0) {
-      grads = std::move(lg.grads);
-      loss = lg.loss;
-    } else {
-      if (!ready) grads = tag_as(add_trees(grads, lg.grads), tags::gradients);
-      loss = loss + lg.loss;
-    }
+    loss = m == 0 ? lg.loss : loss + lg.loss;
+    if (ready) continue;
+    for (std::size_t u = 0; u < accumulated.size(); ++u)
+      accumulated[u] = m == 0 ? lg.grads[u] : tag_as(add_trees(accumulated[u], lg.grads[u]), tags::gradients);
   }
   if (k > 1) loss = loss / static_cast<double>(k);
 
   // Reduce: the mean over devices, bucket by bucket as the backward went, or as the strategy reduces it
   // whole.
-  if (reducer)
-    grads = abstract_params.rebuild(reducer->finish());
-  else
-    grads = strategy.reduce(here, reduction_input(std::move(grads), k));
+  Tree grads = reducer
+                   ? abstract_params.rebuild(reducer->finish())
+                   : strategy.reduce(here, reduction_input(Tree::list(std::exchange(accumulated, {})), k));
   loss = pmean(loss, axis);
 
   // Every piece of model state is live now, and nothing else of the step's making.
-  memory[static_cast<std::size_t>(rank)] = live_memory();
+  memory.before_update[static_cast<std::size_t>(rank)] = live_memory();
+  memory.peak_before_update[static_cast<std::size_t>(rank)] = call_peak_memory();
 
   // Update, in fp32, on what the strategy updates: whole leaves or this device's shards.
   const Tree inner = mixed() ? state["opt"] : state;
@@ -144,13 +160,15 @@ Tree TrainStep::Plan::device_step(const Args& args, std::vector<MemoryByTag>& me
 
 TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devices, TrainOptions options) {
   if (options.devices) num_devices = static_cast<int>(options.devices->size());
-  if (num_devices < 1) throw ValueError(fmt::format("a train step needs at least one device, got {}", num_devices));
+  if (num_devices < 1)
+    throw ValueError(fmt::format("a train step needs at least one device, got {}", num_devices));
   if (options.micro_batches < 1)
     throw ValueError(fmt::format("micro_batches must be at least 1, got {}", options.micro_batches));
   if (options.precision == Precision::mixed_bf16 && options.reduce_dtype != DType::bf16 &&
       options.reduce_dtype != DType::f32)
     throw ValueError(fmt::format("mixed precision reduces gradients in bfloat16 or float32, not {}",
                                  dtype_name(options.reduce_dtype)));
+  check_zero_options(options.zero);
   Tree abstract_params = model.init_abstract();
   std::vector<Shape> shapes;
   for (const Array& leaf : abstract_params.leaves()) shapes.push_back(leaf.shape());
@@ -162,11 +180,15 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
   for (const Shape& shape : plan->shapes)
     leaf_bytes.push_back(static_cast<Bytes>(num_elements(shape)) *
                          static_cast<Bytes>(itemsize(plan->reduce_dtype())));
-  plan->buckets = strategy.gradient_buckets(leaf_bytes, plan->options.bucket_bytes);
-  if (!plan->buckets.empty()) {
-    plan->unit_offsets.push_back(0);
-    for (std::size_t u = 0; u < plan->abstract_params.size(); ++u)
-      plan->unit_offsets.push_back(plan->unit_offsets.back() + plan->abstract_params[u].leaves().size());
+  plan->buckets = strategy.gradient_buckets(leaf_bytes, static_cast<Bytes>(itemsize(plan->reduce_dtype())),
+                                            plan->options);
+  plan->unit_offsets.push_back(0);
+  for (std::size_t u = 0; u < plan->abstract_params.size(); ++u) {
+    const std::vector<Array> leaves = plan->abstract_params[u].leaves();
+    plan->unit_offsets.push_back(plan->unit_offsets.back() + leaves.size());
+    std::int64_t elements = 0;
+    for (const Array& leaf : leaves) elements += leaf.size();
+    plan->unit_elements.push_back(elements);
   }
   if (strategy.shards_params()) plan->params_axes = Axes(0);
   if (strategy.shards_optimizer_state()) {
@@ -174,34 +196,56 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
     const auto per_parameter = plan->optimizer.per_parameter_entries();
     if (plan->optimizer.kind() == Optimizer::Kind::adam) inner.emplace("count", Axes(none));
     for (const auto& entry : per_parameter) inner.emplace(entry, Axes(0));
-    plan->state_axes = plan->mixed() ? Axes::dict({{"master", Axes(0)}, {"opt", Axes::dict(std::move(inner))}})
-                                     : Axes::dict(std::move(inner));
+    plan->state_axes = plan->mixed()
+                           ? Axes::dict({{"master", Axes(0)}, {"opt", Axes::dict(std::move(inner))}})
+                           : Axes::dict(std::move(inner));
   }
   plan_ = plan;
-  memory_before_update_ = std::make_shared<std::vector<MemoryByTag>>(static_cast<std::size_t>(num_devices));
+  memory_ = std::make_shared<StepMemory>(
+      StepMemory{std::vector<MemoryByTag>(static_cast<std::size_t>(num_devices)),
+                 std::vector<MemoryByTag>(static_cast<std::size_t>(num_devices))});
   PmapOptions pmap_options{.in_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(0), Axes(0)}),
                            .out_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(none)}),
                            .axis_name = plan->options.axis_name,
                            .devices = plan->options.devices,
                            .name = plan->options.name,
                            .arg_names = {"params", "opt_state", "batch_x", "batch_y"}};
-  auto memory = memory_before_update_;
+  auto memory = memory_;
   pmapped_ = std::make_shared<PmappedFunction>(
       pmap([plan, memory](const Args& args) -> Tree { return plan->device_step(args, *memory); },
            std::move(pmap_options)));
 }
 
-const AnyTrainableModel& TrainStep::model() const { return plan_->model; }
-const Optimizer& TrainStep::optimizer() const { return plan_->optimizer; }
-const TrainOptions& TrainStep::options() const { return plan_->options; }
-int TrainStep::num_devices() const { return plan_->num_devices; }
-const PmappedFunction& TrainStep::pmapped() const { return *pmapped_; }
-const Axes& TrainStep::params_axes() const { return plan_->params_axes; }
-const Axes& TrainStep::state_axes() const { return plan_->state_axes; }
+const AnyTrainableModel& TrainStep::model() const {
+  return plan_->model;
+}
+const Optimizer& TrainStep::optimizer() const {
+  return plan_->optimizer;
+}
+const TrainOptions& TrainStep::options() const {
+  return plan_->options;
+}
+int TrainStep::num_devices() const {
+  return plan_->num_devices;
+}
+const PmappedFunction& TrainStep::pmapped() const {
+  return *pmapped_;
+}
+const Axes& TrainStep::params_axes() const {
+  return plan_->params_axes;
+}
+const Axes& TrainStep::state_axes() const {
+  return plan_->state_axes;
+}
 const std::vector<GradientBucket>& TrainStep::buckets() const {
   return plan_->buckets;
 }
-const std::vector<MemoryByTag>& TrainStep::memory_before_update() const { return *memory_before_update_; }
+const std::vector<MemoryByTag>& TrainStep::memory_before_update() const {
+  return memory_->before_update;
+}
+const std::vector<MemoryByTag>& TrainStep::peak_before_update() const {
+  return memory_->peak_before_update;
+}
 
 TrainState TrainStep::init(const Tree& params) const {
   const Plan& plan = *plan_;
@@ -225,22 +269,26 @@ TrainState TrainStep::init(const Tree& params) const {
 
 TrainState TrainStep::init_on_devices(Simulation& sim) const {
   const Plan& plan = *plan_;
-  const TrainState host = init(plan.abstract_params);  // abstract: shapes only, as the host would lay them out
+  const TrainState host =
+      init(plan.abstract_params);  // abstract: shapes only, as the host would lay them out
   // A device's part of a host leaf: all of it where replicated, one row of [N, shard] where sharded.
   auto device_part = [](const Tree& tree, bool sharded) {
     return tree.map([sharded](const Array& leaf) {
-      return sharded ? Array::abstract({leaf.shape()[1]}, leaf.dtype()) : Array::abstract(leaf.shape(), leaf.dtype());
+      return sharded ? Array::abstract({leaf.shape()[1]}, leaf.dtype())
+                     : Array::abstract(leaf.shape(), leaf.dtype());
     });
   };
   auto device_state = [&, device_part]() -> Tree {
     if (!plan.strategy.shards_optimizer_state()) return device_part(host.opt_state, false);
     const Tree& host_inner = plan.mixed() ? host.opt_state["opt"] : host.opt_state;
     std::map<std::string, Tree> inner;
-    if (plan.optimizer.kind() == Optimizer::Kind::adam) inner.emplace("count", device_part(host_inner["count"], false));
+    if (plan.optimizer.kind() == Optimizer::Kind::adam)
+      inner.emplace("count", device_part(host_inner["count"], false));
     for (const auto& entry : plan.optimizer.per_parameter_entries())
       inner.emplace(entry, device_part(host_inner[entry], true));
     if (!plan.mixed()) return Tree::dict(std::move(inner));
-    return Tree::dict({{"master", device_part(host.opt_state["master"], true)}, {"opt", Tree::dict(std::move(inner))}});
+    return Tree::dict(
+        {{"master", device_part(host.opt_state["master"], true)}, {"opt", Tree::dict(std::move(inner))}});
   };
   const bool params_sharded = plan.strategy.shards_params();
   // pmap needs one mapped argument to know its devices: a token per device.
@@ -258,7 +306,9 @@ TrainState TrainStep::init_on_devices(Simulation& sim) const {
   return {out[0], out[1]};
 }
 
-Tree TrainStep::operator()(Simulation& sim, const Args& args) const { return (*pmapped_)(sim, args); }
+Tree TrainStep::operator()(Simulation& sim, const Args& args) const {
+  return (*pmapped_)(sim, args);
+}
 
 StepResult TrainStep::operator()(Simulation& sim, const TrainState& state, const Array& batch_x,
                                  const Array& batch_y) const {
@@ -278,6 +328,20 @@ Tree TrainStep::full_params(Simulation& sim, const TrainState& state) const {
   Tree host = sim.device_get(source);
   const bool sharded = plan.mixed() ? plan.strategy.shards_optimizer_state() : plan.strategy.shards_params();
   return sharded ? unshard_tree(host, plan.abstract_params) : host;
+}
+
+void check_zero_options(const ZeroOptions& zero) {
+  if (zero.reduce_bucket_elements < 1)
+    throw ValueError(
+        fmt::format("reduce_bucket_elements must be at least 1, got {}", zero.reduce_bucket_elements));
+  if (zero.prefetch_units < 0)
+    throw ValueError(fmt::format("prefetch_units must be 0 or more, got {}", zero.prefetch_units));
+  if (zero.prefetch_elements < 0)
+    throw ValueError(fmt::format("prefetch_elements must be 0 or more, got {}", zero.prefetch_elements));
+  if (zero.wrap_units < 0)
+    throw ValueError(fmt::format("wrap_units must be 0 or more, got {}", zero.wrap_units));
+  if (zero.max_live_elements < 1)
+    throw ValueError(fmt::format("max_live_elements must be at least 1, got {}", zero.max_live_elements));
 }
 
 Array shard_batch(const Array& batch, int num_devices) {

@@ -2,6 +2,7 @@
 #include "layers.hpp"
 
 #include <numbers>
+#include <vector>
 
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/memory_tags.hpp"
@@ -43,39 +44,57 @@ InputAndGrads dense_backward(const Array& x, const Tree& params, const Array& dy
   return {matmul(dy, transpose(params["kernel"].leaf())), tag_as(grads, tags::gradients)};
 }
 
+// Each layer's elementwise chain and its reductions is one kernel (spmdsim::fused), as XLA fuses it: one read
+// of its inputs, one write of its outputs.
 Array layer_norm(const Array& x, const Tree& params) {
-  return normalize(x).xhat * params["scale"].leaf() + params["bias"].leaf();
+  const Array& scale = params["scale"].leaf();
+  const Array& bias = params["bias"].leaf();
+  return fused("layer_norm", {x, scale, bias}, [&] { return std::vector{normalize(x).xhat * scale + bias}; })
+      .front();
 }
 
 // LayerNorm's backward from its input alone: the row statistics are recomputed, not kept, as Korthikanti et
 // al.'s count (which has no O(sb) term) assumes.
 InputAndGrads layer_norm_backward(const Array& x, const Tree& params, const Array& dy) {
-  const Normalized n = normalize(x);
-  Tree grads = Tree::dict({{"bias", sum(dy, 0)}, {"scale", sum(dy * n.xhat, 0)}});
-  Array dxhat = dy * params["scale"].leaf();
-  Array dx = n.rstd * (dxhat - mean(dxhat, -1, true) - n.xhat * mean(dxhat * n.xhat, -1, true));
-  return {dx, tag_as(grads, tags::gradients)};
+  const Array& scale = params["scale"].leaf();
+  const std::vector<Array> out = fused("layer_norm_backward", {x, scale, dy}, [&] {
+    const Normalized n = normalize(x);
+    const Array dxhat = dy * scale;
+    return std::vector{n.rstd * (dxhat - mean(dxhat, -1, true) - n.xhat * mean(dxhat * n.xhat, -1, true)),
+                       sum(dy, 0), sum(dy * n.xhat, 0)};
+  });
+  Tree grads = Tree::dict({{"bias", out[1]}, {"scale", out[2]}});
+  return {out[0], tag_as(grads, tags::gradients)};
 }
 
 Array gelu(const Array& z) {
-  return z * 0.5 * (gelu_tanh(z) + 1.0);
+  return fused("gelu", {z}, [&] { return std::vector{z * 0.5 * (gelu_tanh(z) + 1.0)}; }).front();
 }
 
 // d/dz [z/2 (1 + t)] = (1 + t)/2 + z/2 (1 - t^2) sqrt(2/pi) (1 + 3c z^2), with t = gelu_tanh(z).
 Array gelu_backward(const Array& z, const Array& dy) {
-  const Array t = gelu_tanh(z);
-  Array slope =
-      (t + 1.0) * 0.5 + z * 0.5 * (1.0 - square(t)) * kSqrt2OverPi * (square(z) * (3 * kGeluCubic) + 1.0);
-  return dy * slope;
+  return fused("gelu_backward", {z, dy},
+               [&] {
+                 const Array t = gelu_tanh(z);
+                 const Array slope = (t + 1.0) * 0.5 + z * 0.5 * (1.0 - square(t)) * kSqrt2OverPi *
+                                                           (square(z) * (3 * kGeluCubic) + 1.0);
+                 return std::vector{dy * slope};
+               })
+      .front();
 }
 
 Array softmax(const Array& x) {
-  Array e = exp(x - max(x, -1, /*keepdims=*/true));
-  return e / sum(e, -1, /*keepdims=*/true);
+  return fused("softmax", {x},
+               [&] {
+                 const Array e = exp(x - max(x, -1, /*keepdims=*/true));
+                 return std::vector{e / sum(e, -1, /*keepdims=*/true)};
+               })
+      .front();
 }
 
 Array softmax_backward(const Array& p, const Array& dp) {
-  return p * (dp - sum(dp * p, -1, true));
+  return fused("softmax_backward", {p, dp}, [&] { return std::vector{p * (dp - sum(dp * p, -1, true))}; })
+      .front();
 }
 
 // jax.random.bernoulli draws the keep mask from a key; spmdsim has no random op, so a cast to bool writes the

@@ -19,10 +19,14 @@ namespace {
 // The smallest positive value of a floating dtype (its smallest subnormal).
 double smallest_positive(DType dtype) {
   switch (dtype) {
-    case DType::f64: return std::ldexp(1.0, -1074);
-    case DType::bf16: return std::ldexp(1.0, -133);
-    case DType::f16: return std::ldexp(1.0, -24);
-    default: return std::ldexp(1.0, -149);  // float32
+    case DType::f64:
+      return std::ldexp(1.0, -1074);
+    case DType::bf16:
+      return std::ldexp(1.0, -133);
+    case DType::f16:
+      return std::ldexp(1.0, -24);
+    default:
+      return std::ldexp(1.0, -149);  // float32
   }
 }
 
@@ -30,7 +34,9 @@ double smallest_positive(DType dtype) {
 // positive value is exactly 1 where h > 0 (x / x == 1 in IEEE arithmetic) and exactly 0 where h == 0, which
 // is jax.nn.relu's derivative (0 at 0). spmdsim has no comparison op; XLA would spend one compare-select
 // pass where this spends two elementwise passes.
-Array relu_mask(const Array& h) { return h / maximum(h, Array::scalar(smallest_positive(h.dtype()), h.dtype())); }
+Array relu_mask(const Array& h) {
+  return h / maximum(h, Array::scalar(smallest_positive(h.dtype()), h.dtype()));
+}
 
 // The hidden activation's derivative at the layer whose output is h, times the incoming gradient.
 Array activation_backward(Activation activation, const Array& h, const Array& dh) {
@@ -38,19 +44,22 @@ Array activation_backward(Activation activation, const Array& h, const Array& dh
   return dh * relu_mask(h);
 }
 
-Array activate(Activation activation, const Array& z) { return activation == Activation::tanh ? tanh(z) : relu(z); }
+Array activate(Activation activation, const Array& z) {
+  return activation == Activation::tanh ? tanh(z) : relu(z);
+}
 
 void check_layer(const Tree& layer, int l, std::int64_t in, std::int64_t out) {
   const auto* dict = std::get_if<Tree::Dict>(&layer.node());
   if (dict == nullptr || dict->items.size() != 2 || !dict->items.count("w") || !dict->items.count("b") ||
       !layer["w"].is_leaf() || !layer["b"].is_leaf())
-    throw ValueError(fmt::format("MLP layer {}: expected a dict {{'b': array, 'w': array}}, got {}", l,
-                                 layer.treedef()));
+    throw ValueError(
+        fmt::format("MLP layer {}: expected a dict {{'b': array, 'w': array}}, got {}", l, layer.treedef()));
   const Array& w = layer["w"].leaf();
   const Array& b = layer["b"].leaf();
   if (w.shape() != Shape{in, out} || b.shape() != Shape{out})
-    throw ValueError(fmt::format("MLP layer {}: expected w{} and b{}, got w{} and b{}", l, shape_str({in, out}),
-                                 shape_str({out}), shape_str(w.shape()), shape_str(b.shape())));
+    throw ValueError(fmt::format("MLP layer {}: expected w{} and b{}, got w{} and b{}", l,
+                                 shape_str({in, out}), shape_str({out}), shape_str(w.shape()),
+                                 shape_str(b.shape())));
   if (!is_floating(w.dtype()) || b.dtype() != w.dtype())
     throw TypeError(fmt::format("MLP layer {}: w and b must share one floating dtype, got {} and {}", l,
                                 dtype_name(w.dtype()), dtype_name(b.dtype())));
@@ -65,8 +74,8 @@ std::string_view activation_name(Activation activation) {
 Mlp::Mlp(std::vector<std::int64_t> layer_sizes, Activation activation, Loss loss)
     : layer_sizes_(std::move(layer_sizes)), activation_(activation), loss_(loss) {
   if (layer_sizes_.size() < 2)
-    throw ValueError(fmt::format("an MLP needs at least an input and an output size, got {} sizes",
-                                 layer_sizes_.size()));
+    throw ValueError(
+        fmt::format("an MLP needs at least an input and an output size, got {} sizes", layer_sizes_.size()));
   for (auto size : layer_sizes_)
     if (size < 1) throw ValueError(fmt::format("MLP layer sizes must be positive, got {}", size));
 }
@@ -86,7 +95,8 @@ Tree Mlp::init(unsigned seed, DType dtype) const {
     const auto out = layer_sizes_[l + 1];
     std::vector<double> w(static_cast<std::size_t>(in * out));
     for (auto& v : w) v = normal(generator) * 0.1;
-    layers.push_back(Tree::dict({{"b", Array::zeros({out}, dtype)}, {"w", Array::from_values({in, out}, w, dtype)}}));
+    layers.push_back(
+        Tree::dict({{"b", Array::zeros({out}, dtype)}, {"w", Array::from_values({in, out}, w, dtype)}}));
   }
   return Tree::list(std::move(layers));
 }
@@ -96,15 +106,16 @@ Tree Mlp::init_abstract(DType dtype) const {
   for (int l = 0; l < num_layers(); ++l) {
     const auto in = layer_sizes_[l];
     const auto out = layer_sizes_[l + 1];
-    layers.push_back(Tree::dict({{"b", Array::abstract({out}, dtype)}, {"w", Array::abstract({in, out}, dtype)}}));
+    layers.push_back(
+        Tree::dict({{"b", Array::abstract({out}, dtype)}, {"w", Array::abstract({in, out}, dtype)}}));
   }
   return Tree::list(std::move(layers));
 }
 
 void Mlp::check_params(const Tree& params) const {
   if (!std::holds_alternative<Tree::List>(params.node()) || static_cast<int>(params.size()) != num_layers())
-    throw ValueError(fmt::format("MLP params: expected a list of {} layer dicts, got {}", num_layers(),
-                                 params.treedef()));
+    throw ValueError(
+        fmt::format("MLP params: expected a list of {} layer dicts, got {}", num_layers(), params.treedef()));
 }
 
 Array Mlp::apply(const Tree& params, const Array& x) const {
@@ -123,13 +134,21 @@ Array Mlp::apply(const Tree& params, const Array& x) const {
 
 Array Mlp::loss(const Tree& params, const Array& x, const Array& y) const {
   Array logits = apply(params, x);
-  Array out = logits.dtype() == loss_dtype(logits.dtype()) ? logits : astype(logits, loss_dtype(logits.dtype()));
+  Array out =
+      logits.dtype() == loss_dtype(logits.dtype()) ? logits : astype(logits, loss_dtype(logits.dtype()));
   return loss_and_seed(loss_, out, y).loss;
 }
 
 LossAndGrads Mlp::value_and_grad(const Tree& params, const Array& x, const Array& y) const {
   check_params(params);
   return value_and_grad([&params](int l) { return params[static_cast<std::size_t>(l)]; }, x, y);
+}
+
+std::vector<int> Mlp::fetch_order() const {
+  std::vector<int> order;
+  for (int l = 0; l < num_layers(); ++l) order.push_back(l);
+  for (int l = num_layers() - 1; l >= 0; --l) order.push_back(l);
+  return order;
 }
 
 LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y,
@@ -153,7 +172,8 @@ LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const 
     saved.push_back(a);
     if (l + 1 < layers)
       a = tag_as(activate(activation_, z), tags::activations);
-    else logits = z;
+    else
+      logits = z;
   }
   a = Array();
 
@@ -174,8 +194,13 @@ LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const 
     saved[static_cast<std::size_t>(l)] = Array();
     Array dw = tag_as(matmul(transpose(input), dz), tags::gradients);
     Array db = tag_as(sum(dz, 0), tags::gradients);
-    grads[static_cast<std::size_t>(l)] = Tree::dict({{"b", db}, {"w", dw}});
-    if (ready) ready(l, grads[static_cast<std::size_t>(l)]);
+    Tree layer_grads = Tree::dict({{"b", db}, {"w", dw}});
+    dw = Array();
+    db = Array();
+    if (ready)
+      ready(l, std::move(layer_grads));
+    else
+      grads[static_cast<std::size_t>(l)] = std::move(layer_grads);
     if (l > 0) dz = activation_backward(activation_, input, matmul(dz, transpose(layer["w"].leaf())));
   }
   return {ls.loss, Tree::list(std::move(grads))};

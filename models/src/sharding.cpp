@@ -67,21 +67,20 @@ Tree local_shard_tree(const Tree& full, int rank, int num_shards) {
   return full.map([&](const Array& leaf) { return local_shard(leaf, rank, num_shards); });
 }
 
-Tree gather_tree(const Tree& shards, const Tree& like, std::string_view axis_name) {
+Tree unpadded_tree(const Tree& gathered, const Tree& like) {
   const auto shapes = like.leaves();
   std::size_t next = 0;
-  return all_gather(shards, axis_name, 0, /*tiled=*/true).map([&](const Array& flat) {
-    return without_padding(flat, shapes.at(next++).shape());
-  });
+  return gathered.map([&](const Array& flat) { return without_padding(flat, shapes.at(next++).shape()); });
 }
 
-Tree mean_scatter_tree(const Tree& full, std::string_view axis_name, int num_shards) {
-  const Tree padded = full.map([num_shards](const Array& leaf) {
+Tree gather_tree(const Tree& shards, const Tree& like, std::string_view axis_name) {
+  return unpadded_tree(all_gather(shards, axis_name, 0, /*tiled=*/true), like);
+}
+
+Tree padded_flat_tree(const Tree& full, int num_shards) {
+  return full.map([num_shards](const Array& leaf) {
     return flat_padded(leaf, shard_size(leaf.size(), num_shards) * num_shards);
   });
-  std::vector<Array> shards = psum_scatter(padded, axis_name, 0, /*tiled=*/true).leaves();
-  for (Array& shard : shards) shard = shard / static_cast<double>(num_shards);  // each sum released once divided
-  return full.rebuild(shards);
 }
 
 }  // namespace spmdsim::models

@@ -126,16 +126,59 @@ AttentionProbs attention_probs(const Array& q, const Array& k) {
   const Array causal_mask = Array::abstract({seq, seq}, q.dtype());
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[2]));
   AttentionProbs out;
-  out.probs = softmax(matmul(q, swap_last_axes(k)) * scale + causal_mask);
+  const Array scores = matmul(q, swap_last_axes(k));
+  out.probs = fused("masked_softmax", {scores, causal_mask}, [&] {
+                return std::vector{softmax(scores * scale + causal_mask)};
+              }).front();
   out.keep = dropout_keep(out.probs);
   out.dropped = dropout(out.probs, out.keep);
   return out;
 }
 
+struct FusedAttention {
+  Array out;  // [b*a, s, h/a]
+  Array lse;  // [b*a, s], float32
+};
+
+// One FlashAttention forward kernel: reads q, k and v, writes the output and the softmax's float32
+// log-sum-exp. The body computes them with the materialised ops, which the kernel neither charges nor
+// places (their max stands in for the log-sum-exp: same shape).
+FusedAttention fused_attention_forward(const Array& q, const Array& k, const Array& v, double flops) {
+  const AttentionShape shape{q.shape()[1], q.shape()[2]};
+  std::vector<Array> out = fused_attention("flash_attention", {q, k, v}, shape, flops, [&] {
+    const AttentionProbs p = attention_probs(q, k);
+    return std::vector{matmul(p.dropped, v), astype(max(p.probs, -1), DType::f32)};
+  });
+  return {std::move(out[0]), std::move(out[1])};
+}
+
+// One FlashAttention backward kernel: reads q, k, v, the output, the log-sum-exp and the output's gradient,
+// recomputes the scores and writes dq, dk and dv, at 2.5x the forward's FLOPs (FlashAttention's count).
+std::vector<Array> fused_attention_backward(const Array& q, const Array& k, const Array& v, const Array& out,
+                                            const Array& lse, const Array& d_out, double forward_flops) {
+  const AttentionShape shape{q.shape()[1], q.shape()[2]};
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[2]));
+  return fused_attention(
+      "flash_attention_backward", {q, k, v, out, lse, d_out}, shape, 2.5 * forward_flops, [&] {
+        const AttentionProbs p = attention_probs(q, k);
+        const Array d_dropped = matmul(d_out, swap_last_axes(v));
+        const Array d_scores = softmax_backward(p.probs, dropout(d_dropped, p.keep)) * scale;
+        return std::vector{matmul(d_scores, k), matmul(swap_last_axes(d_scores), q),
+                           matmul(swap_last_axes(p.dropped), d_out)};
+      });
+}
+
+// residual + dropout(branch): one fused kernel.
+Array dropout_residual(const Array& residual, const Array& branch, const Array& keep) {
+  return fused("dropout_residual", {residual, branch, keep},
+               [&] { return std::vector{residual + dropout(branch, keep)}; })
+      .front();
+}
+
 BlockActivations tagged(BlockActivations kept) {
-  for (Array* a : {&kept.input, &kept.ln_1, &kept.q, &kept.k, &kept.v, &kept.probs, &kept.probs_keep,
-                   &kept.probs_dropped, &kept.context, &kept.proj_keep, &kept.mid, &kept.ln_2, &kept.fc,
-                   &kept.gelu, &kept.mlp_keep})
+  for (Array* a : {&kept.input, &kept.ln_1, &kept.q, &kept.k, &kept.v, &kept.lse, &kept.probs,
+                   &kept.probs_keep, &kept.probs_dropped, &kept.context, &kept.proj_keep, &kept.mid,
+                   &kept.ln_2, &kept.fc, &kept.gelu, &kept.mlp_keep})
     *a = tag_as(*a, tags::activations);
   return kept;
 }
@@ -167,6 +210,10 @@ TransformerConfig gpt3_175b() {
 TransformerConfig gpt_7b() {
   return {
       .layers = 32, .hidden = 4096, .heads = 32, .seq_len = 2048, .vocab = 32000, .tied_embeddings = false};
+}
+
+std::string_view attention_name(Attention attention) {
+  return attention == Attention::fused ? "fused" : "naive";
 }
 
 std::string_view recompute_name(Recompute recompute) {
@@ -234,6 +281,17 @@ double Transformer::training_flops_per_token(Recompute recompute) const {
   return 3 * (blocks + logits) + recomputed;
 }
 
+double Transformer::model_flops_per_token() const {
+  const auto& c = config_;
+  return 6 * static_cast<double>(num_parameters()) +
+         12 * static_cast<double>(c.layers) * static_cast<double>(c.hidden) * static_cast<double>(c.seq_len);
+}
+
+double Transformer::fused_attention_forward_flops(std::int64_t micro_batch) const {
+  const double s = static_cast<double>(config_.seq_len);
+  return 2 * static_cast<double>(micro_batch) * s * s * static_cast<double>(config_.hidden);
+}
+
 double Transformer::activation_bytes_per_block(std::int64_t micro_batch, Recompute recompute,
                                                DType dtype) const {
   const auto& c = config_;
@@ -244,6 +302,10 @@ double Transformer::activation_bytes_per_block(std::int64_t micro_batch, Recompu
   const double sbf = s * b * static_cast<double>(ffn_hidden());
   const double as2b = static_cast<double>(c.heads) * s * s * b;
   const double mask = 1;  // bytes per dropout-mask element
+  if (c.attention == Attention::fused) {
+    const double lse = 4 * static_cast<double>(c.heads) * s * b;
+    return recompute == Recompute::full ? e * sbh : e * (8 * sbh + 2 * sbf) + mask * 2 * sbh + lse;
+  }
   switch (recompute) {
     case Recompute::none:
       return e * (8 * sbh + 2 * sbf + 2 * as2b) + mask * (2 * sbh + as2b);
@@ -287,15 +349,22 @@ BlockForward Transformer::block_forward(const Tree& block, const Array& x, Recom
     kept.k = split_heads(slice(qkv, 1, h, 2 * h), s, a);
     kept.v = split_heads(slice(qkv, 1, 2 * h, 3 * h), s, a);
   }
-  AttentionProbs probs = attention_probs(kept.q, kept.k);
-  kept.context = merge_heads(matmul(probs.dropped, kept.v), a);
-  kept.probs = std::move(probs.probs);
-  kept.probs_keep = std::move(probs.keep);
-  kept.probs_dropped = std::move(probs.dropped);
+  if (config_.attention == Attention::fused) {
+    FusedAttention fa =
+        fused_attention_forward(kept.q, kept.k, kept.v, fused_attention_forward_flops(x.shape()[0] / s));
+    kept.context = merge_heads(fa.out, a);
+    kept.lse = std::move(fa.lse);
+  } else {
+    AttentionProbs probs = attention_probs(kept.q, kept.k);
+    kept.context = merge_heads(matmul(probs.dropped, kept.v), a);
+    kept.probs = std::move(probs.probs);
+    kept.probs_keep = std::move(probs.keep);
+    kept.probs_dropped = std::move(probs.dropped);
+  }
   {
     const Array proj = dense(kept.context, attention["proj"]);
     kept.proj_keep = dropout_keep(proj);
-    kept.mid = x + dropout(proj, kept.proj_keep);
+    kept.mid = dropout_residual(x, proj, kept.proj_keep);
   }
   kept.ln_2 = layer_norm(kept.mid, block["ln_2"]);
   kept.fc = dense(kept.ln_2, mlp["fc"]);
@@ -304,10 +373,10 @@ BlockForward Transformer::block_forward(const Tree& block, const Array& x, Recom
   {
     const Array down = dense(kept.gelu, mlp["proj"]);
     kept.mlp_keep = dropout_keep(down);
-    out = kept.mid + dropout(down, kept.mlp_keep);
+    out = dropout_residual(kept.mid, down, kept.mlp_keep);
   }
 
-  if (recompute != Recompute::none) {
+  if (recompute != Recompute::none && config_.attention == Attention::naive) {
     kept.probs = Array();
     kept.probs_keep = Array();
     kept.probs_dropped = Array();
@@ -324,7 +393,7 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
   if (saved.recompute == Recompute::full) {
     Array input = release(saved.input);
     saved = block_forward(block, input, Recompute::none).saved;
-  } else if (saved.recompute == Recompute::selective) {
+  } else if (saved.recompute == Recompute::selective && config_.attention == Attention::naive) {
     // Megatron checkpoints the whole core attention, so its recompute reruns the attention-over-v matmul too,
     // although the backward pass does not need that output.
     AttentionProbs probs = attention_probs(saved.q, saved.k);
@@ -349,20 +418,29 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
 
   // Attention branch: mid = input + dropout(proj(attention(ln_1(input)))).
   InputAndGrads proj =
-      dense_backward(release(saved.context), attention["proj"], dropout(d_mid, release(saved.proj_keep)));
+      dense_backward(config_.attention == Attention::fused ? saved.context : release(saved.context),
+                     attention["proj"], dropout(d_mid, release(saved.proj_keep)));
   const Array d_context = split_heads(proj.dx, s, a);
   proj.dx = Array();
   const Array v = release(saved.v);
-  const Array d_dropped = matmul(d_context, swap_last_axes(v));
-  const Array d_v = matmul(swap_last_axes(release(saved.probs_dropped)), d_context);
-  const Array d_scores =
-      softmax_backward(release(saved.probs), dropout(d_dropped, release(saved.probs_keep))) *
-      (1.0 / std::sqrt(static_cast<double>(head_dim())));
   const Array k = release(saved.k);
   const Array q = release(saved.q);
-  const Array d_qkv = concatenate({merge_heads(matmul(d_scores, k), a),
-                                   merge_heads(matmul(swap_last_axes(d_scores), q), a), merge_heads(d_v, a)},
-                                  1);
+  Array d_qkv;
+  if (config_.attention == Attention::fused) {
+    const std::int64_t batch = d_context.shape()[0] / a;
+    const std::vector<Array> d = fused_attention_backward(q, k, v, release(saved.context), release(saved.lse),
+                                                          d_context, fused_attention_forward_flops(batch));
+    d_qkv = concatenate({merge_heads(d[0], a), merge_heads(d[1], a), merge_heads(d[2], a)}, 1);
+  } else {
+    const Array d_dropped = matmul(d_context, swap_last_axes(v));
+    const Array d_v = matmul(swap_last_axes(release(saved.probs_dropped)), d_context);
+    const Array d_scores =
+        softmax_backward(release(saved.probs), dropout(d_dropped, release(saved.probs_keep))) *
+        (1.0 / std::sqrt(static_cast<double>(head_dim())));
+    d_qkv = concatenate({merge_heads(matmul(d_scores, k), a),
+                         merge_heads(matmul(swap_last_axes(d_scores), q), a), merge_heads(d_v, a)},
+                        1);
+  }
   InputAndGrads qkv = dense_backward(release(saved.ln_1), attention["qkv"], d_qkv);
   InputAndGrads ln_1 = layer_norm_backward(release(saved.input), block["ln_1"], qkv.dx);
   qkv.dx = Array();
@@ -424,11 +502,18 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     final_output = tag_as(layer_norm(final_input, head_params["ln_f"]), tags::activations);
     const Array table = output_table(head_params);
     Array logits = c.tied_embeddings ? matmul(final_output, transpose(table)) : matmul(final_output, table);
+    // The cast to float32, the log-softmax, the loss and its seed as one fused kernel: the float32 logits
+    // never reach device memory.
     const DType compute = logits.dtype();
-    if (compute != loss_dtype(compute)) logits = astype(logits, loss_dtype(compute));
-    LossAndSeed ls = loss_and_seed(Loss::softmax_cross_entropy, logits, reshape(labels, {rows}));
-    loss = ls.loss;
-    d_logits = ls.seed.dtype() == compute ? ls.seed : astype(ls.seed, compute);
+    const Array flat_labels = reshape(labels, {rows});
+    std::vector<Array> ls = fused("softmax_cross_entropy", {logits, flat_labels}, [&] {
+      const Array wide = compute == loss_dtype(compute) ? logits : astype(logits, loss_dtype(compute));
+      LossAndSeed both = loss_and_seed(Loss::softmax_cross_entropy, wide, flat_labels);
+      return std::vector{both.seed.dtype() == compute ? both.seed : astype(both.seed, compute), both.loss};
+    });
+    logits = Array();
+    d_logits = std::move(ls[0]);
+    loss = std::move(ls[1]);
   }
 
   // Backward: head, blocks last to first, embedding.
@@ -453,14 +538,18 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     dx = std::move(ln_f.dx);
     grads.back() = c.tied_embeddings ? Tree::dict({{"ln_f", ln_f.grads}})
                                      : Tree::dict({{"ln_f", ln_f.grads}, {"lm_head", head_grads}});
-    if (ready) ready(head, grads.back());
+    head_grads = Tree();
+    ln_f.grads = Tree();
+    if (ready) ready(head, std::exchange(grads.back(), Tree()));
   }
   for (int unit = head - 1; unit >= 1; --unit) {
     BlockBackward b =
         block_backward(fetch_checked(unit), std::move(saved[static_cast<std::size_t>(unit - 1)]), dx);
-    grads[static_cast<std::size_t>(unit)] = std::move(b.grads);
     dx = std::move(b.dx);
-    if (ready) ready(unit, grads[static_cast<std::size_t>(unit)]);
+    if (ready)
+      ready(unit, std::exchange(b.grads, Tree()));
+    else
+      grads[static_cast<std::size_t>(unit)] = std::move(b.grads);
   }
   {
     const Tree embedding = fetch_checked(0);
@@ -473,9 +562,21 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     grads.front() =
         tag_as(Tree::dict({{"position_embedding", d_position}, {"token_embedding", d_token_embedding}}),
                tags::gradients);
-    if (ready) ready(0, grads.front());
+    d_token_embedding = Array();
+    if (ready) ready(0, std::exchange(grads.front(), Tree()));
   }
   return {loss, Tree::list(std::move(grads))};
+}
+
+std::vector<int> Transformer::fetch_order() const {
+  const int head = static_cast<int>(config_.layers) + 1;
+  std::vector<int> order;
+  for (int unit = 0; unit <= head; ++unit) order.push_back(unit);
+  if (config_.tied_embeddings) order.push_back(0);
+  order.push_back(head);
+  if (config_.tied_embeddings) order.push_back(0);
+  for (int unit = head - 1; unit >= 0; --unit) order.push_back(unit);
+  return order;
 }
 
 LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& tokens, const Array& labels,

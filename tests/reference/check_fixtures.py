@@ -3,7 +3,7 @@
 
 Usage (from the repository root): python3 tests/reference/check_fixtures.py
 
-Needs only NumPy, not JAX. It reads tests/reference/fixtures/*.json, recomputes the
+Needs only NumPy and ml_dtypes (for bfloat16), not JAX. It reads tests/reference/fixtures/*.json, recomputes the
 collective cases from their inputs and params with NumPy, and fails if JAX's recorded
 outputs disagree (exactly for data movement, to float32 rounding for reductions). It also
 checks the format: every file has the required keys, exactly one of outputs / error.
@@ -13,10 +13,12 @@ import json
 import sys
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
 FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures"
-NP_DTYPES = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "bool": np.bool_}
+NP_DTYPES = {"float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "float64": np.float64,
+             "int32": np.int32, "bool": np.bool_}
 
 
 def decode(t):
@@ -95,6 +97,24 @@ def all_to_all_ref(x, split, concat, tiled):
     return np.stack(outs)
 
 
+def sweep_dtype(op, dtype, x64):
+    """The result dtype of the dtype sweep's collective, as jax.lax documents it: psum sums booleans as int32,
+    pmean divides an integer sum into float32, and without jax_enable_x64 float64 is computed as float32."""
+    if dtype == "float64" and not x64:
+        dtype = "float32"
+    if op == "psum" and dtype == "bool":
+        return "int32"
+    if op == "pmean" and dtype in ("bool", "int32"):
+        return "float32"
+    return dtype
+
+
+def nested_axis_index_ref(a, b):
+    i = np.repeat(np.arange(a), b).reshape(a, b)
+    j = np.tile(np.arange(b), a).reshape(a, b)
+    return i, j, i * b + j, j * a + i
+
+
 def close(got, want, exact):
     got = np.asarray(got)
     want = np.asarray(want)
@@ -116,6 +136,21 @@ def check(fx):
     x = args[0]
     groups = groups_of(params, p)
     op = params.get("op")
+    if "_dtype_" in name:
+        sweep_op = name.split("_dtype_")[0]
+        in_dtype = fx["inputs"][0]["array"]["dtype"]
+        if fx["outputs"]["array"]["dtype"] != sweep_dtype(sweep_op, in_dtype, params.get("x64", False)):
+            return False
+        if sweep_op in ("psum", "pmean", "pmax", "pmin"):
+            return close(out.astype(np.float64), reduce_ref(sweep_op, x.astype(np.float64), groups), False)
+        x = x.astype(np.float32) if x.dtype == np.float64 and not params.get("x64", False) else x
+        out = out.astype(x.dtype)
+    if name == "nested_axis_index_p8":
+        return all(close(o, r, True) for o, r in zip(out, nested_axis_index_ref(2, 4)))
+    if name.startswith("nested_normalize"):
+        rows = x / x.sum(axis=0, keepdims=True)
+        cols = x / x.sum(axis=1, keepdims=True)
+        return all(close(o, r, False) for o, r in zip(out, (rows, cols, x / x.sum())))
     if name.startswith(("psum_p", "pmean_p", "pmax_p", "pmin_p", "psum_int32", "psum_scalar")) or \
             (op in ("psum", "pmean", "pmax") and "_groups_" in name):
         return close(out, reduce_ref(op, x, groups), exact=op in ("pmax", "pmin") or x.dtype == np.int32)

@@ -37,6 +37,7 @@ import sys  # noqa: E402
 import zlib  # noqa: E402
 from pathlib import Path  # noqa: E402
 
+import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -59,6 +60,8 @@ class Static:
 
 
 _DTYPES = {
+    np.dtype(np.float16): ("float16", float),
+    np.dtype(ml_dtypes.bfloat16): ("bfloat16", float),
     np.dtype(np.float32): ("float32", float),
     np.dtype(np.float64): ("float64", float),
     np.dtype(np.int32): ("int32", int),
@@ -73,8 +76,8 @@ def encode_array(a):
     name, conv = _DTYPES[a.dtype]
     # float(np.float32(v)) is exact, and json writes floats with repr, so
     # float32 values round-trip bit for bit.
-    if a.dtype == np.float32:
-        data = [float(np.float32(v)) for v in a.reshape(-1)]
+    if a.dtype in (np.float32, np.float16, ml_dtypes.bfloat16):
+        data = [float(v) for v in a.reshape(-1).astype(np.float64)]
     else:
         data = [conv(v) for v in a.reshape(-1).tolist()]
     for v in data:
@@ -148,7 +151,7 @@ def devs(n):
 CASES = []
 
 
-def case(name, num_devices, description, params, build, expect="ok", category=""):
+def case(name, num_devices, description, params, build, expect="ok", category="", x64=False):
     """Register a case.
 
     build(rng) returns (fn, inputs) where fn(*call_args(inputs)) runs the pmapped call
@@ -160,8 +163,10 @@ def case(name, num_devices, description, params, build, expect="ok", category=""
     params.setdefault("devices", num_devices)
     if "axis_name" not in params:
         raise RuntimeError(f"case {name}: params must give axis_name")
+    if x64:
+        params["x64"] = True  # run with jax_enable_x64; absent: JAX's default (off)
     CASES.append(dict(name=name, num_devices=num_devices, description=description,
-                      params=params, build=build, expect=expect, category=category))
+                      params=params, build=build, expect=expect, category=category, x64=x64))
 
 
 def pm(fn, p, axis_name="i", **kw):
@@ -772,6 +777,260 @@ def add_errors():
          expect="either", category=cat)
 
 
+
+# 12. Every collective on every dtype ------------------------------------------
+
+DTYPES = {"bool": np.bool_, "int32": np.int32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16,
+          "float32": np.float32, "float64": np.float64}
+
+
+def dtype_values(rng, shape, dtype):
+    # Small integers (booleans for bool): every sum and mean over 4 devices is exact in every dtype, so the
+    # values do not depend on the order or the precision XLA reduces in.
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    return rng.integers(-5, 6, size=shape).astype(dtype)
+
+
+def add_dtypes():
+    p = 4
+    ring = [(i, (i + 1) % p) for i in range(p)]
+    collectives = {
+        # name: (params, per-device shape, the function, its text)
+        "psum": ({"op": "psum"}, (3,), lambda v: lax.psum(v, "i"), "lax.psum(x, 'i')"),
+        "pmean": ({"op": "pmean"}, (3,), lambda v: lax.pmean(v, "i"), "lax.pmean(x, 'i')"),
+        "pmax": ({"op": "pmax"}, (3,), lambda v: lax.pmax(v, "i"), "lax.pmax(x, 'i')"),
+        "pmin": ({"op": "pmin"}, (3,), lambda v: lax.pmin(v, "i"), "lax.pmin(x, 'i')"),
+        "all_gather": ({"axis": 0, "tiled": False}, (3,), lambda v: lax.all_gather(v, "i"),
+                       "lax.all_gather(x, 'i')"),
+        "psum_scatter": ({"scatter_dimension": 0, "tiled": False}, (p,), lambda v: lax.psum_scatter(v, "i"),
+                         "lax.psum_scatter(x, 'i')"),
+        "ppermute": ({"perm": [list(pr) for pr in ring]}, (3,), lambda v: lax.ppermute(v, "i", perm=ring),
+                     f"lax.ppermute(x, 'i', perm={ring})"),
+        "pshuffle": ({"perm": [1, 2, 3, 0]}, (3,), lambda v: lax.pshuffle(v, "i", perm=[1, 2, 3, 0]),
+                     "lax.pshuffle(x, 'i', perm=[1, 2, 3, 0])"),
+        "all_to_all": ({"split_axis": 0, "concat_axis": 0, "tiled": False}, (p,),
+                       lambda v: lax.all_to_all(v, "i", 0, 0), "lax.all_to_all(x, 'i', 0, 0)"),
+    }
+    for opname, (extra, shape, fn, text) in collectives.items():
+        for dname, dtype in DTYPES.items():
+            # float64 matters with and without jax_enable_x64 (off: JAX computes it as float32).
+            for x64 in ((False, True) if dname == "float64" else (False,)):
+                def build(rng, dtype=dtype, shape=shape, fn=fn):
+                    x = dtype_values(rng, (p,) + shape, dtype)
+                    return (lambda x: pm(fn, p)(x)), [x]
+                mode = "_x64" if x64 else ""
+                case(f"{opname}_dtype_{dname}{mode}_p{p}", p,
+                     f"pmap(lambda x: {text}, axis_name='i')(x), x {dname} {(p,) + shape}"
+                     + (" with jax_enable_x64" if x64 else ""),
+                     dict({"axis_name": "i"}, **extra), build, expect="either", category="dtypes", x64=x64)
+
+
+# 13. Nested pmap ----------------------------------------------------------------
+
+def inner_params(axis_name, **kw):
+    """The params of an inner pmap (the same keys as the outer pmap's)."""
+    return dict({"axis_name": axis_name}, **kw)
+
+
+def add_nested():
+    cat = "nested"
+
+    def nest(fn, inner, p=8, outer_kw=None, inner_kw=None):
+        return jax.pmap(jax.pmap(fn, axis_name=inner, **(inner_kw or {})), axis_name="i",
+                        devices=devs(p) if p else None, **(outer_kw or {}))
+
+    def normalize(x):  # jax.pmap's docstring
+        return x / lax.psum(x, "i"), x / lax.psum(x, "j"), x / lax.psum(x, ("i", "j"))
+
+    for a, b_ in ((2, 4), (4, 2)):
+        def b(rng, a=a, b_=b_):
+            x = np.arange(1, a * b_ + 1, dtype=np.float32).reshape(a, b_)
+            return (lambda x: nest(normalize, "j")(x)), [x]
+        case(f"nested_normalize_{a}x{b_}_p8", 8,
+             f"pmap(pmap(lambda x: (x / psum(x, 'i'), x / psum(x, 'j'), x / psum(x, ('i', 'j'))), axis_name='j'), axis_name='i')(x), x = arange(1, 9) float32 ({a},{b_}) (jax.pmap's docstring)",
+             {"axis_name": "i", "inner": [inner_params("j")]}, b, category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4))
+        return (lambda x: nest(lambda v: (lax.axis_index("i"), lax.axis_index("j"), lax.axis_index(("i", "j")),
+                                          lax.axis_index(("j", "i"))), "j")(x)), [x]
+    case("nested_axis_index_p8", 8,
+         "pmap(pmap(lambda x: (axis_index('i'), axis_index('j'), axis_index(('i', 'j')), axis_index(('j', 'i'))), axis_name='j'), axis_name='i')(x), x float32 (2,4)",
+         {"axis_name": "i", "inner": [inner_params("j")]}, b, category=cat)
+
+    for names in (("i", "j"), ("j", "i")):
+        label = "".join(names)
+
+        def b(rng, names=names):
+            x = normal(rng, (2, 4, 3))
+            return (lambda x: nest(lambda v: lax.all_gather(v, names), "j")(x)), [x]
+        case(f"nested_all_gather_{label}_p8", 8,
+             f"pmap(pmap(lambda x: lax.all_gather(x, {names}), axis_name='j'), axis_name='i')(x), x float32 (2,4,3)",
+             {"axis_name": "i", "inner": [inner_params("j")], "collective_axis_names": list(names), "axis": 0,
+              "tiled": False}, b, category=cat)
+
+    ring = [(k, (k + 1) % 8) for k in range(8)]
+
+    def b(rng):
+        x = normal(rng, (2, 4, 3))
+        return (lambda x: nest(lambda v: lax.ppermute(v, ("i", "j"), perm=ring), "j")(x)), [x]
+    case("nested_ppermute_ij_p8", 8,
+         f"pmap(pmap(lambda x: lax.ppermute(x, ('i', 'j'), perm={ring}), axis_name='j'), axis_name='i')(x), x float32 (2,4,3)",
+         {"axis_name": "i", "inner": [inner_params("j")], "perm": [list(r) for r in ring],
+          "collective_axis_names": ["i", "j"]}, b, category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4, 8, 2))
+        return (lambda x: nest(lambda v: lax.psum_scatter(v, ("i", "j")), "j")(x)), [x]
+    case("nested_psum_scatter_ij_p8", 8,
+         "pmap(pmap(lambda x: lax.psum_scatter(x, ('i', 'j')), axis_name='j'), axis_name='i')(x), x float32 (2,4,8,2)",
+         {"axis_name": "i", "inner": [inner_params("j")], "scatter_dimension": 0, "tiled": False,
+          "collective_axis_names": ["i", "j"]}, b,
+         category=cat)
+
+    for names, n in ((("i", "j"), 8), (("i",), 2), (("j",), 4)):
+        label = "".join(names)
+
+        def b(rng, names=names, n=n):
+            x = normal(rng, (2, 4, n, 3))
+            return (lambda x: nest(lambda v: lax.all_to_all(v, names if len(names) > 1 else names[0], 0, 1),
+                                   "j")(x)), [x]
+        case(f"nested_all_to_all_{label}_p8", 8,
+             f"pmap(pmap(lambda x: lax.all_to_all(x, {names if len(names) > 1 else names[0]!r}, 0, 1), axis_name='j'), axis_name='i')(x), x float32 (2,4,{n},3)",
+             {"axis_name": "i", "inner": [inner_params("j")], "collective_axis_names": list(names),
+              "split_axis": 0, "concat_axis": 1, "tiled": False}, b, category=cat)
+
+    for names, groups in ((("i", "j"), [[0, 1, 2, 3], [4, 5, 6, 7]]), (("i", "j"), [[0, 2, 4, 6], [1, 3, 5, 7]]),
+                          (("j",), [[0, 1], [2, 3]])):
+        label = "".join(names) + "_" + groups_label(groups)
+
+        def b(rng, names=names, groups=groups):
+            x = normal(rng, (2, 4, 3))
+            return (lambda x: nest(lambda v: (lax.psum(v, names, axis_index_groups=groups),
+                                              lax.pmax(v, names, axis_index_groups=groups)), "j")(x)), [x]
+        case(f"nested_groups_{label}_p8", 8,
+             f"pmap(pmap(lambda x: (lax.psum(x, {names}, axis_index_groups={groups}), lax.pmax(x, {names}, axis_index_groups={groups})), axis_name='j'), axis_name='i')(x), x float32 (2,4,3)",
+             {"axis_name": "i", "inner": [inner_params("j")], "collective_axis_names": list(names),
+              "groups": groups}, b, category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4, 3))
+        return (lambda x: nest(lambda v: lax.psum(v, "i"), "i")(x)), [x]
+    case("nested_shadowed_name_p8", 8,
+         "pmap(pmap(lambda x: lax.psum(x, 'i'), axis_name='i'), axis_name='i')(x): the inner 'i' shadows the outer; x float32 (2,4,3)",
+         {"axis_name": "i", "inner": [inner_params("i")]}, b, category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 3, 4))
+        return (lambda x: nest(lambda v: v * 2.0 + lax.axis_index("j"), "j", inner_kw={"in_axes": 1})(x)), [x]
+    case("nested_inner_in_axes1_p8", 8,
+         "pmap(pmap(lambda x: x * 2 + axis_index('j'), axis_name='j', in_axes=1), axis_name='i')(x), x float32 (2,3,4): the inner axis is axis 1 of each outer slice",
+         {"axis_name": "i", "inner": [inner_params("j", in_axes=1)]}, b, category=cat)
+
+    # JAX 0.5.2 lowers an inner pmap's results along axis 0 only: out_axes=1 fails in MLIR.
+    def b(rng):
+        x = normal(rng, (2, 4, 3))
+        return (lambda x: nest(lambda v: v * 2.0, "j", inner_kw={"out_axes": 1})(x)), [x]
+    case("error_nested_inner_out_axes1", 8,
+         "pmap(pmap(lambda x: x * 2, axis_name='j', out_axes=1), axis_name='i')(x), x float32 (2,4,3)",
+         {"axis_name": "i", "inner": [inner_params("j", out_axes=1)]}, b, expect="error", category=cat)
+
+    def b(rng):
+        x = normal(rng, (4, 2, 3))
+        w = normal(rng, (3,))
+        return (lambda x, w: nest(lambda v, u: lax.psum(v * u, ("i", "j")), "j",
+                                  outer_kw={"in_axes": (0, None)}, inner_kw={"in_axes": (0, None)})(x, w)), [x, w]
+    case("nested_replicated_arg_p8", 8,
+         "pmap(pmap(lambda x, w: lax.psum(x * w, ('i', 'j')), axis_name='j', in_axes=(0, None)), axis_name='i', in_axes=(0, None))(x, w), x float32 (4,2,3), w float32 (3,) replicated",
+         {"axis_name": "i", "in_axes": encode_axes((0, None)),
+          "inner": [inner_params("j", in_axes=encode_axes((0, None)))], "collective_axis_names": ["i", "j"]},
+         b, category=cat)
+
+    def b(rng):
+        x = np.ones((2, 2, 2), dtype=np.float32)
+        fn = jax.pmap(jax.pmap(jax.pmap(lambda v: (lax.psum(v, ("i", "j", "k")), v * lax.axis_index(("k", "i", "j"))),
+                                        axis_name="k"), axis_name="j"), axis_name="i", devices=devs(8))
+        return (lambda x: fn(x)), [x]
+    case("nested_three_levels_p8", 8,
+         "pmap(pmap(pmap(lambda x: (psum(x, ('i', 'j', 'k')), x * axis_index(('k', 'i', 'j'))), axis_name='k'), axis_name='j'), axis_name='i')(x), x = ones((2,2,2)) float32",
+         {"axis_name": "i", "inner": [inner_params("j"), inner_params("k")]}, b, category=cat)
+
+    def b(rng):
+        x = small_ints(rng, (2, 4, 3))
+        return (lambda x: nest(lambda v: lax.pmean(v, ("i", "j")), "j")(x)), [x]
+    case("nested_pmean_int32_p8", 8,
+         "pmap(pmap(lambda x: lax.pmean(x, ('i', 'j')), axis_name='j'), axis_name='i')(x), x int32 (2,4,3)",
+         {"axis_name": "i", "inner": [inner_params("j")], "op": "pmean", "collective_axis_names": ["i", "j"]}, b,
+         category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 2, 3))
+        return (lambda x: nest(lambda v: lax.psum(v, ("i", "j")), "j", p=None)(x)), [x]
+    case("nested_psum_p4_of_8", 8,
+         "pmap(pmap(lambda x: lax.psum(x, ('i', 'j')), axis_name='j'), axis_name='i')(x) with 8 devices and devices not passed: 4 used; x float32 (2,2,3)",
+         {"axis_name": "i", "devices": None, "inner": [inner_params("j")], "collective_axis_names": ["i", "j"]}, b,
+         category=cat)
+
+    # What JAX refuses.
+    def b(rng):
+        x = normal(rng, (2, 4))
+        return (lambda x: nest(lambda v: v, "j", inner_kw={"devices": devs(4)})(x)), [x]
+    case("error_nested_inner_devices", 8,
+         "pmap(pmap(lambda x: x, axis_name='j', devices=jax.devices()[:4]), axis_name='i', devices=jax.devices()[:8])(x); x float32 (2,4)",
+         {"axis_name": "i", "inner": [inner_params("j", devices=4)]}, b, expect="error", category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4))
+        return (lambda x: nest(lambda v: v, "j", p=2)(x)), [x]
+    case("error_nested_too_few_devices", 2,
+         "pmap(pmap(lambda x: x, axis_name='j'), axis_name='i', devices=jax.devices()[:2])(x); x float32 (2,4): 8 devices needed",
+         {"axis_name": "i", "inner": [inner_params("j")], "available_devices": 8}, b, expect="error", category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 2))
+        return (lambda x: nest(lambda v: v, "j", p=8)(x)), [x]
+    case("error_nested_too_many_devices", 8,
+         "pmap(pmap(lambda x: x, axis_name='j'), axis_name='i', devices=jax.devices()[:8])(x); x float32 (2,2): 4 devices needed, 8 passed",
+         {"axis_name": "i", "inner": [inner_params("j")]}, b, expect="either", category=cat)
+
+    def b(rng):
+        x = normal(rng, (3, 4))
+        return (lambda x: nest(lambda v: v, "j", p=None)(x)), [x]
+    case("error_nested_more_than_available", 8,
+         "pmap(pmap(lambda x: x, axis_name='j'), axis_name='i')(x) with 8 devices; x float32 (3,4): 12 needed",
+         {"axis_name": "i", "devices": None, "inner": [inner_params("j")]}, b, expect="error", category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4))
+        return (lambda x: nest(lambda v: lax.psum(v, ("i", "k")), "j")(x)), [x]
+    case("error_nested_unbound_name", 8,
+         "pmap(pmap(lambda x: lax.psum(x, ('i', 'k')), axis_name='j'), axis_name='i')(x); x float32 (2,4)",
+         {"axis_name": "i", "inner": [inner_params("j")], "collective_axis_names": ["i", "k"]}, b,
+         expect="error", category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4))
+        return (lambda x: nest(lambda v: lax.psum(v, "j"), "j", inner_kw={"out_axes": None})(x)), [x]
+    case("error_nested_inner_out_axes_none", 8,
+         "pmap(pmap(lambda x: lax.psum(x, 'j'), axis_name='j', out_axes=None), axis_name='i')(x); x float32 (2,4)",
+         {"axis_name": "i", "inner": [inner_params("j", out_axes=None)]}, b, expect="error", category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4))
+        return (lambda x: nest(lambda v: v, "j", inner_kw={"axis_size": 3})(x)), [x]
+    case("error_nested_inner_axis_size", 8,
+         "pmap(pmap(lambda x: x, axis_name='j', axis_size=3), axis_name='i')(x); x float32 (2,4)",
+         {"axis_name": "i", "inner": [inner_params("j", axis_size=3)]}, b, expect="error", category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4, 3))
+        y = normal(rng, (2, 3, 3))
+        return (lambda x, y: nest(lambda u, v: u + v, "j")(x, y)), [x, y]
+    case("error_nested_inner_inconsistent_sizes", 8,
+         "pmap(pmap(lambda x, y: x + y, axis_name='j'), axis_name='i')(x, y); x float32 (2,4,3), y float32 (2,3,3): the inner mapped sizes are 4 and 3",
+         {"axis_name": "i", "inner": [inner_params("j", arg_names=["u", "v"])]}, b, expect="error", category=cat)
+
 # ---------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------
@@ -787,6 +1046,7 @@ def run_case(c):
         "params": c["params"],
         "inputs": [encode_tree(x) for x in inputs],
     }
+    jax.config.update("jax_enable_x64", c["x64"])
     try:
         result = fn(*call_args(inputs))
         result = jax.tree_util.tree_map(np.asarray, result)
@@ -795,6 +1055,8 @@ def run_case(c):
             raise RuntimeError(f"case {c['name']} was expected to succeed") from e
         out["error"] = {"type": type(e).__name__, "message": str(e)}
         return out
+    finally:
+        jax.config.update("jax_enable_x64", False)
     if c["expect"] == "error":
         raise RuntimeError(f"case {c['name']} was expected to fail but returned a value")
     out["outputs"] = encode_tree(result)
@@ -817,6 +1079,8 @@ def build_catalogue():
     add_pmap_args()
     add_seeds()
     add_errors()
+    add_dtypes()
+    add_nested()
     names = [c["name"] for c in CASES]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -58,6 +59,26 @@ void expect_refused(const std::string& program, const std::string& command, cons
 
 std::string normalised(const std::string& table) {
   return std::regex_replace(table, std::regex(R"(in [0-9]+\.[0-9]+ s wall time)"), "in <wall> s wall time");
+}
+
+void expect_same_output_with_two_jobs(const std::string& program, const std::string& command,
+                                      const std::string& args) {
+  const auto dir = scratch_dir();
+  const std::regex wall("\"wall_time_s\": [0-9.e+-]+");
+  std::map<int, std::vector<std::string>> outputs;
+  for (int jobs : {1, 2}) {
+    const auto csv = dir / fmt::format("{}.csv", jobs);
+    const auto json = dir / fmt::format("{}.json", jobs);
+    const auto run =
+        run_cli(program, command,
+                fmt::format("{} --jobs {} --csv {} --json {}", args, jobs, csv.string(), json.string()), dir);
+    ASSERT_EQ(run.status, 0) << run.err;
+    outputs[jobs] = {normalised(run.out), read_file(csv),
+                     std::regex_replace(read_file(json), wall, "\"wall_time_s\": <wall>")};
+  }
+  EXPECT_EQ(outputs[1][0], outputs[2][0]);
+  EXPECT_EQ(outputs[1][1], outputs[2][1]);
+  EXPECT_EQ(outputs[1][2], outputs[2][2]);
 }
 
 void expect_matches_golden(const std::string& actual, const std::string& name) {

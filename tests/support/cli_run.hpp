@@ -47,6 +47,11 @@ void expect_refused(const std::string& program, const std::string& command, cons
 // What changes from run to run of the same command: "in 0.05 s wall time" becomes "in <wall> s wall time".
 std::string normalised(const std::string& table);
 
+// `<program> <command> <args>` run with --jobs 1 and with --jobs 2 (two simulations at a time, ending in any
+// order) gives the same table, CSV and JSON byte for byte, but the wall time.
+void expect_same_output_with_two_jobs(const std::string& program, const std::string& command,
+                                      const std::string& args);
+
 // Compares `actual` with tests/golden/<name>. On a mismatch it writes <name>.unapproved beside the golden
 // file, to diff and, if the change is intended, rename over it.
 void expect_matches_golden(const std::string& actual, const std::string& name);

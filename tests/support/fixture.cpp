@@ -135,8 +135,11 @@ FixtureParams params_from_json(const json& node) {
                "static_broadcasted_argnums",
                "axis_size",
                "arg_names",
+               "inner",
+               "x64",
                "op",
                "collective_axis_name",
+               "collective_axis_names",
                "axis",
                "tiled",
                "scatter_dimension",
@@ -162,6 +165,11 @@ FixtureParams params_from_json(const json& node) {
   if (node.contains("arg_names")) p.arg_names = node.at("arg_names").get<std::vector<std::string>>();
   read_optional(node, "op", p.op);
   read_optional(node, "collective_axis_name", p.collective_axis_name);
+  if (node.contains("collective_axis_names"))
+    p.collective_axis_names = node.at("collective_axis_names").get<std::vector<std::string>>();
+  if (node.contains("inner"))
+    for (const json& inner : node.at("inner")) p.inner.push_back(params_from_json(inner));
+  if (node.contains("x64")) p.x64 = node.at("x64").get<bool>();
   read_optional(node, "axis", p.axis);
   read_optional(node, "tiled", p.tiled);
   read_optional(node, "scatter_dimension", p.scatter_dimension);
@@ -231,10 +239,13 @@ std::string case_category(std::string_view case_name) {
   for (std::string_view own : {"pmap_", "seed_", "error_"})
     if (name.starts_with(own)) return name;
   static const std::regex first_variant(
-      R"(_((axis|dim|split)\d+|groups|int32|scalar|tree|ring|partial|swap|reverse|rotate)(_|$))");
+      R"(_((axis|dim|split)\d+|groups|int32|scalar|tree|ring|partial|swap|reverse|rotate|dtype|ij|ji|i|j|\d+x\d+)(_|$))");
+  // A nested case's category keeps its prefix: nested_groups_ij_... is nested_groups.
+  constexpr std::string_view nested = "nested_";
+  const std::size_t from = name.starts_with(nested) ? nested.size() : 0;
   std::smatch match;
-  if (std::regex_search(name, match, first_variant))
-    return name.substr(0, static_cast<std::size_t>(match.position(0)));
+  if (std::regex_search(name.cbegin() + static_cast<std::ptrdiff_t>(from), name.cend(), match, first_variant))
+    return name.substr(0, from + static_cast<std::size_t>(match.position(0)));
   return name;
 }
 

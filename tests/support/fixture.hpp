@@ -32,10 +32,13 @@ struct FixtureParams {
   std::vector<int> static_broadcasted_argnums;
   std::optional<std::int64_t> axis_size;
   std::vector<std::string> arg_names;  // the Python function's parameters, which JAX's messages quote
+  std::vector<FixtureParams> inner;    // nested pmaps' own arguments, outermost first
+  bool x64 = false;                    // run with jax_enable_x64 (absent: JAX's default, off)
 
   // The collective the function calls.
   std::optional<std::string> op;                    // psum, pmean, pmax, pmin, all_gather, psum_scatter
   std::optional<std::string> collective_axis_name;  // when it differs from axis_name
+  std::vector<std::string> collective_axis_names;   // a tuple of names (nested pmap)
   std::optional<int> axis;                          // all_gather
   std::optional<bool> tiled;
   std::optional<int> scatter_dimension;
@@ -80,7 +83,9 @@ FixtureCase load_fixture(const std::filesystem::path& file);
 // axis_index_scale, ...): the name up to its first variant, a token among axis<k>, dim<k>, split<k>, groups,
 // int32, scalar, tree, ring, partial, swap, reverse, rotate. Variants only change the params or the inputs.
 // Cases of pmap's arguments (pmap_...), the seeds' examples (seed_...) and invalid inputs (error_...) each
-// name their own function: their category is the whole name without _p<n>.
+// name their own function: their category is the whole name without _p<n>. Nested pmap cases (nested_...)
+// and the dtype sweep (<collective>_dtype_<dtype>) take the collectives' rule, with the axis names (ij, ji,
+// i, j), a shape (2x4) and the dtype among the variants.
 std::string case_category(std::string_view case_name);
 
 // The PmapOptions the fixture's pmap call had. With params.devices = n: the first n devices.

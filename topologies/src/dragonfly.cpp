@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "builder_support.hpp"
+#include "fabric_model.hpp"
 #include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
 
@@ -59,7 +60,7 @@ PlatformBuilder dragonfly(DragonflySpec spec) {
   detail::check_link("dragonfly global_link", spec.global_link);
   detail::check_link("dragonfly host_link", spec.host_link);
   detail::check_device("dragonfly device", spec.device);
-  return [spec] {
+  return detail::fabric_platform([spec] {
     const int G = spec.num_groups;
     const int a = spec.routers_per_group;
     const int p = G * a * spec.devices_per_router;
@@ -104,7 +105,7 @@ PlatformBuilder dragonfly(DragonflySpec spec) {
               detail::add_link(zone, fmt::format("group{}-group{}", g, h), spec.global_link);
     zone.seal();
     return platform;
-  };
+  });
 }
 
 }  // namespace spmdsim::topologies

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "builder_support.hpp"
+#include "fabric_model.hpp"
 #include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
 
@@ -54,7 +55,7 @@ PlatformBuilder fat_tree(FatTreeSpec spec) {
   detail::check_link("fat tree switch_link", spec.switch_link);
   detail::check_link("fat tree host_link", spec.host_link);
   detail::check_device("fat tree device", spec.device);
-  return [spec] {
+  return detail::fabric_platform([spec] {
     const int p = spec.num_devices;
     const int k = spec.k;
     const int levels = spec.levels;
@@ -104,7 +105,7 @@ PlatformBuilder fat_tree(FatTreeSpec spec) {
         }
     zone.seal();
     return platform;
-  };
+  });
 }
 
 }  // namespace spmdsim::topologies

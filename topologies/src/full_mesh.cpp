@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "builder_support.hpp"
+#include "fabric_model.hpp"
 #include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
 
@@ -30,7 +31,7 @@ PlatformBuilder full_mesh(FullMeshSpec spec) {
   detail::check_link("full mesh device_link", spec.device_link);
   detail::check_link("full mesh host_link", spec.host_link);
   detail::check_device("full mesh device", spec.device);
-  return [spec] {
+  return detail::fabric_platform([spec] {
     const int p = spec.num_devices;
     auto links = std::make_shared<MeshLinks>();
     PathZone zone("full_mesh", [links, p](int from, int to, detail::Route& route) {
@@ -51,7 +52,7 @@ PlatformBuilder full_mesh(FullMeshSpec spec) {
               detail::add_link(zone, fmt::format("dev{}-dev{}", i, j), spec.device_link);
     zone.seal();
     return platform;
-  };
+  });
 }
 
 }  // namespace spmdsim::topologies

@@ -8,6 +8,7 @@
 #include <simgrid/s4u/Host.hpp>
 
 #include "builder_support.hpp"
+#include "fabric_model.hpp"
 #include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/topologies/full_mesh.hpp"
@@ -175,7 +176,7 @@ std::string host_memory_text(const NodeSpec& node) {
 }
 
 PlatformBuilder build_cluster(ClusterShape shape, NodeSpec node, LinkSpec switch_link, std::string description) {
-  return [shape, node, switch_link, description] {
+  return detail::fabric_platform([shape, node, switch_link, description] {
     using Links = std::array<std::vector<simgrid::s4u::Link*>, kClusterLinkKinds>;
     auto links = std::make_shared<Links>();
     PathZone zone(shape.lone_node ? "accelerator_node" : "multi_node_cluster",
@@ -228,7 +229,7 @@ PlatformBuilder build_cluster(ClusterShape shape, NodeSpec node, LinkSpec switch
     platform.dimensions = {d};
     if (!shape.lone_node) platform.dimensions.push_back(shape.num_nodes);
     return platform;
-  };
+  });
 }
 
 void check_node(const std::string& what, const NodeSpec& node) {

@@ -66,7 +66,59 @@ const NetworkModel& ici_model() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Devices. Peak FLOP/s are dense (REFERENCES §0: NVIDIA also prints 2:4-sparse figures, 2x these).
+// Devices. Peak FLOP/s are dense (REFERENCES §0: NVIDIA also prints 2:4-sparse figures, 2x these). The kernel
+// classes' figures (§K.*) are listed in docs/presets.md, "Kernel-class references".
+
+// FlashAttention-2's sequence lengths in its published forward + backward benchmark (§K.3).
+const std::vector<std::int64_t> kAttentionSeqs = {512, 1024, 2048, 4096, 8192, 16384};
+
+// Published TFLOP/s at kAttentionSeqs as fractions of `peak`.
+AttentionFigure measured_attention(std::int64_t head_dim, double peak, const std::vector<double>& tflops,
+                                   std::string_view source) {
+  AttentionFigure figure{head_dim, {}, source};
+  for (std::size_t i = 0; i < tflops.size(); ++i)
+    figure.points.emplace_back(kAttentionSeqs[i], tflops[i] * kTFLOP / peak);
+  return figure;
+}
+
+// FlashAttention-2, causal, forward + backward, batch x seq = 16k, hidden 2048 (§K.3 [FA2]).
+std::vector<AttentionFigure> a100_attention() {
+  return {measured_attention(64, 312 * kTFLOP, {88, 119, 140, 156, 165, 171},
+                             "§K.3 [FA2] A100 80GB, causal d64, of 312 TFLOP/s"),
+          measured_attention(128, 312 * kTFLOP, {99, 133, 155, 173, 182, 189},
+                             "§K.3 [FA2] A100 80GB, causal d128, of 312 TFLOP/s")};
+}
+std::vector<AttentionFigure> h100_attention(std::string_view source) {
+  return {measured_attention(64, 989.4 * kTFLOP, {141, 192, 232, 257, 273, 284}, source),
+          measured_attention(128, 989.4 * kTFLOP, {163, 221, 265, 294, 308, 328}, source)};
+}
+
+constexpr std::string_view kH100Attention = "§K.3 [FA2] H100 SXM5, causal, of 989.4 TFLOP/s";
+constexpr std::string_view kAssumedAttention =
+    "assumed: H100's FlashAttention-2 fractions of peak (§K.3 [FA2]); none published for this device";
+
+// The NVIDIA GPUs' shared kernel figures.
+constexpr Figure kNvidiaMemoryEfficiency{
+    0.90, "§K.6 [MI300X-paper] NVIDIA GPUs reach 'up to 90%' of peak HBM bandwidth (secondary summaries)"};
+constexpr Figure kNvidiaLaunch{
+    2 * kMicrosecond,
+    "§K.7 [dispatch] a 24 us kernel dispatched in 25.8 us through a CUDA graph (B200); XLA launches "
+    "through command buffers"};
+
+// TPU: float32 matmuls at DEFAULT precision are one bfloat16 pass on the MXU (§K.4); the MXU efficiency
+// of v5e's large XLA matmul (§K.2) stands in where none is published.
+std::vector<MatmulFigure> tpu_matmul(double bf16_peak, std::string_view peak_source, Figure efficiency) {
+  return {{DType::bf16, {bf16_peak, peak_source}, efficiency},
+          {DType::f32,
+           {bf16_peak, "§K.4 [JAX-precision] float32 at DEFAULT: one bfloat16 pass on the MXU"},
+           efficiency}};
+}
+constexpr Figure kTpuAssumedEfficiency{
+    0.923, "assumed: TPU v5e's 8192^3 XLA matmul, 181.82 of 197 TFLOP/s (§K.2 [JAX-Pallas])"};
+constexpr Figure kTpuMemoryEfficiency{0.90, "assumed: the NVIDIA GPUs' 90% (§K.6); no TPU figure published"};
+constexpr Figure kTpuLaunch{0, "assumed: one XLA program per step on the TPU, no host launch per kernel"};
+constexpr std::string_view kTpuVector =
+    "derived: VPU of 2048 float32 ALUs per TensorCore at the MXU clock (§K.5 [P-SB]): bf16 peak / 64";
 
 std::vector<DevicePreset> make_devices() {
   using enum DType;
@@ -78,7 +130,21 @@ std::vector<DevicePreset> make_devices() {
         {f32, {19.5 * kTFLOP, "§1.1 [S1,S2] non-tensor"}}},
        {80 * kGiB, "§1.1 [S2] '80 GB' HBM2e"},
        {2039 * kGB, "§1.1 NVIDIA datasheet via [S2,S4]"},
-       "TF32 tensor 156 TFLOP/s (§1.1 [S1]) is not used: float32 runs at the non-tensor peak"},
+       "float32 matmuls run on TF32 tensor cores (JAX's DEFAULT precision), other float32 work at the "
+       "non-tensor peak",
+       {{bf16,
+         {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"},
+         {0.869, "§K.1 [MAMF] 271.2 of 312 TFLOP/s at its best shape"}},
+        {f16,
+         {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"},
+         {0.869, "assumed: bf16's (§K.1); fp16 and bf16 within 2% in §K.2 [crowd] A100 SXM"}},
+        {f32,
+         {156 * kTFLOP, "§1.1 [S1] TF32 tensor, dense (§K.4: JAX's DEFAULT for float32)"},
+         {0.865, "§K.2 [NV-A100] TF32 ~135 of 156 TFLOP/s at 8192^3, read off the plot"}}},
+       {128, 256, 108, "§K.1 [S1-perf] 128x256 tiles (its wave-quantization example), 108 SMs"},
+       kNvidiaMemoryEfficiency,
+       kNvidiaLaunch,
+       a100_attention()},
       {"h100",
        "NVIDIA H100 SXM5 80GB",
        {{bf16, {989.4 * kTFLOP, "§1.1 [S1,S2] dense tensor"}},
@@ -86,7 +152,20 @@ std::vector<DevicePreset> make_devices() {
         {f32, {66.9 * kTFLOP, "§1.1 [S1,S2] non-tensor"}}},
        {80 * kGiB, "§1.1 [S1,S2] '80 GB' HBM3"},
        {3350 * kGB, "§1.1 [S1,S2]"},
-       "FP8 dense 1,979 and TF32 494.5 TFLOP/s (§1.1 [S1]) have no spmdsim dtype"},
+       "FP8 dense 1,979 TFLOP/s (§1.1 [S1]) has no spmdsim dtype; float32 matmuls run on TF32",
+       {{bf16,
+         {989.4 * kTFLOP, "§1.1 [S1,S2] dense tensor"},
+         {0.803, "§K.1 [MAMF] 794.5 of 989 TFLOP/s at its best shape"}},
+        {f16,
+         {989.4 * kTFLOP, "§1.1 [S1,S2] dense tensor"},
+         {0.803, "assumed: bf16's (§K.1); fp16 and bf16 within 4% in §K.2 [crowd] H100 SXM"}},
+        {f32,
+         {494.5 * kTFLOP, "§1.1 [S1] TF32 tensor, dense (§K.4: JAX's DEFAULT for float32)"},
+         {0.813, "§K.2 [crowd] H100 SXM TF32 402.15 of 494.5 TFLOP/s at 4096^3"}}},
+       {128, 256, 132, "§K.1 [S1-perf] 128x256 tiles (its wave-quantization example), 132 SMs"},
+       kNvidiaMemoryEfficiency,
+       kNvidiaLaunch,
+       h100_attention(kH100Attention)},
       {"h200",
        "NVIDIA H200 SXM 141GB",
        {{bf16, {989.4 * kTFLOP, "§1.1 [S1] 989, the H100's die (989.4 [S1,S2])"}},
@@ -94,7 +173,18 @@ std::vector<DevicePreset> make_devices() {
         {f32, {66.9 * kTFLOP, "§1.1 [S1] 67, the H100's die (66.9 [S1,S2])"}}},
        {141 * kGiB, "§1.1 [S1; V-MLPerf] '141 GB' HBM3e"},
        {4800 * kGB, "§1.1 [S1]"},
-       "FP8 dense 1,979 TFLOP/s (§1.1 [S1]) has no spmdsim dtype"},
+       "FP8 dense 1,979 TFLOP/s (§1.1 [S1]) has no spmdsim dtype; float32 matmuls run on TF32",
+       {{bf16,
+         {989.4 * kTFLOP, "§1.1 [S1] the H100's die"},
+         {0.803, "§K.1 [MAMF] 'H200 is the same' as H100's 794.5 of 989"}},
+        {f16, {989.4 * kTFLOP, "§1.1 [S1] the H100's die"}, {0.803, "assumed: bf16's (§K.1)"}},
+        {f32,
+         {494.5 * kTFLOP, "§1.1 [S1] TF32 tensor, dense (§K.4)"},
+         {0.813, "assumed: H100's TF32 (§K.2 [crowd]), the same die"}}},
+       {128, 256, 132, "§K.1 [S1-perf] 128x256 tiles (its wave-quantization example), 132 SMs"},
+       kNvidiaMemoryEfficiency,
+       kNvidiaLaunch,
+       h100_attention("assumed: H100's FlashAttention-2 TFLOP/s (§K.3 [FA2]), the same die")},
       {"b200",
        "NVIDIA B200 (HGX/DGX, 1000 W)",
        {{bf16, {2250 * kTFLOP, "§1.1 [S1,S3] HGX B200 @1000 W, dense"}},
@@ -102,25 +192,50 @@ std::vector<DevicePreset> make_devices() {
         {f32, {80 * kTFLOP, "§1.1 [S1,S3]"}}},
        {180 * kGiB, "§1.1 [S1] usable platform figure; 192 GB is also printed"},
        {8000 * kGB, "§1.1 [S1,S3]"},
-       "FP8 dense 4,500 TFLOP/s (§1.1 [S1]) has no spmdsim dtype"},
+       "FP8 dense 4,500 TFLOP/s (§1.1 [S1]) has no spmdsim dtype; float32 matmuls run on TF32",
+       {{bf16, {2250 * kTFLOP, "§1.1 [S1,S3] dense"}, {0.776, "§K.1 [MAMF] 1745 of 2250 TFLOP/s"}},
+        {f16, {2250 * kTFLOP, "§1.1 [S1,S3] dense"}, {0.776, "assumed: bf16's (§K.1)"}},
+        {f32,
+         {1125 * kTFLOP, "§1.1 [S1] TF32 tensor, dense (§K.4)"},
+         {0.776, "assumed: bf16's (§K.1); no TF32 figure published"}}},
+       {128, 256, 148, "assumed: 148 SMs (B300's smaller SKU, §K.1 [S1-perf]); 128x256 tiles"},
+       kNvidiaMemoryEfficiency,
+       kNvidiaLaunch,
+       h100_attention(kAssumedAttention)},
       {"tpu_v4",
        "Google TPU v4",
-       {{bf16, {275 * kTFLOP, "§1.6 [V-v4]"}}},
+       {{bf16, {275 * kTFLOP, "§1.6 [V-v4]"}}, {f32, {275 * kTFLOP / 64, kTpuVector}}},
        {32 * kGiB, "§1.6 [V-v4] 32 GiB HBM2"},
        {1200 * kGB, "§1.6 [V-v4]"},
-       "no float32 or float16 peak is published: compute in other dtypes raises an error naming the dtype"},
+       "float32 matmuls run as one bfloat16 MXU pass (JAX's DEFAULT); other float32 work on the VPU",
+       tpu_matmul(275 * kTFLOP, "§1.6 [V-v4]", kTpuAssumedEfficiency),
+       {128, 128, 8, "§K.5 [P-SB] 128x128 MXUs, 4 per TensorCore, 2 TensorCores (megacore)"},
+       kTpuMemoryEfficiency,
+       kTpuLaunch,
+       h100_attention(kAssumedAttention)},
       {"tpu_v5e",
        "Google TPU v5e",
-       {{bf16, {197 * kTFLOP, "§1.6 [V-v5e]"}}},
+       {{bf16, {197 * kTFLOP, "§1.6 [V-v5e]"}}, {f32, {197 * kTFLOP / 64, kTpuVector}}},
        {16 * kGiB, "§1.6 [V-v5e] '16 GB' HBM2"},
        {819 * kGB, "§1.6 [V-v5e] older page; a newer page says '800 GiBps'"},
-       "no float32 or float16 peak is published; int8 393 TOP/s has no spmdsim dtype"},
+       "int8 393 TOP/s has no spmdsim dtype; float32 matmuls run as one bfloat16 MXU pass",
+       tpu_matmul(197 * kTFLOP, "§1.6 [V-v5e]",
+                  {0.923, "§K.2 [JAX-Pallas] XLA matmul 181.82 of 197 TFLOP/s at 8192^3"}),
+       {128, 128, 4, "§K.5 [P-SB] 128x128 MXUs, 4 per TensorCore, 1 TensorCore"},
+       kTpuMemoryEfficiency,
+       kTpuLaunch,
+       h100_attention(kAssumedAttention)},
       {"tpu_v5p",
        "Google TPU v5p",
-       {{bf16, {459 * kTFLOP, "§1.6 [V-v5p]"}}},
+       {{bf16, {459 * kTFLOP, "§1.6 [V-v5p]"}}, {f32, {459 * kTFLOP / 64, kTpuVector}}},
        {95 * kGiB, "§1.6 [V-v5p] '95 GB'; a newer page says 95 GiB"},
        {2765 * kGB, "§1.6 [V-v5p]; the newer '2575 GiBps' is the same rate"},
-       "no float32 or float16 peak is published"},
+       "float32 matmuls run as one bfloat16 MXU pass (JAX's DEFAULT); other float32 work on the VPU",
+       tpu_matmul(459 * kTFLOP, "§1.6 [V-v5p]", kTpuAssumedEfficiency),
+       {128, 128, 8, "§K.5 [P-SB] 128x128 MXUs, 4 per TensorCore, 2 TensorCores (megacore)"},
+       kTpuMemoryEfficiency,
+       kTpuLaunch,
+       h100_attention(kAssumedAttention)},
       {"mi300x",
        "AMD Instinct MI300X",
        {{bf16, {1300 * kTFLOP, "§1.7 [S1] dense (AMD's 1307.4 not verified, §7)"}},
@@ -128,7 +243,16 @@ std::vector<DevicePreset> make_devices() {
         {f32, {163.4 * kTFLOP, "§1.7 [S1] vector"}}},
        {192 * kGiB, "§1.7 [S1] '192 GB' HBM3"},
        {5300 * kGB, "§1.7 [S1]"},
-       "FP8 dense 2,610 TFLOP/s (§1.7 [S1]) has no spmdsim dtype"},
+       "FP8 dense 2,610 TFLOP/s (§1.7 [S1]) has no spmdsim dtype",
+       {{bf16, {1300 * kTFLOP, "§1.7 [S1] dense"}, {0.514, "§K.1 [MAMF] 668.4 of 1300 TFLOP/s (TunableOp)"}},
+        {f16, {1300 * kTFLOP, "§1.7 [S1] dense"}, {0.514, "assumed: bf16's (§K.1)"}},
+        {f32,
+         {163.4 * kTFLOP, "assumed: the FP32 peak (§1.7 [S1]); no reduced-precision DEFAULT known on ROCm"},
+         {0.514, "assumed: bf16's (§K.1)"}}},
+       {256, 256, 304, "assumed: 304 compute units, 256x256 macro tiles; not in REFERENCES"},
+       {0.81, "§K.6 [MI300X-paper] ~81% of 5.3 TB/s (secondary summaries)"},
+       {2 * kMicrosecond, "assumed: the NVIDIA GPUs' 2 us (§K.7)"},
+       h100_attention(kAssumedAttention)},
   };
 }
 
@@ -392,7 +516,11 @@ DeviceSpec DevicePreset::spec() const {
   for (const auto& [dtype, figure] : peak_flops) spec.peak_flops[dtype] = figure.value;
   spec.memory_capacity = memory_capacity.value;
   spec.memory_bandwidth = memory_bandwidth.value;
-  spec.launch_overhead = 0;
+  for (const MatmulFigure& m : matmul) spec.matmul[m.dtype] = {m.peak.value, m.efficiency.value};
+  spec.tiling = {tiling.tile_m, tiling.tile_n, tiling.units};
+  spec.memory_efficiency = memory_efficiency.value;
+  spec.launch_overhead = launch_overhead.value;
+  for (const AttentionFigure& a : attention) spec.attention.push_back({a.head_dim, a.points});
   return spec;
 }
 
@@ -490,10 +618,10 @@ TorusSpec SlicePreset::spec() const {
 }
 
 PlatformBuilder node_platform(const NodePreset& preset) {
-  return accelerator_node(preset.spec());
+  return accelerator_node(preset.spec()).with_network_config(preset.network_model->simgrid_config);
 }
 PlatformBuilder slice_platform(const SlicePreset& preset) {
-  return torus(preset.spec());
+  return torus(preset.spec()).with_network_config(preset.network_model->simgrid_config);
 }
 
 }  // namespace spmdsim::topologies

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "builder_support.hpp"
+#include "fabric_model.hpp"
 #include "path_zone.hpp"
 
 namespace spmdsim::topologies {
@@ -29,7 +30,7 @@ PlatformBuilder ring(RingSpec spec) {
   detail::check_link("ring device_link", spec.device_link);
   detail::check_link("ring host_link", spec.host_link);
   detail::check_device("ring device", spec.device);
-  return [spec] {
+  return detail::fabric_platform([spec] {
     const int p = spec.num_devices;
     auto links = std::make_shared<RingLinks>();
     PathZone zone("ring", [links, p](int from, int to, detail::Route& route) {
@@ -51,7 +52,7 @@ PlatformBuilder ring(RingSpec spec) {
     }
     zone.seal();
     return platform;
-  };
+  });
 }
 
 }  // namespace spmdsim::topologies

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <simgrid/s4u/Host.hpp>
 
+#include "fabric_model.hpp"
 #include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
 
@@ -49,7 +50,7 @@ PlatformBuilder switch_cluster(SwitchClusterSpec spec) {
   check_link("switch cluster host link", spec.host_link);
   check_link("switch cluster device link", spec.device_link);
   spec.device.validate();
-  return [spec] {
+  return detail::fabric_platform([spec] {
     // Endpoint -1 is the host CPU, 0..N-1 the devices.
     auto links = std::make_shared<SwitchLinks>();
     PathZone zone("switch_cluster", [links](int from, int to, std::vector<simgrid::s4u::Link*>& route) {
@@ -76,7 +77,7 @@ PlatformBuilder switch_cluster(SwitchClusterSpec spec) {
     }
     zone.seal();
     return platform;
-  };
+  });
 }
 
 }  // namespace spmdsim::topologies

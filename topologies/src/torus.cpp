@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "builder_support.hpp"
+#include "fabric_model.hpp"
 #include "path_zone.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/topologies/ring.hpp"
@@ -73,7 +74,7 @@ PlatformBuilder torus(TorusSpec spec) {
   detail::check_link("torus device_link", spec.device_link);
   detail::check_link("torus host_link", spec.host_link);
   detail::check_device("torus device", spec.device);
-  return [spec] {
+  return detail::fabric_platform([spec] {
     const int p = spec.num_devices;
     const auto& shape = spec.shape;
     const bool wraparound = spec.wraparound;
@@ -109,7 +110,7 @@ PlatformBuilder torus(TorusSpec spec) {
     }
     zone.seal();
     return platform;
-  };
+  });
 }
 
 }  // namespace spmdsim::topologies

@@ -5,8 +5,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,7 @@
 #include <simgrid/s4u/NetZone.hpp>
 
 #include "spmdsim/errors.hpp"
+#include "xml_platform_check.hpp"
 
 namespace spmdsim::topologies {
 namespace {
@@ -203,6 +206,41 @@ void check_resources(const simgrid::s4u::Engine& engine, const std::string& file
     }
 }
 
+// SimGrid's network model aborts a transfer between two hosts that have no route (no link and no latency);
+// Floyd and Dijkstra zones throw when asked for it. Ask for every route the run takes first: from the host
+// CPU to each device it uses and back, and between every two of those devices.
+void check_routes(const Platform& platform, int devices, const std::string& file) {
+  auto* engine = simgrid::s4u::Engine::get_instance();
+  engine->seal_platform();
+  const auto host = [&](const std::string& name) { return engine->host_by_name(name); };
+  const auto check = [&](const std::string& from, const std::string& to) {
+    std::vector<simgrid::s4u::Link*> links;
+    double latency = 0;
+    bool routed = false;
+    try {
+      host(from)->route_to(host(to), links, &latency);
+      routed = !links.empty() || latency > 0;
+    } catch (const std::exception&) {
+    }
+    if (!routed)
+      throw ValueError(
+          fmt::format("platform '{}': no route from '{}' to '{}'; the run uses devices 0..{} and "
+                      "needs a route from the host CPU to each of them and back, and between "
+                      "every two of them",
+                      file, from, to, devices - 1));
+  };
+  for (int d = 0; d < devices; ++d) {
+    const std::string& name = platform.devices[static_cast<std::size_t>(d)].host;
+    check(platform.host_cpu, name);
+    check(name, platform.host_cpu);
+  }
+  for (int a = 0; a < devices; ++a)
+    for (int b = 0; b < devices; ++b)
+      if (a != b)
+        check(platform.devices[static_cast<std::size_t>(a)].host,
+              platform.devices[static_cast<std::size_t>(b)].host);
+}
+
 Platform load(const std::filesystem::path& path, const XmlPlatformOptions& options) {
   check_exists(path);
   const std::string file = path.string();
@@ -251,13 +289,20 @@ Platform load(const std::filesystem::path& path, const XmlPlatformOptions& optio
     platform.dimensions = parse_dimensions(dimensions, platform.devices.size(), file);
   platform.description = fmt::format("xml: {}, {} x {}", path.filename().string(), platform.devices.size(),
                                      options.device.model);
+  const int count = static_cast<int>(platform.devices.size());
+  check_routes(platform, options.devices_used > 0 ? std::min(options.devices_used, count) : count, file);
   return platform;
 }
 
 }  // namespace
 
 PlatformBuilder xml_platform(std::filesystem::path file, XmlPlatformOptions options) {
-  check_exists(file);  // now, so a command line fails before it starts an engine
+  // Now, so a command line fails before it starts an engine, and before SimGrid aborts on the file.
+  check_exists(file);
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  detail::check_platform_declarations(text.str(), file.string());
   return [file = std::move(file), options = std::move(options)] { return load(file, options); };
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/command_line.hpp"
 #include "common/config_file.hpp"
+#include "spmdsim/collective_algorithms.hpp"
 
 namespace spmdsim::cli::calibrate {
 namespace {
@@ -35,7 +36,11 @@ std::optional<CalibrateOptions> parse(const std::vector<std::string>& args) {
                   fmt::join(calibrated_names(), ", "))
           .c_str())(
       "write-docs", po::value(&options.docs_path)->implicit_value(SPMDSIM_DOCS_DIR "/calibration.md"),
-      "also write the comparison as markdown to this file (default: the source tree's docs/calibration.md)");
+      "also write the comparison as markdown to this file (default: the source tree's docs/calibration.md)")(
+      "curves", po::bool_switch(&options.curves),
+      "also simulate every published curve (32 KiB-16 GiB, 1-8 nodes; data/published_busbw.csv) point by "
+      "point")("curve-algorithm", po::value(&options.curve_algorithm)->default_value("nccl_ring"),
+               "the all_reduce, all_gather and reduce_scatter algorithm the curves are simulated with");
   const OptionValues values(args, described);
   if (values.map().count("help")) {
     std::cout
@@ -45,6 +50,13 @@ std::optional<CalibrateOptions> parse(const std::vector<std::string>& args) {
         << "A --cfg given here overrides the preset's network settings.\n\n"
         << described << "\n";
     return std::nullopt;
+  }
+  for (auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter}) {
+    const auto names = algorithm_names(kind);
+    if (std::find(names.begin(), names.end(), options.curve_algorithm) == names.end())
+      throw UsageError(fmt::format("--curve-algorithm '{}' is not registered for {}; valid: {}",
+                                   options.curve_algorithm, collective_kind_name(kind),
+                                   fmt::join(names, ", ")));
   }
   const auto valid = calibrated_names();
   std::vector<std::string> names = split_list(presets);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "commands/calibrate/calibration.hpp"
+#include "commands/calibrate/curve_comparison.hpp"
 #include "commands/calibrate/options.hpp"
 #include "common/command_line.hpp"
 #include "common/forked_run.hpp"
@@ -36,6 +37,25 @@ std::vector<CalibrationPoint> simulate_in_child(const NodePreset& preset, double
   return points;
 }
 
+// The curve's simulated busbw, one "%.17g" line per point, from a child process.
+std::vector<double> simulate_curve_in_child(const PublishedCurve& curve, const std::string& algorithm,
+                                            const std::vector<std::string>& simgrid_args) {
+  const std::string text =
+      run_in_child(fmt::format("simulating {} x {} {}", curve.nodes, curve.preset, curve.collective), [&] {
+        std::string lines;
+        for (double busbw : simulate_curve(curve, algorithm, simgrid_args))
+          lines += fmt::format("{:.17g}\n", busbw);
+        return lines;
+      });
+  std::vector<double> busbw;
+  std::istringstream in(text);
+  for (double b; in >> b;) busbw.push_back(b);
+  if (busbw.size() != curve.points.size())
+    throw std::runtime_error(fmt::format("simulating {}: expected {} results, got {}", curve.system,
+                                         curve.points.size(), busbw.size()));
+  return busbw;
+}
+
 }  // namespace
 
 int run(const std::string& program, const std::vector<std::string>& args) {
@@ -52,8 +72,18 @@ int run(const std::string& program, const std::vector<std::string>& args) {
                                   std::move(doubled)));
   }
   write_calibration_table(std::cout, results);
+  std::vector<CurveComparison> curves;
+  if (parsed->curves) {
+    for (const auto& curve : published_curves())
+      curves.push_back({&curve, parsed->curve_algorithm,
+                        simulate_curve_in_child(curve, parsed->curve_algorithm, simgrid_args)});
+    write_curve_table(std::cout, curves);
+  }
   if (!parsed->docs_path.empty()) {
-    outputs.write(parsed->docs_path, [&](std::ostream& out) { write_calibration_markdown(out, results); });
+    outputs.write(parsed->docs_path, [&](std::ostream& out) {
+      write_calibration_markdown(out, results);
+      if (!curves.empty()) write_curve_markdown(out, curves);
+    });
     outputs.commit();
     std::cout << fmt::format("\n# wrote {}\n", parsed->docs_path);
   }

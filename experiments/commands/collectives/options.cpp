@@ -40,7 +40,7 @@ void check_algorithm_words(const SweepOptions& options) {
 
 std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
   std::string min_bytes, max_bytes, step_factor, collectives, algorithms, devices, dtype, abstract_above,
-      dimension_algorithms;
+      dimension_algorithms, channels;
   PlatformRequest platform;
   SweepOptions options;
   po::options_description described("spmdsim collectives options");
@@ -74,7 +74,10 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "values unchanged), exact under the alpha-beta model when p divides the count; docs/performance.md)")(
       "dimension-algorithms", po::value(&dimension_algorithms),
       "what multidim runs along each dimension of the platform, comma-separated: ring, direct, "
-      "halving_doubling (default: ring along every one)");
+      "halving_doubling (default: ring along every one)")(
+      "channels", po::value(&channels),
+      "channels nccl_ring runs in parallel, each its own ring (default: one per device of a node when the "
+      "devices span several nodes, else 1)");
   add_config_option(described);
   const OptionValues values(args, described);
   if (values.map().count("help")) {
@@ -123,6 +126,10 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       throw UsageError(
           "--dimension-algorithms follow the platform's shape, so --devices must be one count, the "
           "whole platform");
+  });
+  values.attributed({"channels"}, [&] {
+    if (values.map().count("channels"))
+      options.channels = static_cast<int>(parse_count(channels, "--channels", 1, 64));
   });
   values.attributed({"abstract-above"}, [&] {
     if (values.map().count("abstract-above"))

@@ -65,16 +65,15 @@ void TableWriter::header(const SweepInfo& info) {
               "# sweep:    {}; devices {}; {}; random data (seed {}); rows above {} run abstract ({})\n",
               info.sizes, info.devices, dtype_name(info.dtype), kSeed, size_text(info.abstract_above),
               info.abstract_source);
-  if (info.aggregate || !info.dimension_algorithms.empty())
-    out_ << fmt::format(
-        "# options:  {}{}{}\n",
-        info.aggregate ? "ring phases aggregated (--aggregate: abstract rows, and real rows' ring all_reduce)"
-                       : "",
-        info.aggregate && !info.dimension_algorithms.empty() ? "; " : "",
-        info.dimension_algorithms.empty()
-            ? ""
-            : fmt::format("multidim runs {} along the dimensions (--dimension-algorithms)",
-                          fmt::join(info.dimension_algorithms, ", ")));
+  std::vector<std::string> options;
+  if (info.aggregate)
+    options.push_back("ring phases aggregated (--aggregate: abstract rows, and real rows' ring all_reduce)");
+  if (!info.dimension_algorithms.empty())
+    options.push_back(fmt::format("multidim runs {} along the dimensions (--dimension-algorithms)",
+                                  fmt::join(info.dimension_algorithms, ", ")));
+  if (info.channels > 0)
+    options.push_back(fmt::format("nccl_ring runs {} channels (--channels)", info.channels));
+  if (!options.empty()) out_ << fmt::format("# options:  {}\n", fmt::join(options, "; "));
   out_ << "# legend:   size = S in bytes (nccl-tests' S), count = elements per rank in the call, time = the "
           "collective on its slowest device, algbw = S/time, busbw = algbw x factor, maxerr = largest "
           "|result - "
@@ -121,6 +120,8 @@ void write_json(std::ostream& out, const SweepInfo& info, const Rows& rows,
   j["check"] = info.check;
   j["aggregate_ring_phases"] = info.aggregate;
   j["dimension_algorithms"] = info.dimension_algorithms;
+  j["channels"] =
+      info.channels == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.channels);
   j["wall_time_s"] = wall_seconds;
   j["simulated_time_s"] = simulated;
   j["notes"] = notes;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/command_line.hpp"
 #include "spmdsim/errors.hpp"
 
 namespace spmdsim::cli::collectives {
@@ -34,9 +35,15 @@ ByteCount bytes_for(const Collective& c, std::int64_t count, int p, DType dtype)
   return static_cast<ByteCount>(elements) * itemsize(dtype);
 }
 
-// The largest size whose real data fits in half of MemAvailable: a row holds about kRealCopies copies of
-// p x S bytes at once (host input, device inputs, device outputs, outputs read back, algorithm scratch).
+// A row of real data holds about kRealCopies copies of p x S bytes at once (host input, device inputs, device
+// outputs, outputs read back, algorithm scratch).
 constexpr double kRealCopies = 6;
+
+// A row runs an actor per device and reads the results back with a device_get actor per device, whose
+// stacks overlap as the demo's do (commands/demo/run.cpp).
+std::int64_t sweep_actors(int max_devices) {
+  return std::int64_t{max_devices} * 3 / 2 + 1;
+}
 
 }  // namespace
 
@@ -78,19 +85,45 @@ Plan make_plan(const SweepOptions& options, ByteCount abstract_above) {
   return plan;
 }
 
-AbstractThreshold default_abstract_threshold(int max_devices) {
-  std::ifstream meminfo("/proc/meminfo");
-  std::optional<double> available;
-  for (std::string key; meminfo >> key;) {
-    double kib = 0;
-    meminfo >> kib;
-    if (key == "MemAvailable:") available = kib * 1024;
-    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+HostDemand sweep_demand(int max_devices, ByteCount largest_real_row) {
+  return {.data_bytes = kRealCopies * max_devices * static_cast<double>(largest_real_row),
+          .actors = sweep_actors(max_devices)};
+}
+
+AbstractThreshold default_abstract_threshold(int max_devices, const ActorContexts& contexts,
+                                             HostLimits limits) {
+  // Half of MemAvailable (4 GiB assumed when unreadable) leaves room for the rest of the machine; the
+  // address space (RLIMIT_AS) and memory maps are the limits as they are.
+  const bool readable = limits.mem_available.has_value();
+  const double available = limits.mem_available.value_or(4.0 * (1ull << 30));
+  limits.mem_available = available / 2;
+  const auto log2_bytes = largest_fitting(
+      0, 50, [&](std::int64_t log2) { return sweep_demand(max_devices, ByteCount{1} << log2); }, contexts,
+      limits);
+  const ByteCount bytes = log2_bytes ? ByteCount{1} << *log2_bytes : 0;
+  std::string source = readable ? fmt::format("half of MemAvailable {}", gib_text(available))
+                                : std::string("MemAvailable unreadable: 4 GiB assumed");
+  if (limits.address_space) source += fmt::format(", RLIMIT_AS {}", gib_text(*limits.address_space));
+  return {bytes, fmt::format("{}; {} actors' stacks", source, sweep_actors(max_devices))};
+}
+
+void check_real_rows_fit(const Plan& plan, const AbstractThreshold& threshold, const ActorContexts& contexts,
+                         const HostLimits& limits) {
+  int max_devices = 0;
+  ByteCount largest = 0;
+  for (const auto& row : plan.rows) {
+    max_devices = std::max(max_devices, row.p);
+    if (!row.abstract) largest = std::max(largest, row.bytes);
   }
-  const double budget = available.value_or(4.0 * (1ull << 30)) / 2 / (kRealCopies * max_devices);
-  const ByteCount bytes = budget >= 1 ? std::bit_floor(static_cast<ByteCount>(budget)) : 0;
-  return {bytes, available ? fmt::format("from MemAvailable {:.1f} GiB", *available / (1ull << 30))
-                           : std::string("MemAvailable unreadable: 4 GiB assumed")};
+  if (max_devices == 0) return;
+  const auto shortfall = host_shortfall(sweep_demand(max_devices, largest), contexts, limits);
+  if (!shortfall) return;
+  const auto fitting = default_abstract_threshold(max_devices, contexts, limits);
+  throw UsageError(
+      fmt::format("{} {}: the real rows up to {} at {} devices do not fit: {}; --abstract-above {} "
+                  "fits ({}); rows above it run on shapes only",
+                  threshold.source, size_text(threshold.bytes), size_text(largest), max_devices, *shortfall,
+                  size_text(fitting.bytes), fitting.source));
 }
 
 }  // namespace spmdsim::cli::collectives

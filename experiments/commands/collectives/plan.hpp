@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands/collectives/options.hpp"
+#include "common/host_budget.hpp"
 
 namespace spmdsim::cli::collectives {
 
@@ -32,7 +33,15 @@ struct AbstractThreshold {
   std::string source;
 };
 
-// The largest size whose real data fits in half of MemAvailable at `max_devices`, and where it comes from.
-AbstractThreshold default_abstract_threshold(int max_devices);
+// The largest size (a power of two) whose real rows at `max_devices` fit in half of MemAvailable, the
+// address space RLIMIT_AS leaves and the memory maps, with the actors' stacks (host_budget.hpp), and where
+// that comes from.
+AbstractThreshold default_abstract_threshold(int max_devices, const ActorContexts& contexts,
+                                             HostLimits limits);
+
+// Throws UsageError when the plan's largest real row does not fit (an --abstract-above too large for the
+// host), naming the estimate and the --abstract-above that fits.
+void check_real_rows_fit(const Plan& plan, const AbstractThreshold& threshold, const ActorContexts& contexts,
+                         const HostLimits& limits);
 
 }  // namespace spmdsim::cli::collectives

@@ -14,11 +14,11 @@
 #include "commands/collectives/options.hpp"
 #include "commands/collectives/output.hpp"
 #include "commands/collectives/plan.hpp"
-#include "commands/collectives/progress_bar.hpp"
 #include "commands/collectives/row_run.hpp"
 #include "common/command_line.hpp"
 #include "common/output_files.hpp"
 #include "common/plotting.hpp"
+#include "common/progress_bar.hpp"
 #include "common/rows.hpp"
 #include "common/simulation_start.hpp"
 #include "common/sizes.hpp"
@@ -60,15 +60,19 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
 
   const int max_devices = *std::max_element(options.devices.begin(), options.devices.end());
+  const ActorContexts contexts = actor_contexts(split.simgrid);
+  const HostLimits limits = read_host_limits();
   AbstractThreshold threshold = options.abstract_above
                                     ? AbstractThreshold{*options.abstract_above, "--abstract-above"}
-                                    : default_abstract_threshold(max_devices);
+                                    : default_abstract_threshold(max_devices, contexts, limits);
   const Plan plan = make_plan(options, threshold.bytes);
+  check_real_rows_fit(plan, threshold, contexts, limits);
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
-  const auto simulation = start_simulation(
-      options.platform, split.simgrid, max_devices,
-      {.dimension_algorithms = options.dimension_algorithms, .aggregate_ring_phases = options.aggregate});
+  const auto simulation = start_simulation(options.platform, split.simgrid, max_devices,
+                                           {.channels = options.channels,
+                                            .dimension_algorithms = options.dimension_algorithms,
+                                            .aggregate_ring_phases = options.aggregate});
   Simulation& sim = *simulation;
   check_reduction_dtype(sim, options, max_devices);
 
@@ -85,7 +89,8 @@ int run(const std::string& program, const std::vector<std::string>& args) {
                                       size_text(options.max_bytes), options.step_factor),
                  .devices = fmt::format("{}", fmt::join(options.devices, ", ")),
                  .aggregate = options.aggregate,
-                 .dimension_algorithms = options.dimension_algorithms};
+                 .dimension_algorithms = options.dimension_algorithms,
+                 .channels = options.channels};
 
   std::size_t algorithm_width = std::string_view("algorithm").size();
   for (const auto& row : plan.rows) algorithm_width = std::max(algorithm_width, row.algorithm.size());

@@ -39,6 +39,7 @@ MemoryMeasurement measure_memory(const MemorySetup& setup, const ChosenPlatform&
   m.peak = largest->peak;
   m.at_peak = largest->at_peak;
   m.model_states = models::model_states(step.memory_before_update().at(static_cast<std::size_t>(m.device)));
+  m.pass_peak = step.peak_before_update().at(static_cast<std::size_t>(m.device)).total();
   for (const auto& call : report.calls)
     if (call.name == step.options().name)
       std::tie(m.step_start, m.step_end) = std::pair{call.start, call.end};
@@ -51,20 +52,8 @@ double zero_formula_bytes(const MemorySetup& setup) {
   const double p = mixed ? 2 : 4;
   const double g = p;
   const double k = static_cast<double>(setup.optimizer.state_bytes_per_parameter(4)) + (mixed ? 4 : 0);
-  const double psi = static_cast<double>(setup.model.num_parameters());
-  const double n = setup.devices;
-  switch (setup.train_options.strategy) {
-    case models::Strategy::dp:
-    case models::Strategy::dp_overlap:
-      return (p + g + k) * psi;
-    case models::Strategy::zero1:
-      return (p + g) * psi + k * psi / n;
-    case models::Strategy::zero2:
-      return p * psi + (g + k) * psi / n;
-    case models::Strategy::zero3:
-      return (p + g + k) * psi / n;
-  }
-  return 0;
+  return models::zero_model_state_bytes(setup.train_options.strategy, setup.model.num_parameters(),
+                                        setup.devices, p, g, k);
 }
 
 }  // namespace spmdsim::cli

@@ -33,10 +33,11 @@ struct MemoryMeasurement {
   std::optional<std::string> out_of_memory;  // the OutOfMemoryError's message
   int device = 0;                            // the device of the largest peak (the first, among equals)
   std::string device_name;
-  Bytes capacity = 0;  // the devices' memory
-  Bytes peak = 0;      // that device's whole-run peak: the state's creation and the step
+  Bytes capacity = 0;      // the devices' memory
+  Bytes peak = 0;          // that device's whole-run peak: the state's creation and the step
   BytesByTag at_peak{};    // what its buffers held at the peak, by tag
   Bytes model_states = 0;  // parameters + optimizer state + gradients just before the update, on that device
+  Bytes pass_peak = 0;     // that device's peak in the step before the update: forward, backward, reduction
   Seconds step_start = 0, step_end = 0;  // the step's call, simulated time
   MemoryTimeline timeline;               // device 0, every allocation and release (keep_timeline)
   std::string platform;                  // the platform's description
@@ -45,7 +46,8 @@ struct MemoryMeasurement {
 
 // How the child that ran it hands it to the parent.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryMeasurement, out_of_memory, device, device_name, capacity, peak,
-                                   at_peak, model_states, step_start, step_end, timeline, platform, simgrid)
+                                   at_peak, model_states, pass_peak, step_start, step_end, timeline, platform,
+                                   simgrid)
 
 // Makes the model state on the first `setup.devices` devices of `platform` (TrainStep::init_on_devices, as a
 // training loop finds it) and runs one abstract step on them, with aggregated ring phases (they place and
@@ -54,11 +56,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(MemoryMeasurement, out_of_memory, device, dev
 MemoryMeasurement measure_memory(const MemorySetup& setup, const ChosenPlatform& platform,
                                  std::vector<std::string> simgrid_argv);
 
-// The ZeRO paper's model states per device (Rajbhandari et al. 2020, Sec. 3 and 5) for Psi parameters on N
-// devices, with P bytes of parameters, G of gradients and K of optimizer state per parameter:
-//   dp (P + G + K) Psi, zero1 (P + G) Psi + K Psi / N, zero2 P Psi + (G + K) Psi / N, zero3 (P + G + K) Psi /
-//   N.
-// Mixed-precision Adam is the paper's case (P = G = 2, K = 12: fp32 master weights, momentum and variance);
+// The ZeRO paper's model states per device for the setup's strategy (models::zero_model_state_bytes, the
+// strategy's own formula), with P bytes of parameters, G of gradients and K of optimizer state per parameter:
+// mixed-precision Adam is the paper's case (P = G = 2, K = 12: fp32 master weights, momentum and variance);
 // fp32 has P = G = 4 and K = the optimizer's fp32 state (Adam 8, momentum 4, SGD 0), mixed adds 4 (the
 // master).
 double zero_formula_bytes(const MemorySetup& setup);

@@ -34,9 +34,10 @@ std::int64_t fit_unit(const MemoryCommandOptions& options) {
 }
 
 std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, model_list, strategy_list, batch, micro_batches, precision, fit, fit_max;
+  std::string devices, model_list, strategy_list, batch, micro_batches, precision, fit, fit_max, jobs;
   PlatformRequest platform;
   ModelRequest model;
+  ZeroRequest zero;
   MemoryCommandOptions options;
   po::options_description described("spmdsim memory options");
   const std::string model_help =
@@ -56,6 +57,7 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       "mixed_bf16 (bf16 params and gradients, fp32 master weights: the ZeRO paper's case) or fp32")(
       "optimizer", po::value(&options.optimizer_name)->default_value("adam"), "adam, momentum (0.9) or sgd")(
       "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp);
+  add_zero_options(described, zero);
   add_model_shape_options(described, model);
   described.add_options()(
       "fit", po::value(&fit),
@@ -64,6 +66,7 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       "fit-max", po::value(&fit_max),
       "--fit: the search's upper bound (default: 65536 for batch, 4096 for layers)");
   add_platform_options(described, platform);
+  described.add_options()("jobs", po::value(&jobs), kJobsHelp);
   described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
       "json", po::value(&options.json_path),
       "also write the rows (and device 0's timelines) as JSON to this file")(
@@ -85,8 +88,8 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   auto& setup = options.setup;
   setup.devices = values.attributed({"devices"}, [&] { return parse_device_count(devices, 1); });
   options.fit = values.attributed({"fit"}, [&] { return parse_fit(fit); });
-  options.models =
-      values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"}, [&] {
+  options.models = values.attributed(
+      {"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute", "attention"}, [&] {
         const auto names = split_list(model_list);
         ModelRequest shape = model;
         // --fit layers searches the layers: a custom shape needs the other sizes only (and --layers is
@@ -107,6 +110,11 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
     if (chosen.empty()) throw UsageError("--strategy names no strategy");
     return chosen;
   });
+  setup.train_options.zero =
+      values.attributed({"reduce-bucket-size", "overlap-comm", "prefetch-depth", "prefetch-bucket-size",
+                         "max-live-parameters", "wrap-units", "strategy"},
+                        [&] { return parse_zero_options(zero, options.strategies); });
+  options.jobs = values.attributed({"jobs"}, [&] { return parse_jobs(jobs); });
   setup.per_device_batch = values.attributed({"batch"}, [&] { return parse_count(batch, "--batch", 1); });
   setup.train_options.micro_batches = static_cast<int>(
       values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));

@@ -27,6 +27,7 @@ struct MemoryCommandOptions {
   std::string csv_path;
   std::string json_path;
   std::string plot_prefix;
+  int jobs = 0;  // --jobs; 0: parallel_runs decides (the --fit search runs one step after another)
 };
 
 std::string_view fit_name(FitTarget fit);

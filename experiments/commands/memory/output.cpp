@@ -59,6 +59,10 @@ void write_header(std::ostream& out, const MemoryCommandOptions& options, const 
                          ? std::string()
                          : fmt::format(", per-device batch {} (MLP samples, transformer sequences)",
                                        setup.per_device_batch));
+  for (auto strategy : options.strategies) {
+    const std::string zero = zero_options_text(setup.train_options.zero, strategy);
+    if (!zero.empty()) out << fmt::format("# {}:    {}\n", models::strategy_name(strategy), zero);
+  }
   for (const auto& model : options.models)
     out << fmt::format("# model:    {}{}\n", model.description(),
                        options.fit == FitTarget::layers ? "; the search varies L" : "");
@@ -69,7 +73,8 @@ Rows step_rows(const std::vector<Row>& rows) {
                          {.key = "strategy", .header = "strategy", .width = 8, .left = true},
                          {.key = "out_of_memory"},
                          {.key = "device", .header = "device", .width = 6},
-                         {.key = "peak_bytes", .header = "peak(MiB)", .width = 10}}};
+                         {.key = "peak_bytes", .header = "peak(MiB)", .width = 10},
+                         {.key = "pass_peak_bytes", .header = "pass(MiB)", .width = 10}}};
   for (std::size_t t = 0; t < tag_order().size(); ++t)
     table.columns.push_back({.key = std::string(memory_tag_name(tag_order()[t])) + "_bytes",
                              .header = kTagHeaders[t],
@@ -83,9 +88,12 @@ Rows step_rows(const std::vector<Row>& rows) {
   for (const auto& row : rows) {
     const auto& m = row.measurement;
     const bool fits = !m.out_of_memory;
-    std::vector<Cell> cells{text_cell(row.model), text_cell(std::string(models::strategy_name(row.strategy))),
-                            whole_cell(fits ? 0 : 1), fits ? whole_cell(m.device) : empty_cell("-"),
-                            fits ? mebibytes(m.peak) : empty_cell("OOM")};
+    std::vector<Cell> cells{text_cell(row.model),
+                            text_cell(std::string(models::strategy_name(row.strategy))),
+                            whole_cell(fits ? 0 : 1),
+                            fits ? whole_cell(m.device) : empty_cell("-"),
+                            fits ? mebibytes(m.peak) : empty_cell("OOM"),
+                            fits ? mebibytes(m.pass_peak) : empty_cell("-")};
     for (auto tag : tag_order()) cells.push_back(fits ? mebibytes(m.at_peak[tag.index()]) : empty_cell("-"));
     cells.push_back(fits ? mebibytes(m.model_states) : empty_cell("-"));
     // The formula's Psi / N may be fractional: CSV writes it whole.
@@ -103,7 +111,8 @@ void write_table(std::ostream& out, const std::vector<Row>& rows) {
   out << "# legend:   MiB = 2^20 bytes. device = the device with the largest peak (the first among equals); "
          "the "
          "tag columns are what its buffers held at that peak, which is over the state's creation and the "
-         "step; "
+         "step; pass = its peak in the step before the optimizer update (forward, backward, gradient "
+         "reduction); "
          "model states = its parameters + optimizer state + gradients just before the update; ZeRO = the "
          "paper's (P + G + K) Psi split (docs/memory.md); diff(B) = model states - ZeRO, in bytes\n";
   cli::write_table(out, step_rows(rows));
@@ -156,6 +165,7 @@ void write_json(std::ostream& out, nlohmann::ordered_json j, const MemoryCommand
       r["device"] = m.device;
       r["device_name"] = m.device_name;
       r["peak_bytes"] = m.peak;
+      r["pass_peak_bytes"] = m.pass_peak;
       r["at_peak_bytes"] = nlohmann::ordered_json::object();
       for (auto tag : tag_order()) r["at_peak_bytes"][memory_tag_name(tag)] = m.at_peak[tag.index()];
       r["model_states_bytes"] = m.model_states;

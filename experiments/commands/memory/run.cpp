@@ -1,5 +1,7 @@
 #include "commands/memory/run.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <functional>
 #include <iostream>
@@ -13,22 +15,33 @@
 #include "commands/memory/output.hpp"
 #include "common/command_line.hpp"
 #include "common/forked_run.hpp"
+#include "common/host_budget.hpp"
 #include "common/output_files.hpp"
 #include "common/plotting.hpp"
+#include "common/progress_bar.hpp"
 #include "common/rows.hpp"
+#include "common/training_options.hpp"
 
 namespace spmdsim::cli::memory {
 namespace {
 
+// One step's measurement in its own child.
+ChildRun measurement_run(const MemorySetup& setup, const ChosenPlatform& platform,
+                         const std::vector<std::string>& simgrid_argv) {
+  return {
+      fmt::format(
+          "--model {} --strategy {} --batch {}{}", setup.model.name,
+          models::strategy_name(setup.train_options.strategy), setup.per_device_batch,
+          setup.model.is_transformer() ? fmt::format(" ({} layers)", setup.model.transformer->layers) : ""),
+      [setup, &platform, &simgrid_argv] {
+        return nlohmann::json(measure_memory(setup, platform, simgrid_argv)).dump();
+      }};
+}
+
 MemoryMeasurement run_one(const MemorySetup& setup, const ChosenPlatform& platform,
                           const std::vector<std::string>& simgrid_argv) {
-  const std::string what = fmt::format(
-      "--model {} --strategy {} --batch {}{}", setup.model.name,
-      models::strategy_name(setup.train_options.strategy), setup.per_device_batch,
-      setup.model.is_transformer() ? fmt::format(" ({} layers)", setup.model.transformer->layers) : "");
-  const std::string text = run_in_child(
-      what, [&] { return nlohmann::json(measure_memory(setup, platform, simgrid_argv)).dump(); });
-  return nlohmann::json::parse(text).get<MemoryMeasurement>();
+  const ChildRun run = measurement_run(setup, platform, simgrid_argv);
+  return nlohmann::json::parse(run_in_child(run.what, run.work)).get<MemoryMeasurement>();
 }
 
 MemorySetup setup_for(const MemoryCommandOptions& options, const ModelChoice& model,
@@ -92,19 +105,37 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   if (!parsed) return 0;
   MemoryCommandOptions options = *parsed;
   OutputFiles outputs({{"--csv", options.csv_path}, {"--json", options.json_path}}, options.plot_prefix);
+  // Abstract steps: the actors' stacks are all the host memory a run takes.
+  const ActorContexts contexts = actor_contexts(split.simgrid);
+  const HostLimits limits = read_host_limits();
+  const auto demand = [](std::int64_t devices) {
+    return HostDemand{.actors = training_actors(static_cast<int>(devices))};
+  };
+  check_fits(fmt::format("--devices {}", options.setup.devices), "--devices", options.setup.devices, 1,
+             demand, contexts, limits);
+  const HostDemand step_demand = demand(options.setup.devices);
   if (options.fit != FitTarget::none) return run_fit(options, split, outputs);
   // Fail before the runs, not after them.
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
   options.setup.keep_timeline = !options.plot_prefix.empty() || !options.json_path.empty();
 
   const auto start = std::chrono::steady_clock::now();
-  std::vector<Row> rows;
+  std::vector<MemorySetup> setups;
+  std::vector<ChildRun> runs;
   for (const auto& model : options.models)
     for (auto strategy : options.strategies) {
-      const MemorySetup setup = setup_for(options, model, strategy);
-      rows.push_back(
-          {model.name, strategy, run_one(setup, options.platform, split.simgrid), zero_formula_bytes(setup)});
+      setups.push_back(setup_for(options, model, strategy));
+      runs.push_back(measurement_run(setups.back(), options.platform, split.simgrid));
     }
+  const int parallel = parallel_runs(options.jobs, step_demand, contexts, limits);
+  ProgressBar progress(runs.size(), isatty(STDERR_FILENO) && runs.size() > 1, "simulations");
+  progress.show(0);
+  const auto texts = run_in_children(runs, parallel, [&](std::size_t done) { progress.show(done); });
+  progress.clear();
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < setups.size(); ++i)
+    rows.push_back({setups[i].model.name, setups[i].train_options.strategy,
+                    nlohmann::json::parse(texts[i]).get<MemoryMeasurement>(), zero_formula_bytes(setups[i])});
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());

@@ -29,6 +29,36 @@ void add_model_rows(std::vector<Row>& rows, const NetworkModel& model) {
                   fmt::format("{}", fmt::join(model.simgrid_config, " ")), std::nullopt, "", ""});
 }
 
+// "512:0.28 1024:0.38 ..." (sequence length: fraction of the bf16 peak).
+std::string attention_text(const AttentionFigure& a) {
+  std::vector<std::string> points;
+  for (const auto& [seq, fraction] : a.points) points.push_back(fmt::format("{}:{:.2f}", seq, fraction));
+  return fmt::format("{}", fmt::join(points, " "));
+}
+
+// The kernel classes (docs/training.md, "Kernel classes").
+void add_kernel_rows(std::vector<Row>& rows, const DevicePreset& d) {
+  for (const MatmulFigure& m : d.matmul) {
+    const auto dtype = dtype_name(m.dtype);
+    const auto short_name = m.dtype == DType::bf16 ? "bf16" : m.dtype == DType::f16 ? "f16" : "f32";
+    rows.push_back(figure_row(fmt::format("matmul.{}.peak", dtype), fmt::format("matmul {} peak", short_name),
+                              m.peak, fmt::format("{:g} TFLOP/s", m.peak.value / 1e12), "FLOP/s"));
+    rows.push_back(figure_row(fmt::format("matmul.{}.efficiency", dtype),
+                              fmt::format("matmul {} eff.", short_name), m.efficiency,
+                              fmt::format("{:g}", m.efficiency.value), ""));
+  }
+  rows.push_back({"matmul_tiling", "matmul tiling",
+                  fmt::format("{}x{} tiles on {} units", d.tiling.tile_m, d.tiling.tile_n, d.tiling.units),
+                  std::nullopt, "", std::string(d.tiling.source)});
+  rows.push_back(figure_row("memory_efficiency", "HBM efficiency", d.memory_efficiency,
+                            fmt::format("{:g}", d.memory_efficiency.value), ""));
+  rows.push_back(figure_row("launch_overhead", "kernel launch", d.launch_overhead,
+                            microseconds(d.launch_overhead.value), "s"));
+  for (const AttentionFigure& a : d.attention)
+    rows.push_back({fmt::format("attention.d{}", a.head_dim), fmt::format("attention d{}", a.head_dim),
+                    attention_text(a), std::nullopt, "", std::string(a.source)});
+}
+
 Section devices_section() {
   Section section{"devices", {}};
   for (const auto& d : device_presets()) {
@@ -41,6 +71,7 @@ Section devices_section() {
                                 fmt::format("{:g} GiB", d.memory_capacity.value / (1ull << 30)), "B"));
     e.rows.push_back(figure_row("memory_bandwidth", "HBM bandwidth", d.memory_bandwidth,
                                 gbps(d.memory_bandwidth.value), "B/s"));
+    add_kernel_rows(e.rows, d);
     e.rows.push_back({"notes", "note", std::string(d.notes), std::nullopt, "", ""});
     section.entries.push_back(std::move(e));
   }

@@ -27,10 +27,12 @@ std::string_view scaling_name(Scaling scaling) {
 }
 
 std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch, seed;
+  std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch, seed,
+      jobs, fusion;
   double learning_rate = 0;
   PlatformRequest platform;
   ModelRequest model;
+  ZeroRequest zero;
   TrainCommandOptions options;
   const std::string strategy_help = fmt::format("one of: {} (docs/training.md)", strategy_names_text());
   po::options_description described("spmdsim train options");
@@ -47,13 +49,17 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
                                          "training steps per device count")(
       "strategy", po::value(&strategy)->default_value("dp"), strategy_help.c_str())(
       "bucket-mb", po::value(&bucket_mb),
-      "dp-overlap: gradient bucket cap in MiB (default 25, as PyTorch DDP's bucket_cap_mb)")(
-      "micro-batches", po::value(&micro_batches)->default_value("1"),
-      "gradient accumulation: micro-batches per device and step")(
+      "dp-overlap: gradient bucket cap in MiB (default 25, as PyTorch DDP's bucket_cap_mb)");
+  add_zero_options(described, zero);
+  described.add_options()("micro-batches", po::value(&micro_batches)->default_value("1"),
+                          "gradient accumulation: micro-batches per device and step")(
       "precision", po::value(&precision)->default_value("fp32"),
       "fp32, or mixed_bf16 (bf16 compute and gradients, fp32 master weights)")(
       "optimizer", po::value(&options.optimizer_name)->default_value("sgd"), "sgd, momentum (0.9) or adam")(
       "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp)(
+      "fusion", po::value(&fusion)->default_value("on"),
+      "on: chains of elementwise ops and their reductions run as one kernel each, as XLA fuses them (one "
+      "read of the inputs, one write of the output); off: every op its own kernel, to see the unfused cost")(
       "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
       "abstract", po::bool_switch(&options.setup.abstract),
       "train on shapes only: every cost and size, no values (and no loss)")(
@@ -72,6 +78,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   described.add_options()("model", po::value(&model.model)->default_value("mlp"), model_help.c_str());
   add_model_shape_options(described, model);
   add_platform_options(described, platform);
+  described.add_options()("jobs", po::value(&jobs), kJobsHelp);
   described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
       "json", po::value(&options.json_path), "also write the run as JSON to this file")(
       "trace", po::value(&options.trace_path),
@@ -93,8 +100,9 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   }
 
   auto& setup = options.setup;
-  setup.model = values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute"},
-                                  [&] { return choose_models({model.model}, model).front(); });
+  setup.model =
+      values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute", "attention"},
+                        [&] { return choose_models({model.model}, model).front(); });
   if (setup.model.is_transformer()) setup.abstract = true;  // the header says so
   options.devices = values.attributed({"devices"}, [&] { return parse_device_list(devices, 1); });
   std::sort(options.devices.begin(), options.devices.end());
@@ -111,6 +119,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       static_cast<int>(values.attributed({"steps"}, [&] { return parse_count(steps, "--steps", 1); }));
   setup.seed = static_cast<unsigned>(values.attributed(
       {"seed"}, [&] { return parse_count(seed, "--seed", 0, std::numeric_limits<unsigned>::max()); }));
+  options.jobs = values.attributed({"jobs"}, [&] { return parse_jobs(jobs); });
   setup.prefetch = static_cast<int>(
       values.attributed({"prefetch"}, [&] { return parse_count(prefetch, "--prefetch", 0); }));
   setup.train_options.micro_batches = static_cast<int>(
@@ -131,8 +140,17 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       throw UsageError(fmt::format("--bucket-mb must be a positive number of MiB (got '{}')", bucket_mb));
     setup.train_options.bucket_bytes = mib * kMiB;
   });
+  setup.train_options.zero =
+      values.attributed({"reduce-bucket-size", "overlap-comm", "prefetch-depth", "prefetch-bucket-size",
+                         "max-live-parameters", "wrap-units", "strategy"},
+                        [&] { return parse_zero_options(zero, {setup.train_options.strategy}); });
   setup.train_options.precision =
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
+  setup.fusion = values.attributed({"fusion"}, [&] {
+    if (fusion != "on" && fusion != "off")
+      throw UsageError(fmt::format("unknown --fusion '{}'; valid: on, off", fusion));
+    return fusion == "on";
+  });
   setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
     if (!(learning_rate > 0) || !std::isfinite(learning_rate))
       throw UsageError(

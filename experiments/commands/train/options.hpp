@@ -26,6 +26,7 @@ struct TrainCommandOptions {
   std::string json_path;
   std::string plot_prefix;
   std::string trace_path;
+  int jobs = 0;  // --jobs; 0: parallel_runs decides
 };
 
 // The global batch at `devices`: fixed under strong scaling; under weak scaling it grows with the devices,

@@ -1,7 +1,10 @@
 #include "commands/train/run.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
+#include <numeric>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,9 +16,36 @@
 #include "common/forked_run.hpp"
 #include "common/output_files.hpp"
 #include "common/plotting.hpp"
+#include "common/progress_bar.hpp"
 #include "common/rows.hpp"
 
 namespace spmdsim::cli::train {
+namespace {
+
+// The batches of --batch that every device count can share: the options check them the same way.
+std::int64_t batch_step(const TrainCommandOptions& options) {
+  std::int64_t step = options.setup.train_options.micro_batches;
+  if (options.scaling == Scaling::weak) return step * options.devices.front();
+  for (int p : options.devices)
+    step = std::lcm(step, std::int64_t{p} * options.setup.train_options.micro_batches);
+  return step;
+}
+
+// Refuses a device count whose run would not fit in the host's memory, naming the --batch that would.
+void check_host_memory(const TrainCommandOptions& options, const ActorContexts& contexts,
+                       const HostLimits& limits) {
+  for (int p : options.devices) {
+    const auto demand = [&](std::int64_t batch) {
+      TrainCommandOptions with = options;
+      with.batch = batch;
+      return training_host_demand(options.setup, p, global_batch(with, p));
+    };
+    check_fits(fmt::format("--devices {} with --batch {}", p, options.batch), "--batch", options.batch, 1,
+               demand, contexts, limits, batch_step(options));
+  }
+}
+
+}  // namespace
 
 int run(const std::string& program, const std::vector<std::string>& args) {
   const auto split = split_simgrid_arguments(program, args);
@@ -28,18 +58,29 @@ int run(const std::string& program, const std::vector<std::string>& args) {
       options.plot_prefix);
   const std::string trace = options.trace_path.empty() ? "" : outputs.staged(options.trace_path).string();
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
+  const ActorContexts contexts = actor_contexts(split.simgrid);
+  const HostLimits limits = read_host_limits();
+  check_host_memory(options, contexts, limits);
 
   const auto start = std::chrono::steady_clock::now();
+  std::vector<ChildRun> runs;
+  for (int p : options.devices)
+    runs.push_back({fmt::format("--devices {}", p), [&, p] {
+                      const bool traced = p == options.devices.back();
+                      return nlohmann::json(run_training(options.setup, options.platform, split.simgrid, p,
+                                                         global_batch(options, p), traced ? trace : ""))
+                          .dump();
+                    }});
+  const int largest = options.devices.back();
+  const int parallel = parallel_runs(
+      options.jobs, training_host_demand(options.setup, largest, global_batch(options, largest)), contexts,
+      limits);
+  ProgressBar progress(runs.size(), isatty(STDERR_FILENO) && runs.size() > 1, "simulations");
+  progress.show(0);
   std::vector<TrainingResult> results;
-  for (int p : options.devices) {
-    const std::string text = run_in_child(fmt::format("--devices {}", p), [&] {
-      const bool traced = p == options.devices.back();
-      return nlohmann::json(run_training(options.setup, options.platform, split.simgrid, p,
-                                         global_batch(options, p), traced ? trace : ""))
-          .dump();
-    });
+  for (const auto& text : run_in_children(runs, parallel, [&](std::size_t done) { progress.show(done); }))
     results.push_back(nlohmann::json::parse(text).get<TrainingResult>());
-  }
+  progress.clear();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());

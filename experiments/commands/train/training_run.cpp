@@ -10,6 +10,7 @@
 #include "common/command_line.hpp"
 #include "common/output_files.hpp"
 #include "common/simulation_start.hpp"
+#include "common/training_options.hpp"
 #include "spmdsim/models/batch_prefetcher.hpp"
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/report_writers.hpp"
@@ -53,11 +54,30 @@ void check_float32_peak(const Simulation& sim, int devices) {
 
 }  // namespace
 
+HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::int64_t global_batch) {
+  HostDemand demand{.actors = training_actors(devices)};
+  if (setup.abstract || setup.model.is_transformer()) return demand;
+  const auto& sizes = setup.model.layer_sizes;
+  const double batch = static_cast<double>(global_batch);
+  const double features = static_cast<double>(sizes.front());
+  double hidden = 0;
+  for (std::size_t i = 1; i < sizes.size(); ++i) hidden += static_cast<double>(sizes[i]);
+  const double batches = batch * (features * 4 + 4) * (1 + setup.prefetch);  // float32 inputs, int32 labels
+  const double making = batch * (features + 1) * 8;                          // random_batch's float64 values
+  const double activations = batch * hidden * 4 * 3;  // each layer's output, pre-activation and gradient
+  const double parameters = static_cast<double>(setup.model.num_parameters());
+  // Each device's parameters, gradients and reduction scratch in float32, and its optimizer state.
+  const double state =
+      parameters * (3 * 4 + static_cast<double>(setup.optimizer.state_bytes_per_parameter(4)));
+  demand.data_bytes = std::max(batches + making, batches + activations) + devices * state + parameters * 4;
+  return demand;
+}
+
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
-                                                      bool aggregate_ring_phases) {
+                                                      bool aggregate_ring_phases, bool fusion) {
   auto sim = start_simulation(platform, std::move(simgrid_argv), devices,
-                              {.aggregate_ring_phases = aggregate_ring_phases});
+                              {.aggregate_ring_phases = aggregate_ring_phases, .fusion = fusion});
   check_float32_peak(*sim, devices);
   return sim;
 }
@@ -65,7 +85,8 @@ std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& plat
 TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
                             std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
                             const std::string& trace_path) {
-  const auto simulation = start_training_simulation(platform, std::move(simgrid_argv), devices, false);
+  const auto simulation =
+      start_training_simulation(platform, std::move(simgrid_argv), devices, false, setup.fusion);
   Simulation& sim = *simulation;
 
   const models::TrainStep step(setup.model.trainable(), setup.optimizer, devices, setup.train_options);
@@ -115,6 +136,17 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
   }
   result.idle = std::max(result.idle, 0.0);  // the report subtracts busy from elapsed time: -1e-20 is 0
   if (!setup.abstract) result.last_loss = read_loss ? read_loss : sim.device_get(Tree(loss)).leaf().item(0);
+  const DType dtype =
+      setup.train_options.precision == models::Precision::mixed_bf16 ? DType::bf16 : DType::f32;
+  result.peak_flops = sim.platform().devices.front().spec.matmul_rate(dtype).peak;
+  if (setup.model.is_transformer()) {
+    const models::Transformer transformer(*setup.model.transformer);
+    result.tokens_per_sample = setup.model.transformer->seq_len;
+    result.model_flops_per_sample =
+        transformer.model_flops_per_token() * static_cast<double>(result.tokens_per_sample);
+  } else {
+    result.model_flops_per_sample = 6 * static_cast<double>(setup.model.num_parameters());
+  }
   result.platform = sim.platform().description;
   result.simgrid = simgrid_settings();
   return result;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/host_budget.hpp"
 #include "common/json_io.hpp"
 #include "common/model_options.hpp"
 #include "common/platform_options.hpp"
@@ -36,7 +37,17 @@ struct TrainingSetup {
   // k + prefetch on the devices (Simulation::device_put_sharded) before step k, so its transfer overlaps the
   // steps before it. 0: each step's batch goes with the step's own call.
   int prefetch = 0;
+  // SimulationOptions::fusion: XLA's fusion of elementwise chains (--fusion off: every op its own kernel).
+  bool fusion = true;
 };
+
+// The host memory of run_training at `devices` and `global_batch` (host_budget.hpp): the actors, and on real
+// data the batches (each made as float64 values, then held as float32 inputs and int32 labels: the batch
+// being made, the step's and --prefetch more), the devices' parameters, gradients, reduction scratch and
+// optimizer state, and the activations with their gradients. `spmdsim train --devices 8 --batch 100000
+// --steps 1` peaks at 931 MB resident (estimate 1.0 GB); with --steps 2 --prefetch 1 --optimizer adam at
+// 1238 MB (estimate 1.3 GB).
+HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::int64_t global_batch);
 
 // One device count's run, per training step. The times are the mean over the devices of each device's
 // total, divided by the steps.
@@ -46,26 +57,31 @@ struct TrainingResult {
   Seconds step_time = 0;  // simulated time of the whole run / steps
   Seconds compute = 0;
   Seconds communication = 0;         // exposed: the time the devices' programs were blocked in collectives
-  Seconds hidden_communication = 0;  // dp-overlap: collectives' time on the streams that compute overlapped
+  Seconds hidden_communication = 0;  // collectives' time on the streams that compute overlapped
   Seconds transfer = 0;              // host <-> device: the time the devices waited for it
   Seconds idle = 0;
-  Bytes peak_memory = 0;            // the largest of the devices' whole-run peaks
-  std::optional<double> last_loss;  // the last step's loss on the global batch; none when abstract
-  std::string platform;             // the platform's description
+  Bytes peak_memory = 0;  // the largest of the devices' whole-run peaks
+  // MFU's terms: the model's FLOPs per sample (a transformer's sequence: PaLM's 6N + 12 L h s per token
+  // times s; the MLP's 6N) and the device's dense matmul peak for the training dtype.
+  double model_flops_per_sample = 0;
+  FlopsPerSecond peak_flops = 0;
+  std::int64_t tokens_per_sample = 0;  // a transformer's s; 0 for the MLP
+  std::optional<double> last_loss;     // the last step's loss on the global batch; none when abstract
+  std::string platform;                // the platform's description
   std::vector<std::pair<std::string, std::string>> simgrid;  // settings in force
 };
 
 // How the child that ran it hands it to the parent.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, devices, global_batch, step_time, compute, communication,
-                                   hidden_communication, transfer, idle, peak_memory, last_loss, platform,
-                                   simgrid)
+                                   hidden_communication, transfer, idle, peak_memory, model_flops_per_sample,
+                                   peak_flops, tokens_per_sample, last_loss, platform, simgrid)
 
 // A Simulation of `platform` for training on its first `devices` devices, SimGrid getting `simgrid_argv` (the
 // program name, then --cfg / --log; the preset's settings where these do not override them). Throws
 // UsageError when the platform has fewer devices, or devices without the float32 peak the loss needs.
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
-                                                      bool aggregate_ring_phases);
+                                                      bool aggregate_ring_phases, bool fusion = true);
 
 // Trains on the first `devices` devices of `platform` with a global batch of `global_batch` (samples, or a
 // transformer's sequences), SimGrid getting

@@ -9,7 +9,9 @@ namespace {
 
 class DataParallel final : public TrainingStrategy {
  public:
-  double model_state_bytes(double psi, double /*num_devices*/) const override { return 16 * psi; }
+  double model_state_bytes(double psi, double /*num_devices*/, double p, double g, double k) const override {
+    return (p + g + k) * psi;
+  }
 };
 
 }  // namespace

@@ -82,9 +82,10 @@ Strategy parse_strategy(std::string_view name) {
   throw ValueError(fmt::format("unknown training strategy '{}' (valid: {})", name, fmt::join(names, ", ")));
 }
 
-double zero_model_state_bytes(Strategy strategy, std::int64_t psi, int num_devices) {
+double zero_model_state_bytes(Strategy strategy, std::int64_t psi, int num_devices, double p, double g,
+                              double k) {
   return training_strategy(strategy).model_state_bytes(static_cast<double>(psi),
-                                                       static_cast<double>(num_devices));
+                                                       static_cast<double>(num_devices), p, g, k);
 }
 
 }  // namespace spmdsim::models

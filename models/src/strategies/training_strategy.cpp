@@ -1,6 +1,8 @@
 // Plain data parallelism, the hooks' defaults.
 #include "training_strategy.hpp"
 
+#include <stdexcept>
+
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/memory_tags.hpp"
@@ -8,12 +10,22 @@
 namespace spmdsim::models {
 
 std::vector<GradientBucket> TrainingStrategy::gradient_buckets(const std::vector<Bytes>& /*leaf_bytes*/,
-                                                               Bytes /*cap*/) const {
+                                                               Bytes /*itemsize*/,
+                                                               const TrainOptions& /*options*/) const {
   return {};
 }
 
-Tree TrainingStrategy::fetch(const DeviceStep& /*step*/, std::size_t unit, const Tree& params) const {
-  return params[unit];
+BucketResult TrainingStrategy::start_bucket(const DeviceStep& /*step*/, std::vector<Array> /*grads*/) const {
+  throw std::logic_error("a strategy without gradient buckets was asked to reduce one");
+}
+
+PendingTree TrainingStrategy::start_gather(const DeviceStep& /*step*/, const std::vector<int>& /*units*/,
+                                           const Tree& /*params*/) const {
+  throw std::logic_error("a strategy with whole params was asked to gather them");
+}
+
+Tree TrainingStrategy::gathered_unit(const DeviceStep& /*step*/, std::size_t /*unit*/, Tree gathered) const {
+  return gathered;
 }
 
 Tree TrainingStrategy::reduce(const DeviceStep& step, Tree grads) const {

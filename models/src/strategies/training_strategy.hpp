@@ -11,9 +11,12 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "spmdsim/async_collectives.hpp"
+#include "spmdsim/models/data_parallel.hpp"
 #include "spmdsim/models/gradient_buckets.hpp"
 #include "spmdsim/pytree.hpp"
 #include "spmdsim/units.hpp"
@@ -26,7 +29,12 @@ struct DeviceStep {
   const std::string& axis_name;
   int rank;
   int num_devices;
+  bool overlap_comm;  // bucket reductions on the communication stream (else the program waits for each)
 };
+
+// A gradient bucket's reduction once started: waits for it and gives this device's part of each of the
+// bucket's gradients, in bucket order.
+using BucketResult = std::function<std::vector<Array>()>;
 
 class TrainingStrategy {
  public:
@@ -36,13 +44,21 @@ class TrainingStrategy {
   virtual bool shards_params() const { return false; }
   virtual bool shards_optimizer_state() const { return false; }
 
-  // Once per train step, from the size of each gradient leaf (in the reduce dtype, flattening order) and the
-  // bucket cap: the buckets the gradients are all-reduced in while the last backward runs. Empty: they are
-  // reduced whole by reduce(), once the backward is over.
-  virtual std::vector<GradientBucket> gradient_buckets(const std::vector<Bytes>& leaf_bytes, Bytes cap) const;
+  // Once per train step, from the size of each gradient leaf (in the reduce dtype, flattening order), that
+  // dtype's size and the options: the buckets the gradients are reduced in while the last backward runs.
+  // Empty: they are reduced whole by reduce(), once the backward is over.
+  virtual std::vector<GradientBucket> gradient_buckets(const std::vector<Bytes>& leaf_bytes, Bytes itemsize,
+                                                       const TrainOptions& options) const;
+  // Starts reducing one bucket's gradients (in the reduce dtype, bucket order), as the backward completes it.
+  virtual BucketResult start_bucket(const DeviceStep& step, std::vector<Array> grads) const;
 
-  // The params unit `unit`'s forward or backward needs, from the params the device holds (every unit).
-  virtual Tree fetch(const DeviceStep& step, std::size_t unit, const Tree& params) const;
+  // Sharded params only: starts gathering these units' params (one wrap unit, a list of them) from this
+  // device's shards of them (params, every unit), and makes a unit's gathered leaves its params (their
+  // shapes, tagged parameters).
+  virtual PendingTree start_gather(const DeviceStep& step, const std::vector<int>& units,
+                                   const Tree& params) const;
+  virtual Tree gathered_unit(const DeviceStep& step, std::size_t unit, Tree gathered) const;
+
   // The mean over the devices of this device's gradients (already averaged over micro-batches and in the
   // reduce dtype): whole, or this device's shards.
   virtual Tree reduce(const DeviceStep& step, Tree grads) const;
@@ -53,8 +69,10 @@ class TrainingStrategy {
   // The params the step gives back, from the updated ones (in the compute dtype).
   virtual Tree updated_params(const DeviceStep& step, Tree updated) const;
 
-  // The ZeRO paper's per-device model-state bytes for mixed-precision Adam (K = 12) on N devices.
-  virtual double model_state_bytes(double psi, double num_devices) const = 0;
+  // The ZeRO paper's per-device model-state bytes (Rajbhandari et al. 2020, Sec. 3 and 5) for psi parameters
+  // on N devices with p bytes of parameters, g of gradients and k of optimizer state per parameter: what the
+  // strategy keeps of each, whole or 1/N. Mixed-precision Adam is the paper's case, p = g = 2, k = 12.
+  virtual double model_state_bytes(double psi, double num_devices, double p, double g, double k) const = 0;
 };
 
 }  // namespace spmdsim::models

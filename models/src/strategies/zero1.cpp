@@ -23,8 +23,8 @@ class Zero1 final : public TrainingStrategy {
   Tree updated_params(const DeviceStep& step, Tree updated) const override {
     return tag_as(gather_tree(updated, step.abstract_params, step.axis_name), tags::parameters);
   }
-  double model_state_bytes(double psi, double num_devices) const override {
-    return 4 * psi + 12 * psi / num_devices;
+  double model_state_bytes(double psi, double num_devices, double p, double g, double k) const override {
+    return (p + g) * psi + k * psi / num_devices;
   }
 };
 

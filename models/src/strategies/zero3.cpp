@@ -1,28 +1,36 @@
-// zero3, ZeRO stage 3 (P_os+g+p): params sharded too. Each unit's params are all-gathered (the unit's leaves
-// as one collective, FSDP's flat parameter, each to its full shape) just before its forward and again before
-// its backward, and freed right after; the gradients are reduce-scattered; each device updates its own shard
-// and nothing is gathered after the update.
+// zero3, ZeRO stage 3 (P_os+g+p), FSDP's FULL_SHARD: params sharded too. Each wrap unit's params are
+// all-gathered (its leaves as one collective, FSDP's flat parameter) just before its forward and again before
+// its backward, on the communication stream with the next units' gathers prefetched behind it
+// (unit_gatherer.hpp), and freed once the pass is done with them; the gradients are reduce-scattered bucket
+// by bucket during the backward (sharded_gradients.hpp); each device updates its own shard and nothing is
+// gathered after the update.
 #include <memory>
+#include <utility>
+#include <vector>
 
+#include "sharded_gradients.hpp"
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/memory_tags.hpp"
 #include "spmdsim/models/sharding.hpp"
-#include "training_strategy.hpp"
 
 namespace spmdsim::models {
 namespace {
 
-class Zero3 final : public TrainingStrategy {
+class Zero3 final : public ShardedGradients {
  public:
   bool shards_params() const override { return true; }
-  bool shards_optimizer_state() const override { return true; }
-  Tree fetch(const DeviceStep& step, std::size_t unit, const Tree& params) const override {
-    return tag_as(gather_tree(params[unit], step.abstract_params[unit], step.axis_name), tags::parameters);
+  PendingTree start_gather(const DeviceStep& step, const std::vector<int>& units,
+                           const Tree& params) const override {
+    std::vector<Tree> shards;
+    for (int unit : units) shards.push_back(params[static_cast<std::size_t>(unit)]);
+    return all_gather_start(Tree::list(std::move(shards)), step.axis_name, 0, /*tiled=*/true);
   }
-  Tree reduce(const DeviceStep& step, Tree grads) const override {
-    return tag_as(mean_scatter_tree(grads, step.axis_name, step.num_devices), tags::gradients);
+  Tree gathered_unit(const DeviceStep& step, std::size_t unit, Tree gathered) const override {
+    return tag_as(unpadded_tree(gathered, step.abstract_params[unit]), tags::parameters);
   }
-  double model_state_bytes(double psi, double num_devices) const override { return 16 * psi / num_devices; }
+  double model_state_bytes(double psi, double num_devices, double p, double g, double k) const override {
+    return (p + g + k) * psi / num_devices;
+  }
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // straight-line code over the few verbs of Communicator; it never sees hosts or links.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -46,6 +47,16 @@ class Communicator {
   virtual std::vector<std::string> dimension_algorithms() const = 0;
   // The communicator of `members` (ranks of this one, in their new order); this rank must be a member.
   virtual std::unique_ptr<Communicator> subgroup(std::vector<int> members) = 0;
+
+  // How many channels a channel-parallel algorithm spreads its data over (NCCL's nChannels), a property of
+  // the call as pipeline_chunks is.
+  virtual int channels() const = 0;
+  // Runs body(ring_comm, c) for every c at once, ring_comm being the communicator of rings[c] (every rank
+  // of this one, in ring c's order) whose messages are its own: NCCL's channels, each its own CUDA block
+  // with its own connections, so that a device has several sends and receives in flight. Returns when every
+  // body has returned and its sends have arrived.
+  virtual void in_parallel(const std::vector<std::vector<int>>& rings,
+                           const std::function<void(Communicator&, int)>& body) = 0;
 };
 
 // The collective kinds an algorithm can implement, with the JAX primitives they serve.

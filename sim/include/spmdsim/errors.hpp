@@ -25,6 +25,8 @@ SPMDSIM_ERROR_TYPE(ValueError);
 SPMDSIM_ERROR_TYPE(TypeError);
 SPMDSIM_ERROR_TYPE(NameError);
 SPMDSIM_ERROR_TYPE(IndexError);
+// What JAX runs and spmdsim does not (Python's type for an unimplemented case).
+SPMDSIM_ERROR_TYPE(NotImplementedError);
 
 #undef SPMDSIM_ERROR_TYPE
 

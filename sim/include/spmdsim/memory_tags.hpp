@@ -28,5 +28,8 @@ struct MemoryByTag {
 
 // Inside a pmapped function: what the calling device's buffers hold right now, by tag. On the host: zeros.
 MemoryByTag live_memory();
+// Inside a pmapped function: what the calling device's buffers held, by tag, at their peak so far in this
+// pmap call (its window). On the host: zeros.
+MemoryByTag call_peak_memory();
 
 }  // namespace spmdsim

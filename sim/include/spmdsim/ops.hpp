@@ -10,11 +10,12 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spmdsim/array.hpp"
+#include "spmdsim/device_spec.hpp"  // OpCost
 
 namespace spmdsim {
 
@@ -78,15 +79,23 @@ Array broadcast_to(const Array& a, Shape shape);
 // multi-tensor optimizer step runs a parameter's update: the ops inside compute their values but are neither
 // charged nor placed one by one (their intermediates never reach device memory). The kernel is charged once,
 // one launch, for the ops' summed FLOPs and the bytes of `inputs` read and of its results written, at the
-// peak of its first result's dtype; its results are placed as temporaries. Inside another fused body, or on
-// the host, it is body().
+// peak of its first result's dtype, its bytes at the device's achieved memory bandwidth
+// (DeviceSpec::kernel_time); its results are placed as temporaries. Inside another fused body, on the host,
+// or with SimulationOptions::fusion off, it is body().
 std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs,
                          const std::function<std::vector<Array>()>& body);
 
-// The FLOPs and bytes of one op, as the roofline sees them.
-struct OpCost {
-  double flops = 0;
-  double bytes = 0;  // read + written
-};
+// A FlashAttention-style kernel: as fused (the body's ops are neither charged nor placed, so no [s, s]
+// matrix reaches device memory), but charged `flops`, the kernel's own count, at the device's attention rate
+// for `shape` (DeviceSpec::attention_rate), and one kernel whatever SimulationOptions::fusion says.
+std::vector<Array> fused_attention(std::string_view name, const std::vector<Array>& inputs,
+                                   const AttentionShape& shape, double flops,
+                                   const std::function<std::vector<Array>()>& body);
+
+// An op whose values the caller computed (`result`, real or abstract): charged to the calling device as one
+// kernel of `cost` and placed there as a temporary, as every op above is. For front ends whose primitives
+// spmdsim has no kernel of its own for (python/: a JAX primitive such as logistic or select_n). On the host:
+// `result`.
+Array custom_op(std::string_view name, const OpCost& cost, Array result);
 
 }  // namespace spmdsim

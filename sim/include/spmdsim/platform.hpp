@@ -4,8 +4,11 @@
 // crosses this header.
 #pragma once
 
+#include <concepts>
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "spmdsim/device_spec.hpp"
@@ -22,14 +25,40 @@ struct PlatformDevice {
 
 struct Platform {
   std::string description;  // one line for reports, e.g. "switch: 8 x generic, PCIe 32 GB/s"
-  std::string host_cpu;  // the SimGrid host that runs the host program
+  std::string host_cpu;     // the SimGrid host that runs the host program
   std::vector<PlatformDevice> devices;
   // The devices' logical shape (mixed radix, dimension 0 varying fastest), e.g. {8 per node, 4 nodes} or a
   // torus {4, 4, 4}; empty means flat. Hierarchical and multi-dimensional collectives follow it.
   std::vector<int> dimensions;
 };
 
-// Called by Simulation once the SimGrid engine exists and is configured.
-using PlatformBuilder = std::function<Platform()>;
+// How to build a platform, and the SimGrid network settings it is built for. Simulation calls it once the
+// SimGrid engine exists and runs under `network_config` ("network/model:CM02", ...) where neither the command
+// line's --cfg nor SimulationOptions::simgrid_config sets the same key: SimGrid fixes its network model when
+// the first zone is made, so the platform carries its model rather than having it set after it is built.
+// topologies/' builders carry the model of the presets' fabrics (alpha_beta_config()); a builder made from a
+// bare callable (and a SimGrid XML file) carries none: SimGrid's defaults (LV08).
+class PlatformBuilder {
+ public:
+  PlatformBuilder() = default;
+  template <class Build>
+  requires std::is_invocable_r_v<Platform, Build&> &&
+      (!std::same_as<std::remove_cvref_t<Build>, PlatformBuilder>)PlatformBuilder(
+          Build build, std::vector<std::string> network_config = {})  // NOLINT: a callable is a builder
+      : build_(std::move(build)), network_config_(std::move(network_config)) {}
+
+  Platform operator()() const { return build_(); }
+  const std::vector<std::string>& network_config() const { return network_config_; }
+  // The same platform under other network settings.
+  PlatformBuilder with_network_config(std::vector<std::string> network_config) const {
+    PlatformBuilder builder = *this;
+    builder.network_config_ = std::move(network_config);
+    return builder;
+  }
+
+ private:
+  std::function<Platform()> build_;
+  std::vector<std::string> network_config_;
+};
 
 }  // namespace spmdsim

@@ -71,15 +71,26 @@ struct PmapOptions {
 class PmappedFunction {
  public:
   PmappedFunction(DeviceFunction fn, PmapOptions options);
+  // A pmap of a pmap, jax.pmap(jax.pmap(f, axis_name='j'), axis_name='i'): two named axes, the inner one
+  // splitting each outer device's slice over devices of its own, a * b devices in all (device i * b + j holds
+  // outer index i, inner index j). f's collectives name either axis or both ({"i", "j"}); the inner pmap's
+  // results reach every device of its group (an all_gather along the inner axis) and the outer pmap stacks
+  // them. The inner pmap may not pass `devices` (JAX's "Nested pmap with explicit devices argument.") nor
+  // None in out_axes; both are refused before the simulation starts, as is every other JAX error of the
+  // inner pmap's arguments. A pmap called any other way inside a pmapped function raises
+  // NotImplementedError.
+  PmappedFunction(PmappedFunction inner, PmapOptions options);
   // Runs the call on `sim`'s devices; returns the outputs (device-resident, readable on the host).
   Tree operator()(Simulation& sim, const Args& args) const;
-  const PmapOptions& options() const { return options_; }
+  // The outermost pmap's options.
+  const PmapOptions& options() const { return levels_.front(); }
 
  private:
-  DeviceFunction fn_;
-  PmapOptions options_;
+  DeviceFunction fn_;                // the innermost function
+  std::vector<PmapOptions> levels_;  // one per nested pmap, outermost first
 };
 
 PmappedFunction pmap(DeviceFunction fn, PmapOptions options = {});
+PmappedFunction pmap(PmappedFunction inner, PmapOptions options = {});
 
 }  // namespace spmdsim

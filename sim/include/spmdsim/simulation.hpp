@@ -22,13 +22,17 @@ class Runtime;
 }
 
 struct SimulationOptions {
-  // SimGrid settings ("network/model:CM02", ...), applied before the platform is built.
+  // SimGrid settings ("network/model:CM02", ...), applied before the platform is built, over the command
+  // line's --cfg and the platform's own network settings (PlatformBuilder::network_config).
   std::vector<std::string> simgrid_config;
   // The algorithm of each collective kind ("auto": the lowest predicted time per call); a kind left out
   // uses default_algorithm().
   std::map<CollectiveKind, std::string> algorithms;
   // Pieces a pipelining algorithm cuts each message into.
   int pipeline_chunks = 1;
+  // Channels a channel-parallel algorithm (nccl_ring) spreads its data over; 0: one per device of a node
+  // when the group spans several nodes (every NIC of a node carries a ring), else 1.
+  int channels = 0;
   // What the multidim all-reduce runs along each dimension of the platform (dimension_algorithm_names());
   // empty: ring along every one.
   std::vector<std::string> dimension_algorithms;
@@ -41,6 +45,14 @@ struct SimulationOptions {
   // all-gathers, reduce-scatters and the hierarchical and multi-dimensional all-reduces move per message.
   // (Called aggregate_abstract_phases before real all-reduces were aggregated.)
   bool aggregate_ring_phases = false;
+  // jax_enable_x64. On (spmdsim's default: a C++ program asks for float64 by name, where numpy hands JAX
+  // float64 by default), float64 arrays stay float64 on the devices. Off (JAX's default), float64 arrays
+  // become float32 as they reach the devices (pmap's inputs, device_put_*), as JAX canonicalises them, and
+  // everything computed from them is float32 (docs/collectives.md#dtypes).
+  bool enable_x64 = true;
+  // Whether fused() runs its body as one kernel (XLA's fusion of elementwise chains and their reductions);
+  // off, every op inside is its own kernel, to see the unfused cost. Fused attention stays one kernel.
+  bool fusion = true;
 };
 
 // The settings under which SimGrid's network follows the textbook alpha-beta model exactly: no TCP

@@ -12,13 +12,17 @@
 
 namespace spmdsim::detail {
 
-// The calling device's context; NameError unless pmap bound axis_name.
-DeviceContext& device_for(std::string_view axis_name);
-// The call ranks of the group this device reduces with: all of them without groups. ValueError when the
-// groups do not cover the axis exactly once or differ in size.
-std::vector<int> my_group(const DeviceContext& ctx, const AxisIndexGroups& groups);
+// The calling device's context; NameError unless pmap bound every name of axis_name.
+DeviceContext& device_for(const AxisName& axis_name);
+// The call ranks of the group this device reduces with: the axis group's, or the part of it `groups` puts
+// this device in (groups index positions in the axis group). ValueError when the groups do not cover the
+// axis exactly once or differ in size.
+std::vector<int> my_group(const AxisGroup& axis, const AxisIndexGroups& groups);
+std::vector<int> my_group(const DeviceContext& ctx, const AxisName& axis_name, const AxisIndexGroups& groups);
+// all_gather along an axis group (pmap's own gathers of a nested pmap's results use it).
+Array all_gather(const Array& x, const AxisGroup& axis, int out_axis);
 // The configured all-reduce algorithm over x, timed as the collective `name` on the caller's track.
-Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups, ReduceOp op,
+Array all_reduce(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups, ReduceOp op,
                  const char* name, const CollectiveOptions& options);
 // jax.lax.pmean's last step: the sum divided by the group size, integers becoming float32 as in JAX.
 Array mean_of_sum(const Array& total, double count);

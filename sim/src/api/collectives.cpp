@@ -23,32 +23,49 @@
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll);
 
+namespace spmdsim {
+
+std::string AxisName::str() const {
+  if (!tuple_) return names_.front();
+  std::vector<std::string> quoted;
+  for (const auto& name : names_) quoted.push_back(fmt::format("'{}'", name));
+  return quoted.size() == 1 ? fmt::format("({},)", quoted.front())
+                            : fmt::format("({})", fmt::join(quoted, ", "));
+}
+
+}  // namespace spmdsim
+
 namespace spmdsim::detail {
 
-DeviceContext& device_for(std::string_view axis_name) {
+DeviceContext& device_for(const AxisName& axis_name) {
   DeviceContext* ctx = detail::current_device();
-  if (ctx == nullptr) throw NameError(fmt::format("unbound axis name: {}", axis_name));
-  ctx->check_axis_name(axis_name);
+  if (ctx == nullptr) throw NameError(fmt::format("unbound axis name: {}", axis_name.names().front()));
+  ctx->axis_group(axis_name);  // NameError for a name the call did not bind
   return *ctx;
 }
 
-std::vector<int> my_group(const DeviceContext& ctx, const AxisIndexGroups& groups) {
-  if (groups.empty()) {
-    std::vector<int> all(static_cast<std::size_t>(ctx.axis_size()));
-    std::iota(all.begin(), all.end(), 0);
-    return all;
-  }
+std::vector<int> my_group(const AxisGroup& axis, const AxisIndexGroups& groups) {
+  if (groups.empty()) return axis.members;
   std::vector<int> seen;
   for (const auto& g : groups) seen.insert(seen.end(), g.begin(), g.end());
   std::sort(seen.begin(), seen.end());
-  std::vector<int> expected(static_cast<std::size_t>(ctx.axis_size()));
+  std::vector<int> expected(static_cast<std::size_t>(axis.size()));
   std::iota(expected.begin(), expected.end(), 0);
   if (seen != expected) throw ValueError("axis_index_groups must cover all indices exactly once");
   for (const auto& g : groups)
     if (g.size() != groups.front().size()) throw ValueError("axis_index_groups must all be the same size");
   for (const auto& g : groups)
-    if (std::find(g.begin(), g.end(), ctx.rank()) != g.end()) return g;
-  throw std::logic_error("unreachable: every rank is in a group");
+    if (std::find(g.begin(), g.end(), axis.position) != g.end()) {
+      std::vector<int> ranks;
+      for (int index : g) ranks.push_back(axis.members[static_cast<std::size_t>(index)]);
+      return ranks;
+    }
+  throw std::logic_error("unreachable: every axis index is in a group");
+}
+
+std::vector<int> my_group(const DeviceContext& ctx, const AxisName& axis_name,
+                          const AxisIndexGroups& groups) {
+  return my_group(ctx.axis_group(axis_name), groups);
 }
 
 }  // namespace spmdsim::detail
@@ -56,6 +73,7 @@ std::vector<int> my_group(const DeviceContext& ctx, const AxisIndexGroups& group
 namespace spmdsim {
 namespace {
 
+using detail::AxisGroup;
 using detail::device_for;
 using detail::DeviceCommunicator;
 using detail::DeviceContext;
@@ -86,6 +104,12 @@ std::vector<int> group_dimensions(const DeviceContext& ctx, const std::vector<in
   return whole_platform ? platform.dimensions : std::vector<int>{static_cast<int>(group.size())};
 }
 
+// The simulation's channel count, or (0) one per device of a node when the group spans several nodes.
+int call_channels(const detail::Runtime& runtime, const std::vector<int>& dimensions) {
+  if (runtime.collectives().channels() > 0) return runtime.collectives().channels();
+  return dimensions.size() >= 2 && dimensions.front() > 1 ? dimensions.front() : 1;
+}
+
 // One collective on this device: its span in the report, its communicator, and the algorithm chosen for it.
 class CollectiveCall {
  public:
@@ -105,15 +129,21 @@ class CollectiveCall {
     if (options.pipeline_chunks < 0)
       throw ValueError(fmt::format("pipeline_chunks must be at least 1, or 0 for the simulation's (got {})",
                                    options.pipeline_chunks));
-    const int chunks = options.pipeline_chunks > 0 ? options.pipeline_chunks : runtime.collectives().pipeline_chunks();
+    const int chunks =
+        options.pipeline_chunks > 0 ? options.pipeline_chunks : runtime.collectives().pipeline_chunks();
+    if (options.channels < 0)
+      throw ValueError(
+          fmt::format("channels must be at least 1, or 0 for the simulation's (got {})", options.channels));
     auto dimensions = group_dimensions(ctx, group);
-    auto per_dimension =
-        options.dimension_algorithms.empty() ? runtime.collectives().dimension_algorithms() : options.dimension_algorithms;
+    const int channels = options.channels > 0 ? options.channels : call_channels(runtime, dimensions);
+    auto per_dimension = options.dimension_algorithms.empty() ? runtime.collectives().dimension_algorithms()
+                                                              : options.dimension_algorithms;
     if (algorithm_ == "multidim" && !per_dimension.empty())
       check_dimension_algorithms(per_dimension, dimensions);
     else
       per_dimension.clear();  // the ring along every dimension
-    comm_.emplace(ctx, std::move(group), name, chunks, std::move(dimensions), std::move(per_dimension));
+    comm_.emplace(ctx, std::move(group), name, chunks, std::move(dimensions), std::move(per_dimension),
+                  channels);
   }
 
   Communicator& comm() { return *comm_; }
@@ -175,15 +205,15 @@ Array assemble(const std::vector<Array>& pieces, int axis, bool tiled) {
   return tiled ? kernels::concatenate(pieces, axis).value : kernels::stack(pieces, axis).value;
 }
 
-Array permute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm,
+Array permute(const Array& x, const AxisName& axis_name, const std::vector<std::pair<int, int>>& perm,
               const char* name) {
   DeviceContext& ctx = device_for(axis_name);
+  const AxisGroup axis = ctx.axis_group(axis_name);
   std::set<int> sources, destinations;
   for (auto [src, dst] : perm) {
     for (int index : {src, dst})
-      if (index < 0 || index >= ctx.axis_size())
-        throw IndexError(
-            fmt::format("{} index {} out of range for axis size {}", name, index, ctx.axis_size()));
+      if (index < 0 || index >= axis.size())
+        throw IndexError(fmt::format("{} index {} out of range for axis size {}", name, index, axis.size()));
     sources.insert(src);
     destinations.insert(dst);
   }
@@ -193,15 +223,13 @@ Array permute(const Array& x, std::string_view axis_name, const std::vector<std:
     throw ValueError(fmt::format("ppermute sources and destinations must be unique, got ({}{}).",
                                  fmt::join(pairs, ", "), pairs.size() == 1 ? "," : ""));
   }
-  std::vector<int> all(static_cast<std::size_t>(ctx.axis_size()));
-  std::iota(all.begin(), all.end(), 0);
   CollectiveSpan span(ctx, name);
-  DeviceCommunicator comm(ctx, std::move(all), name, 1, {ctx.axis_size()});
+  DeviceCommunicator comm(ctx, axis.members, name, 1, {axis.size()});
   std::optional<Array> received;
   for (auto [src, dst] : perm)
-    if (src == ctx.rank()) comm.send(dst, x);
+    if (src == axis.position) comm.send(dst, x);
   for (auto [src, dst] : perm)
-    if (dst == ctx.rank()) received = comm.recv(src);
+    if (dst == axis.position) received = comm.recv(src);
   comm.finish();
   if (received) return ctx.place(*received, MemoryTag::temporaries, name);
   return ctx.place(x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype()), MemoryTag::temporaries, name);
@@ -232,12 +260,21 @@ std::vector<Array> split_like(const Array& flat, const std::vector<Array>& opera
   return parts;
 }
 
-std::vector<Array> all_reduce_operands(const std::vector<Array>& operands, std::string_view axis_name,
+// jax.lax.psum sums booleans as int32 (it converts them first); max and min keep bool.
+std::vector<Array> summable(const std::vector<Array>& operands, ReduceOp op) {
+  if (op != ReduceOp::sum) return operands;
+  std::vector<Array> out;
+  for (const Array& x : operands) out.push_back(x.dtype() == DType::boolean ? astype(x, DType::i32) : x);
+  return out;
+}
+
+std::vector<Array> all_reduce_operands(const std::vector<Array>& given, const AxisName& axis_name,
                                        const AxisIndexGroups& groups, ReduceOp op, const char* name,
                                        const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
+  const std::vector<Array> operands = summable(given, op);
   const Array flat = joined_flat(operands);
-  CollectiveCall call(ctx, my_group(ctx, groups), name, CollectiveKind::all_reduce, options,
+  CollectiveCall call(ctx, my_group(ctx, axis_name, groups), name, CollectiveKind::all_reduce, options,
                       static_cast<double>(flat.nbytes()), flat.dtype());
   const Array reduced = call.books_ring_all_reduce()
                             ? detail::booked_ring_all_reduce(call.device_comm(), flat, op)
@@ -246,11 +283,11 @@ std::vector<Array> all_reduce_operands(const std::vector<Array>& operands, std::
 }
 
 // all_gather of every operand alike (same axis, tiled or not) as one collective over their joined buffer.
-std::vector<Array> all_gather_operands(const std::vector<Array>& operands, std::string_view axis_name,
+std::vector<Array> all_gather_operands(const std::vector<Array>& operands, const AxisGroup& axis_group,
                                        int axis, bool tiled, const AxisIndexGroups& groups,
                                        const CollectiveOptions& options) {
-  DeviceContext& ctx = device_for(axis_name);
-  auto group = my_group(ctx, groups);
+  DeviceContext& ctx = *detail::current_device();
+  auto group = my_group(axis_group, groups);
   const int count = static_cast<int>(group.size());
   std::vector<int> out_axes;
   for (const Array& x : operands) out_axes.push_back(canonical_axis(axis, x.ndim() + (tiled ? 0 : 1)));
@@ -280,16 +317,21 @@ std::vector<Array> all_gather_operands(const std::vector<Array>& operands, std::
 
 // psum_scatter of every operand alike as one reduce-scatter: rank j's block is every operand's j-th block,
 // joined.
-std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, std::string_view axis_name,
+std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, const AxisName& axis_name,
                                          int scatter_dimension, bool tiled, const AxisIndexGroups& groups,
                                          const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
-  auto group = my_group(ctx, groups);
+  auto group = my_group(ctx, axis_name, groups);
   const int shards = static_cast<int>(group.size());
   std::vector<int> dims;
   std::vector<Array> block_shapes;  // abstract, one per operand: what each rank gets of it
   double bytes = 0;
   for (const Array& x : operands) {
+    if (x.dtype() == DType::boolean)  // jax.lax.psum_scatter does not convert booleans, as psum does
+      throw TypeError(
+          "add does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes of "
+          "integer, "
+          "floating, complexfloating.");
     const int dim = canonical_axis(scatter_dimension, x.ndim());
     const std::int64_t size = x.shape()[static_cast<std::size_t>(dim)];
     if (!tiled && size != shards)
@@ -331,7 +373,8 @@ constexpr std::int64_t kMaxJoinedElements = 500'000'000;
 
 // A tree's leaves as the calls that reduce or gather them: the leaves of one dtype in tree order, cut where a
 // call would join more than max_elements (a larger leaf is a call of its own).
-std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& leaves, std::int64_t max_elements) {
+std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& leaves,
+                                                   std::int64_t max_elements) {
   std::vector<std::vector<std::size_t>> calls;
   std::vector<bool> assigned(leaves.size(), false);
   for (std::size_t first = 0; first < leaves.size(); ++first) {
@@ -373,7 +416,11 @@ Tree per_joined_call(const Tree& x, std::int64_t max_elements, const RunOperands
 
 namespace detail {
 
-Array all_reduce(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups, ReduceOp op,
+Array all_gather(const Array& x, const AxisGroup& axis, int out_axis) {
+  return all_gather_operands({x}, axis, out_axis, false, {}, {}).front();
+}
+
+Array all_reduce(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups, ReduceOp op,
                  const char* name, const CollectiveOptions& options) {
   return all_reduce_operands(std::vector<Array>{x}, axis_name, groups, op, name, options).front();
 }
@@ -386,37 +433,38 @@ Array mean_of_sum(const Array& total, double count) {
 
 using detail::all_reduce;
 
-Array psum(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+Array psum(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
   return all_reduce(x, axis_name, groups, ReduceOp::sum, "psum", options);
 }
 
-Array pmean(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+Array pmean(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
             const CollectiveOptions& options) {
   Array total = all_reduce(x, axis_name, groups, ReduceOp::sum, "pmean", options);
-  return detail::mean_of_sum(total, static_cast<double>(my_group(device_for(axis_name), groups).size()));
+  return detail::mean_of_sum(total,
+                             static_cast<double>(my_group(device_for(axis_name), axis_name, groups).size()));
 }
 
-Array pmax(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+Array pmax(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
   return all_reduce(x, axis_name, groups, ReduceOp::max, "pmax", options);
 }
 
-Array pmin(const Array& x, std::string_view axis_name, const AxisIndexGroups& groups,
+Array pmin(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
   return all_reduce(x, axis_name, groups, ReduceOp::min, "pmin", options);
 }
 
-Tree psum(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
+Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
           const CollectiveOptions& options) {
   return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
     return all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "psum", options);
   });
 }
 
-Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& groups,
+Tree pmean(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  const auto count = static_cast<double>(my_group(device_for(axis_name), groups).size());
+  const auto count = static_cast<double>(my_group(device_for(axis_name), axis_name, groups).size());
   return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
     std::vector<Array> totals =
         all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "pmean", options);
@@ -425,37 +473,39 @@ Tree pmean(const Tree& x, std::string_view axis_name, const AxisIndexGroups& gro
   });
 }
 
-Array all_gather(const Array& x, std::string_view axis_name, int axis, bool tiled,
+Array all_gather(const Array& x, const AxisName& axis_name, int axis, bool tiled,
                  const AxisIndexGroups& groups, const CollectiveOptions& options) {
-  return all_gather_operands({x}, axis_name, axis, tiled, groups, options).front();
+  return all_gather_operands({x}, device_for(axis_name).axis_group(axis_name), axis, tiled, groups, options)
+      .front();
 }
 
-Tree all_gather(const Tree& x, std::string_view axis_name, int axis, bool tiled,
-                const AxisIndexGroups& groups, const CollectiveOptions& options) {
+Tree all_gather(const Tree& x, const AxisName& axis_name, int axis, bool tiled, const AxisIndexGroups& groups,
+                const CollectiveOptions& options) {
   // The cap is on what each call gathers, which is what the ring's pieces hold.
-  const auto count = static_cast<std::int64_t>(my_group(device_for(axis_name), groups).size());
+  const auto count = static_cast<std::int64_t>(my_group(device_for(axis_name), axis_name, groups).size());
   return per_joined_call(x, kMaxJoinedElements / count, [&](const std::vector<Array>& operands) {
-    return all_gather_operands(operands, axis_name, axis, tiled, groups, options);
+    return all_gather_operands(operands, device_for(axis_name).axis_group(axis_name), axis, tiled, groups,
+                               options);
   });
 }
 
-Array psum_scatter(const Array& x, std::string_view axis_name, int scatter_dimension, bool tiled,
+Array psum_scatter(const Array& x, const AxisName& axis_name, int scatter_dimension, bool tiled,
                    const AxisIndexGroups& groups, const CollectiveOptions& options) {
   return psum_scatter_operands({x}, axis_name, scatter_dimension, tiled, groups, options).front();
 }
 
-Tree psum_scatter(const Tree& x, std::string_view axis_name, int scatter_dimension, bool tiled,
+Tree psum_scatter(const Tree& x, const AxisName& axis_name, int scatter_dimension, bool tiled,
                   const AxisIndexGroups& groups, const CollectiveOptions& options) {
   return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
     return psum_scatter_operands(operands, axis_name, scatter_dimension, tiled, groups, options);
   });
 }
 
-Array ppermute(const Array& x, std::string_view axis_name, const std::vector<std::pair<int, int>>& perm) {
+Array ppermute(const Array& x, const AxisName& axis_name, const std::vector<std::pair<int, int>>& perm) {
   return permute(x, axis_name, perm, "ppermute");
 }
 
-Array pshuffle(const Array& x, std::string_view axis_name, const std::vector<int>& perm) {
+Array pshuffle(const Array& x, const AxisName& axis_name, const std::vector<int>& perm) {
   auto sorted = perm;
   std::sort(sorted.begin(), sorted.end());
   std::vector<int> expected(perm.size());
@@ -467,10 +517,10 @@ Array pshuffle(const Array& x, std::string_view axis_name, const std::vector<int
   return permute(x, axis_name, pairs, "pshuffle");
 }
 
-Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int concat_axis, bool tiled,
+Array all_to_all(const Array& x, const AxisName& axis_name, int split_axis, int concat_axis, bool tiled,
                  const AxisIndexGroups& groups, const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
-  auto group = my_group(ctx, groups);
+  auto group = my_group(ctx, axis_name, groups);
   const int count = static_cast<int>(group.size());
   const int split = canonical_axis(split_axis, x.ndim());
   const std::int64_t size = x.shape()[static_cast<std::size_t>(split)];
@@ -483,7 +533,7 @@ Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int
   if (tiled && size % count != 0)
     throw ValueError(fmt::format(
         "The size of all_to_all split_axis ({}) has to be divisible by the size of the named axis {} ({})",
-        size, axis_name, count));
+        size, axis_name.str(), count));
   const int concat = canonical_axis(concat_axis, x.ndim());
   CollectiveCall call(ctx, std::move(group), "all_to_all", CollectiveKind::all_to_all, options,
                       static_cast<double>(x.nbytes()), x.dtype());
@@ -491,30 +541,33 @@ Array all_to_all(const Array& x, std::string_view axis_name, int split_axis, int
   return call.finish(assemble(received, concat, tiled));
 }
 
-Array axis_index(std::string_view axis_name) {
+Array axis_index(const AxisName& axis_name) {
   DeviceContext& ctx = device_for(axis_name);
-  return ctx.place(Array::scalar(ctx.rank(), DType::i32), MemoryTag::temporaries, "axis_index");
+  return ctx.place(Array::scalar(ctx.axis_group(axis_name).position, DType::i32), MemoryTag::temporaries,
+                   "axis_index");
 }
 
-Array broadcast(const Array& x, std::string_view axis_name, int root, const CollectiveOptions& options) {
+Array broadcast(const Array& x, const AxisName& axis_name, int root, const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
-  if (root < 0 || root >= ctx.axis_size())
-    throw IndexError(fmt::format("broadcast root {} out of range for axis size {}", root, ctx.axis_size()));
-  CollectiveCall call(ctx, my_group(ctx, {}), "broadcast", CollectiveKind::broadcast, options,
+  const AxisGroup axis = ctx.axis_group(axis_name);
+  if (root < 0 || root >= axis.size())
+    throw IndexError(fmt::format("broadcast root {} out of range for axis size {}", root, axis.size()));
+  CollectiveCall call(ctx, axis.members, "broadcast", CollectiveKind::broadcast, options,
                       static_cast<double>(x.nbytes()), x.dtype());
   Array out = find_broadcast(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), root);
   return call.finish(out.reshaped(x.shape()));
 }
 
-Array reduce(const Array& x, std::string_view axis_name, int root, const CollectiveOptions& options) {
+Array reduce(const Array& x, const AxisName& axis_name, int root, const CollectiveOptions& options) {
   DeviceContext& ctx = device_for(axis_name);
-  if (root < 0 || root >= ctx.axis_size())
-    throw IndexError(fmt::format("reduce root {} out of range for axis size {}", root, ctx.axis_size()));
-  CollectiveCall call(ctx, my_group(ctx, {}), "reduce", CollectiveKind::reduce, options,
+  const AxisGroup axis = ctx.axis_group(axis_name);
+  if (root < 0 || root >= axis.size())
+    throw IndexError(fmt::format("reduce root {} out of range for axis size {}", root, axis.size()));
+  CollectiveCall call(ctx, axis.members, "reduce", CollectiveKind::reduce, options,
                       static_cast<double>(x.nbytes()), x.dtype());
   Array out =
       find_reduce(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), ReduceOp::sum, root);
-  if (ctx.rank() != root) out = x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype());
+  if (axis.position != root) out = x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype());
   return call.finish(out.reshaped(x.shape()));
 }
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "api/device_dtype.hpp"
 #include "api/kernels/kernels.hpp"
 #include "engine/runtime.hpp"
 #include "spmdsim/errors.hpp"
@@ -24,7 +25,9 @@ void check_devices(const detail::Runtime& runtime, const std::vector<int>& devic
 // Binds each device's part of every leaf to a buffer of that device, queues each device's copy and returns
 // the leaves as resident arrays. `split`: each device gets entry i of the leading axis; otherwise all of the
 // leaf.
-Tree put(detail::Runtime& runtime, const Tree& tree, const std::vector<int>& devices, bool split) {
+Tree put(detail::Runtime& runtime, const Tree& given, const std::vector<int>& devices, bool split) {
+  const Tree tree =
+      given.map([&](const Array& leaf) { return detail::device_dtype(leaf, runtime.enable_x64()); });
   const auto leaves = tree.leaves();
   const MemoryTag tag = split ? MemoryTag::input_shards : MemoryTag::replicated_args;
   std::vector<std::vector<Array>> shards(leaves.size());       // [leaf][rank]

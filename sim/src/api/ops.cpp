@@ -148,10 +148,13 @@ Array broadcast_to(const Array& a, Shape shape) {
   return accounted("broadcast_to", kernels::broadcast_to(a, shape));
 }
 
-std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs,
-                         const std::function<std::vector<Array>()>& body) {
-  detail::DeviceContext* ctx = detail::current_device();
-  if (ctx == nullptr || ctx->fusing()) return body();
+namespace {
+
+// One kernel for body's ops: their FLOPs summed (or `kernel.flops` where it is set), the inputs read and the
+// results written once.
+std::vector<Array> one_kernel(detail::DeviceContext* ctx, std::string_view name,
+                              const std::vector<Array>& inputs, OpCost kernel,
+                              const std::function<std::vector<Array>()>& body) {
   ctx->begin_fusion();
   std::vector<Array> results;
   try {
@@ -160,15 +163,36 @@ std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs
     ctx->end_fusion();
     throw;
   }
-  const double flops = ctx->end_fusion();
-  double bytes = 0;
-  for (const Array& input : inputs) bytes += static_cast<double>(input.nbytes());
+  const double body_flops = ctx->end_fusion();
+  if (kernel.flops == 0) kernel.flops = body_flops;
+  for (const Array& input : inputs) kernel.bytes += static_cast<double>(input.nbytes());
   for (Array& result : results) {
-    bytes += static_cast<double>(result.nbytes());
+    kernel.bytes += static_cast<double>(result.nbytes());
     result = ctx->place(result, MemoryTag::temporaries, std::string(name));
   }
-  if (!results.empty()) ctx->compute(name, ctx->spec().op_time(flops, bytes, results.front().dtype()));
+  if (!results.empty()) ctx->compute(name, ctx->spec().kernel_time(kernel, results.front().dtype()));
   return results;
+}
+
+}  // namespace
+
+std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs,
+                         const std::function<std::vector<Array>()>& body) {
+  detail::DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr || ctx->fusing() || !ctx->runtime().fusion()) return body();
+  return one_kernel(ctx, name, inputs, {}, body);
+}
+
+std::vector<Array> fused_attention(std::string_view name, const std::vector<Array>& inputs,
+                                   const AttentionShape& shape, double flops,
+                                   const std::function<std::vector<Array>()>& body) {
+  detail::DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr || ctx->fusing()) return body();
+  return one_kernel(ctx, name, inputs, {.flops = flops, .attention = shape}, body);
+}
+
+Array custom_op(std::string_view name, const OpCost& cost, Array result) {
+  return detail::account_op(name, cost, std::move(result));
 }
 
 }  // namespace spmdsim

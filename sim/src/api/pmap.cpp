@@ -8,18 +8,21 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <xbt/log.h>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
-#include <xbt/log.h>
 
+#include "api/collective_calls.hpp"
+#include "api/device_dtype.hpp"
 #include "api/kernels/kernels.hpp"
 #include "api/prefix_match.hpp"
 #include "engine/device_context.hpp"
 #include "engine/direct_transfer.hpp"
 #include "engine/runtime.hpp"
 #include "spmdsim/errors.hpp"
+#include "spmdsim/ops.hpp"
 #include "spmdsim/residency.hpp"
 #include "spmdsim/simulation.hpp"
 
@@ -79,9 +82,9 @@ using detail::Runtime;
 // A pmapped argument leaf: what each device gets of it, and whether it must travel from the host.
 struct InputLeaf {
   Array value;
-  Axis axis;             // mapped axis, or none for a replicated argument
-  std::string path;      // for messages, e.g. "args[0]['w']"
-  bool resident = false; // already on the call's devices from an earlier pmap, laid out as needed
+  Axis axis;              // mapped axis, or none for a replicated argument
+  std::string path;       // for messages, e.g. "args[0]['w']"
+  bool resident = false;  // already on the call's devices from an earlier pmap, laid out as needed
 };
 
 // JAX's short type text: float32[4,3].
@@ -95,10 +98,14 @@ Tree as_tree(const Arg& arg) {
   return std::visit(
       [](const auto& v) -> Tree {
         using V = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<V, bool>) return Array::scalar(v ? 1.0 : 0.0, DType::boolean);
-        else if constexpr (std::is_same_v<V, std::int64_t>) return Array::scalar(static_cast<double>(v), DType::i32);
-        else if constexpr (std::is_same_v<V, double>) return Array::scalar(v, DType::f32);
-        else throw TypeError(fmt::format("Argument '{}' of type <class 'str'> is not a valid JAX type.", v));
+        if constexpr (std::is_same_v<V, bool>)
+          return Array::scalar(v ? 1.0 : 0.0, DType::boolean);
+        else if constexpr (std::is_same_v<V, std::int64_t>)
+          return Array::scalar(static_cast<double>(v), DType::i32);
+        else if constexpr (std::is_same_v<V, double>)
+          return Array::scalar(v, DType::f32);
+        else
+          throw TypeError(fmt::format("Argument '{}' of type <class 'str'> is not a valid JAX type.", v));
       },
       arg.static_value());
 }
@@ -111,19 +118,21 @@ std::string arg_label(const std::string& path, const PmapOptions& options, std::
   // path starts with "[i]" for positional argument i; JAX names it by parameter when it can.
   const auto close = path.find(']');
   const std::string rest = path.substr(close + 1);
-  if (position < options.arg_names.size()) return fmt::format("argument {}{}", options.arg_names[position], rest);
+  if (position < options.arg_names.size())
+    return fmt::format("argument {}{}", options.arg_names[position], rest);
   return "args" + path;
 }
 
 void check_static_argnums(const PmapOptions& options, std::size_t nargs) {
   if (options.static_broadcasted_argnums.empty()) return;
-  const int highest = *std::max_element(options.static_broadcasted_argnums.begin(),
-                                        options.static_broadcasted_argnums.end());
+  const int highest =
+      *std::max_element(options.static_broadcasted_argnums.begin(), options.static_broadcasted_argnums.end());
   if (highest >= static_cast<int>(nargs))
-    throw ValueError(fmt::format(
-        "pmapped function has static_broadcasted_argnums={} but was called with only {} positional argument{}. All "
-        "static broadcasted arguments must be passed positionally.",
-        tuple_text(options.static_broadcasted_argnums), nargs, nargs > 1 ? "s" : ""));
+    throw ValueError(
+        fmt::format("pmapped function has static_broadcasted_argnums={} but was called with only {} "
+                    "positional argument{}. All "
+                    "static broadcasted arguments must be passed positionally.",
+                    tuple_text(options.static_broadcasted_argnums), nargs, nargs > 1 ? "s" : ""));
   for (int i : options.static_broadcasted_argnums)
     if (i < 0)
       throw ValueError(fmt::format("static_broadcasted_argnums must be non-negative, got {}",
@@ -146,12 +155,14 @@ std::vector<InputLeaf> flatten_inputs(const Args& args, const PmapOptions& optio
       dynamic_trees.push_back(as_tree(args[i]));
     }
   Axes dynamic_axes = options.in_axes;
-  if (auto* t = std::get_if<Axes::Tuple>(&options.in_axes.node()); t && !options.static_broadcasted_argnums.empty()) {
+  if (auto* t = std::get_if<Axes::Tuple>(&options.in_axes.node());
+      t && !options.static_broadcasted_argnums.empty()) {
     std::vector<Axes> picked;
     for (auto i : dynamic) {
       if (i >= t->items.size())
-        throw ValueError(fmt::format("pmap in_axes has {} entries but the function was called with {} arguments",
-                                     t->items.size(), args.size()));
+        throw ValueError(
+            fmt::format("pmap in_axes has {} entries but the function was called with {} arguments",
+                        t->items.size(), args.size()));
       picked.push_back(t->items[i]);
     }
     dynamic_axes = Axes::tuple(std::move(picked));
@@ -160,11 +171,12 @@ std::vector<InputLeaf> flatten_inputs(const Args& args, const PmapOptions& optio
   try {
     axes = detail::broadcast_prefix(dynamic_axes, Tree::tuple(dynamic_trees), "pmap in_axes", "[0]");
   } catch (const ValueError& e) {
-    throw ValueError(std::string(e.what()) +
-                     "\n\nThe 'full pytree' here is the tuple of arguments passed positionally to the pmapped "
-                     "function, and the value of `in_axes` must be a tree prefix of that tuple. But it was not a "
-                     "prefix.\n\nCheck that the value of the `in_axes` argument to `pmap` is a tree prefix of the "
-                     "tuple of arguments passed positionally to the pmapped function.");
+    throw ValueError(
+        std::string(e.what()) +
+        "\n\nThe 'full pytree' here is the tuple of arguments passed positionally to the pmapped "
+        "function, and the value of `in_axes` must be a tree prefix of that tuple. But it was not a "
+        "prefix.\n\nCheck that the value of the `in_axes` argument to `pmap` is a tree prefix of the "
+        "tuple of arguments passed positionally to the pmapped function.");
   }
   std::vector<Array> values;
   for (std::size_t k = 0; k < dynamic_trees.size(); ++k)
@@ -185,8 +197,9 @@ std::vector<InputLeaf> flatten_inputs(const Args& args, const PmapOptions& optio
 std::int64_t mapped_size(std::vector<InputLeaf>& leaves, const PmapOptions& options,
                          const std::vector<std::size_t>& leaf_position) {
   if (leaves.empty())
-    throw ValueError("pmap wrapped function must be passed at least one argument containing an array, got empty "
-                     "*args=() and **kwargs={}");
+    throw ValueError(
+        "pmap wrapped function must be passed at least one argument containing an array, got empty "
+        "*args=() and **kwargs={}");
   std::vector<std::pair<std::int64_t, std::size_t>> sizes;  // (size, leaf)
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     auto& leaf = leaves[i];
@@ -194,10 +207,11 @@ std::int64_t mapped_size(std::vector<InputLeaf>& leaves, const PmapOptions& opti
     const int axis = *leaf.axis;
     const auto rank = leaf.value.ndim();
     if (axis >= rank || axis < -rank)
-      throw ValueError(fmt::format(
-          "pmap was requested to map its argument along axis {}, which implies that its rank should be at least "
-          "{}, but is only {} (its shape is {})",
-          axis, axis >= 0 ? axis + 1 : -axis, rank, shape_str(leaf.value.shape())));
+      throw ValueError(
+          fmt::format("pmap was requested to map its argument along axis {}, which implies that its rank "
+                      "should be at least "
+                      "{}, but is only {} (its shape is {})",
+                      axis, axis >= 0 ? axis + 1 : -axis, rank, shape_str(leaf.value.shape())));
     leaf.axis = axis < 0 ? static_cast<int>(axis + rank) : axis;
     sizes.emplace_back(leaf.value.shape()[static_cast<std::size_t>(*leaf.axis)], i);
   }
@@ -205,9 +219,12 @@ std::int64_t mapped_size(std::vector<InputLeaf>& leaves, const PmapOptions& opti
   // Sizes by how many axes share them, most first (ties: first seen), as JAX lists them.
   std::vector<std::pair<std::int64_t, std::vector<std::size_t>>> groups;
   for (auto [size, leaf] : sizes) {
-    auto it = std::find_if(groups.begin(), groups.end(), [size = size](const auto& g) { return g.first == size; });
-    if (it == groups.end()) groups.push_back({size, {leaf}});
-    else it->second.push_back(leaf);
+    auto it =
+        std::find_if(groups.begin(), groups.end(), [size = size](const auto& g) { return g.first == size; });
+    if (it == groups.end())
+      groups.push_back({size, {leaf}});
+    else
+      it->second.push_back(leaf);
   }
   if (groups.size() == 1) return groups.front().first;
   std::stable_sort(groups.begin(), groups.end(),
@@ -219,49 +236,68 @@ std::int64_t mapped_size(std::vector<InputLeaf>& leaves, const PmapOptions& opti
     const std::string where = fmt::format("axis {} of {} of type {}", *example.axis,
                                           arg_label(example.path, options, leaf_position[members.front()]),
                                           type_short(example.value));
-    if (members.size() == 1) msg += fmt::format("  * one axis had size {}: {};\n", size, where);
-    else if (g == 0) msg += fmt::format("  * most axes ({} of them) had size {}, e.g. {};\n", members.size(), size, where);
-    else msg += fmt::format("  * some axes ({} of them) had size {}, e.g. {};\n", members.size(), size, where);
+    if (members.size() == 1)
+      msg += fmt::format("  * one axis had size {}: {};\n", size, where);
+    else if (g == 0)
+      msg += fmt::format("  * most axes ({} of them) had size {}, e.g. {};\n", members.size(), size, where);
+    else
+      msg += fmt::format("  * some axes ({} of them) had size {}, e.g. {};\n", members.size(), size, where);
   }
   throw ValueError(msg.substr(0, msg.size() - 2));
 }
 
-std::vector<int> call_devices(const Runtime& runtime, const PmapOptions& options, std::int64_t size) {
-  const int available = runtime.num_devices();
+void check_axis_size(const PmapOptions& options, std::int64_t size) {
   if (options.axis_size && *options.axis_size != size)
-    throw ValueError(fmt::format("Specified axis_size {} doesn't match received axis_size {}.", *options.axis_size,
-                                 size));
+    throw ValueError(
+        fmt::format("Specified axis_size {} doesn't match received axis_size {}.", *options.axis_size, size));
+}
+
+// The call's devices: `devices` if given, else the first ones; one per index over all the call's axes (the
+// product of their sizes under nested pmap, as XLA counts the replicas).
+std::vector<int> call_devices(const Runtime& runtime, const PmapOptions& options,
+                              const std::vector<detail::MappedAxis>& axes) {
+  const int available = runtime.num_devices();
+  const std::int64_t size = axes.front().size;
+  std::int64_t total = 1;
+  for (const auto& axis : axes) total *= axis.size;
   if (options.devices) {
     const auto& devices = *options.devices;
     if (devices.empty()) throw ValueError("'devices' argument to pmap must be non-empty, or None.");
     runtime.check_devices(devices, "pmap devices");
-    if (static_cast<std::int64_t>(devices.size()) != size) {
-      std::vector<std::string> names;
-      for (int d : devices) names.push_back(runtime.platform().devices[static_cast<std::size_t>(d)].name);
+    std::vector<std::string> names;
+    for (int d : devices) names.push_back(runtime.platform().devices[static_cast<std::size_t>(d)].name);
+    // JAX's wording whenever the count differs, also for too many devices.
+    if (total > size && static_cast<std::int64_t>(devices.size()) != total)
       throw ValueError(fmt::format(
-          "Leading axis size of input to pmapped function must equal the number of local devices passed to pmap. "
-          "Got axis_size={}, num_local_devices={}.\n(Local devices available to pmap: {})",
-          size, devices.size(), fmt::join(names, ", ")));
-    }
+          "pmapped function requires {} local devices to run due to nested pmapped or other parallel "
+          "functions, "
+          "but only {} are available.\n(outer axis size: {}, local devices available to pmap: {})",
+          total, devices.size(), size, fmt::join(names, ", ")));
+    if (static_cast<std::int64_t>(devices.size()) != total)
+      throw ValueError(
+          fmt::format("Leading axis size of input to pmapped function must equal the number of local devices "
+                      "passed to pmap. "
+                      "Got axis_size={}, num_local_devices={}.\n(Local devices available to pmap: {})",
+                      size, devices.size(), fmt::join(names, ", ")));
     return devices;
   }
-  if (size > available)
+  if (total > available)
     throw ValueError(fmt::format(
         "compiling computation that requires {} logical devices, but only {} XLA devices are available "
         "(num_replicas={})",
-        size, available, size));
+        total, available, total));
   if (size < 1) throw ValueError(fmt::format("pmap needs a mapped axis of size at least 1, got {}", size));
-  std::vector<int> devices(static_cast<std::size_t>(size));
-  for (int i = 0; i < size; ++i) devices[static_cast<std::size_t>(i)] = i;
+  std::vector<int> devices(static_cast<std::size_t>(total));
+  for (int i = 0; i < total; ++i) devices[static_cast<std::size_t>(i)] = i;
   return devices;
 }
 
-// What device `rank` receives of a leaf.
-Array shard_of(const InputLeaf& leaf, int rank) {
+// What the device at call rank `rank`, index `index` along the outermost axis, receives of a leaf.
+Array shard_of(const InputLeaf& leaf, int rank, int index) {
   // A resident leaf is each device's own buffer, replicated or not.
   if (leaf.resident) return leaf.value.residency()->shards[static_cast<std::size_t>(rank)];
   if (!leaf.axis) return leaf.value;
-  return kernels::take(leaf.value, *leaf.axis, rank).value;
+  return kernels::take(leaf.value, *leaf.axis, index).value;
 }
 
 // A pmap result already on exactly these devices, split along the same axis, needs no transfer.
@@ -279,13 +315,13 @@ std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLea
   std::set<const detail::HostCopy*> arrivals;
   const auto& hosts = ctx.runtime().hosts();
   for (std::size_t i = 0; i < leaves.size(); ++i) {
-    inputs[i] = shard_of(leaves[i], ctx.rank());
+    inputs[i] = shard_of(leaves[i], ctx.rank(), ctx.index_along(0));
     if (leaves[i].resident) {
       const auto& put = leaves[i].value.residency()->arrivals;
       if (!put.empty()) arrivals.insert(put[static_cast<std::size_t>(ctx.rank())].get());
     } else {
-      transfers.push_back(detail::start_direct_transfer(hosts.host_cpu(ctx.device()), hosts.device(ctx.device()),
-                                                        inputs[i].nbytes()));
+      transfers.push_back(detail::start_direct_transfer(hosts.host_cpu(ctx.device()),
+                                                        hosts.device(ctx.device()), inputs[i].nbytes()));
     }
   }
   const Seconds start = simgrid::s4u::Engine::get_clock();
@@ -352,8 +388,17 @@ Array stacked_when_read(const std::vector<Array>& shards, int axis) {
                          [values = std::move(values), axis] { return kernels::stack(values, axis).value; });
 }
 
+// out_axes' axis for a result of rank out_rank (the mapped axis included), non-negative.
+int out_axis_in_range(int axis, std::int64_t out_rank) {
+  if (axis >= out_rank || axis < -out_rank)
+    throw ValueError(fmt::format("axis {} is out of bounds for array of dimension {}", axis, out_rank));
+  return axis < 0 ? static_cast<int>(axis + out_rank) : axis;
+}
+
+// The host's view of the call's results: each leaf stacked over the outermost axis from one device per
+// outer index (every device of an inner group holds the same value), resident on every device.
 Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& options,
-                      const std::vector<int>& devices) {
+                      const std::vector<int>& devices, std::size_t group_size) {
   const Tree& first = per_device.front();
   std::vector<AxisLeaf> axes;
   axes = detail::broadcast_prefix(options.out_axes, first, "pmap out_axes", "");
@@ -361,8 +406,9 @@ Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& op
   for (const auto& tree : per_device) leaves.push_back(tree.leaves());
   std::vector<Array> assembled;
   for (std::size_t i = 0; i < axes.size(); ++i) {
-    std::vector<Array> shards;
+    std::vector<Array> shards, outer;
     for (const auto& device_leaves : leaves) shards.push_back(device_leaves[i]);
+    for (std::size_t rank = 0; rank < shards.size(); rank += group_size) outer.push_back(shards[rank]);
     auto residency = std::make_shared<Residency>();
     residency->devices = devices;
     residency->shards = shards;
@@ -370,33 +416,111 @@ Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& op
       assembled.push_back(shards.front().with_residency(std::move(residency)));
       continue;
     }
-    const auto out_rank = shards.front().ndim() + 1;
-    int axis = *axes[i].axis;
-    if (axis >= out_rank || axis < -out_rank)
-      throw ValueError(fmt::format("axis {} is out of bounds for array of dimension {}", axis, out_rank));
-    if (axis < 0) axis += static_cast<int>(out_rank);
+    const int axis = out_axis_in_range(*axes[i].axis, shards.front().ndim() + 1);
     residency->axis = axis;
-    assembled.push_back(stacked_when_read(shards, axis).with_residency(std::move(residency)));
+    assembled.push_back(stacked_when_read(outer, axis).with_residency(std::move(residency)));
   }
   return first.rebuild(assembled);
+}
+
+// What the first device gets of each leaf, as shapes alone (the host checks a nested pmap on them).
+std::vector<Array> first_shard_shapes(const std::vector<InputLeaf>& leaves) {
+  std::vector<Array> shapes;
+  for (const auto& leaf : leaves) {
+    const Array shape = Array::abstract(leaf.value.shape(), leaf.value.dtype());
+    shapes.push_back(leaf.axis ? kernels::take(shape, *leaf.axis, 0).value : shape);
+  }
+  return shapes;
+}
+
+// The host's checks of a nested pmap, on the shapes the outer pmap's devices pass it: JAX's errors for its
+// arguments, then its axis. `args` becomes what the next level's function gets (abstract).
+detail::MappedAxis check_nested_level(const PmapOptions& options, Args& args) {
+  if (options.devices) throw ValueError("Nested pmap with explicit devices argument.");
+  // JAX 0.5.2 fails so on an inner out_axes of None (its unsharding indexes with the axis).
+  const auto out_axes = options.out_axes.leaves();
+  const bool has_none = std::any_of(out_axes.begin(), out_axes.end(), [](const Axis& axis) { return !axis; });
+  if (has_none) throw TypeError("'NoneType' object cannot be interpreted as an integer");
+  // JAX 0.5.2 unshards an inner pmap's results along axis 0 only; another axis fails in its MLIR lowering.
+  if (std::any_of(out_axes.begin(), out_axes.end(), [](const Axis& axis) { return *axis != 0; }))
+    throw ValueError("Operation creation failed");
+  check_static_argnums(options, args.size());
+  std::vector<std::size_t> leaf_position;
+  auto leaves = flatten_inputs(args, options, leaf_position);
+  const auto size = mapped_size(leaves, options, leaf_position);
+  check_axis_size(options, size);
+  args = device_args(args, options, first_shard_shapes(leaves));
+  return {options.axis_name, static_cast<int>(size)};
+}
+
+// A device's share of levels[level] and the pmaps inside it: its slice of each mapped argument along that
+// level's axis (a dynamic slice on the device, as XLA shards a nested pmap's inputs), the function, then each
+// result gathered from the level's group and stacked at its out axis (XLA gathers with an all-reduce of
+// zero-padded buffers, the same values).
+Tree run_levels(DeviceContext& ctx, const std::vector<PmapOptions>& levels, std::size_t level,
+                const DeviceFunction& fn, const Args& args) {
+  if (level == levels.size()) return fn(args);
+  const PmapOptions& options = levels[level];
+  std::vector<std::size_t> leaf_position;
+  auto leaves = flatten_inputs(args, options, leaf_position);
+  mapped_size(leaves, options, leaf_position);  // checked on the host; here it makes negative axes positive
+  const int index = ctx.index_along(level);
+  std::vector<Array> mine;
+  for (const auto& leaf : leaves)
+    mine.push_back(leaf.axis ? take(leaf.value, *leaf.axis, index) : leaf.value);
+  const Tree out = run_levels(ctx, levels, level + 1, fn, device_args(args, options, mine));
+  const auto axes = detail::broadcast_prefix(options.out_axes, out, "pmap out_axes", "");
+  const detail::AxisGroup group = ctx.axis_group(std::vector<std::size_t>{level});
+  std::vector<Array> gathered;
+  const auto results = out.leaves();
+  for (std::size_t i = 0; i < results.size(); ++i)
+    gathered.push_back(
+        detail::all_gather(results[i], group, out_axis_in_range(*axes[i].axis, results[i].ndim() + 1)));
+  return out.rebuild(gathered);
 }
 
 }  // namespace
 
 PmappedFunction::PmappedFunction(DeviceFunction fn, PmapOptions options)
-    : fn_(std::move(fn)), options_(std::move(options)) {}
+    : fn_(std::move(fn)), levels_{std::move(options)} {}
 
-PmappedFunction pmap(DeviceFunction fn, PmapOptions options) { return PmappedFunction(std::move(fn), std::move(options)); }
+PmappedFunction::PmappedFunction(PmappedFunction inner, PmapOptions options)
+    : fn_(std::move(inner.fn_)), levels_{std::move(options)} {
+  levels_.insert(levels_.end(), inner.levels_.begin(), inner.levels_.end());
+}
+
+PmappedFunction pmap(DeviceFunction fn, PmapOptions options) {
+  return PmappedFunction(std::move(fn), std::move(options));
+}
+
+PmappedFunction pmap(PmappedFunction inner, PmapOptions options) {
+  return PmappedFunction(std::move(inner), std::move(options));
+}
 
 Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
+  if (detail::current_device() != nullptr)
+    throw NotImplementedError(fmt::format(
+        "{} called inside a pmapped function: spmdsim runs a nested pmap only as a pmap of a pmap, "
+        "pmap(pmap(f, {{.axis_name = \"j\"}}), {{.axis_name = \"i\"}}) (jax.pmap(jax.pmap(f, axis_name='j'), "
+        "axis_name='i')); do the work around the inner pmap inside f",
+        options().name));
   Runtime& runtime = sim.runtime();
+  const PmapOptions& options_ = levels_.front();
   check_static_argnums(options_, args.size());
   std::vector<std::size_t> leaf_position;
   auto leaves = flatten_inputs(args, options_, leaf_position);
+  for (auto& leaf : leaves)
+    if (!leaf.value.residency()) leaf.value = detail::device_dtype(leaf.value, runtime.enable_x64());
   const auto size = mapped_size(leaves, options_, leaf_position);
+  check_axis_size(options_, size);
   CallState call;
-  call.axis_name = options_.axis_name;
-  call.devices = call_devices(runtime, options_, size);
+  call.axes.push_back({options_.axis_name, static_cast<int>(size)});
+  if (levels_.size() > 1) {
+    Args level_args = device_args(args, options_, first_shard_shapes(leaves));
+    for (std::size_t level = 1; level < levels_.size(); ++level)
+      call.axes.push_back(check_nested_level(levels_[level], level_args));
+  }
+  call.devices = call_devices(runtime, options_, call.axes);
   for (auto& leaf : leaves) leaf.resident = already_in_place(leaf, call.devices);
 
   const auto n = call.devices.size();
@@ -421,7 +545,7 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
         {
           auto inputs = receive_inputs(*ctx, leaves);
           XBT_VERB("device %d: %s's program starts", ctx->device(), options_.name.c_str());
-          Tree out = fn_(device_args(args, options_, inputs));
+          Tree out = run_levels(*ctx, levels_, 1, fn_, device_args(args, options_, inputs));
           ctx->finish_stream();  // collectives still on the device's stream are waited for
           outputs[rank] = claim_outputs(*ctx, out);
         }  // its inputs released at the device's own time, before the compute booked up to then runs
@@ -440,12 +564,13 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   XBT_VERB("%s ends", options_.name.c_str());
   for (std::size_t rank = 0; rank < n; ++rank) {
     auto& times = call.report.times[rank];
-    times.idle = (call.report.end - call.report.start) - times.compute - times.transfer - times.communication_total();
+    times.idle =
+        (call.report.end - call.report.start) - times.compute - times.transfer - times.communication_total();
     const auto& ledger = *runtime.ledger(call.devices[rank]);
     call.report.memory.push_back(
         {ledger.device_name(), ledger.capacity(), ledger.window_peak(), ledger.window_at_peak()});
   }
-  Tree result = assemble_outputs(outputs, options_, call.devices);
+  Tree result = assemble_outputs(outputs, options_, call.devices, n / static_cast<std::size_t>(size));
   runtime.add_call(std::move(call.report));
   return result;
 }

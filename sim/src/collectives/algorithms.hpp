@@ -69,6 +69,18 @@ Array chain_reduce(Communicator& comm, const Array& flat, ReduceOp op, int root)
 double chain_reduce_cost(const CostInputs& c, int chunks);
 double chain_reduce_unpipelined_cost(const CostInputs& c);
 
+// NCCL's channel-parallel rings (nccl_ring_*.cpp); their closed forms are the single ring's.
+Array nccl_ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+std::vector<Array> nccl_ring_all_gather(Communicator& comm, const Array& mine);
+Array nccl_ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);
+// The ring of each of `channels` channels over a group of logical shape `dimensions` (rank lists, every rank
+// once), as nccl_channel_rings.cpp draws them.
+std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels);
+// The arc-disjoint Hamiltonian cycles of d devices those rings walk a node along (each starting at 0).
+const std::vector<std::vector<int>>& node_cycles(int d);
+// comm.channels(), but no more channels than elements each rank contributes per channel (at least 1).
+int nccl_ring_channels(const Communicator& comm, std::int64_t elements_per_rank);
+
 int floor_log2(int p);
 int ceil_log2(int p);
 

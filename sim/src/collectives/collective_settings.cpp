@@ -16,6 +16,10 @@ CollectiveSettings::CollectiveSettings(const SimulationOptions& options, const s
   if (options.pipeline_chunks < 1)
     throw ValueError(fmt::format("pipeline_chunks must be at least 1 (got {})", options.pipeline_chunks));
   pipeline_chunks_ = options.pipeline_chunks;
+  if (options.channels < 0)
+    throw ValueError(fmt::format("channels must be at least 1, or 0 for one per device of a node (got {})",
+                                 options.channels));
+  channels_ = options.channels;
   if (!options.dimension_algorithms.empty())
     check_dimension_algorithms(options.dimension_algorithms, dimensions);
   dimension_algorithms_ = options.dimension_algorithms;

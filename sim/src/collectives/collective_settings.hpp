@@ -15,19 +15,23 @@ namespace spmdsim::detail {
 class CollectiveSettings {
  public:
   CollectiveSettings() = default;
-  // ValueError for an unknown algorithm, pipeline_chunks below 1, or per-dimension algorithms that do not
-  // fit the platform's dimensions (`dimensions`: the platform's shape, or {device count} when flat).
+  // ValueError for an unknown algorithm, pipeline_chunks below 1, negative channels, or per-dimension
+  // algorithms that do not fit the platform's dimensions (`dimensions`: the platform's shape, or {device
+  // count} when flat).
   CollectiveSettings(const SimulationOptions& options, const std::vector<int>& dimensions);
 
   const std::string& algorithm(CollectiveKind kind) const { return algorithms_.at(kind); }
   const std::map<CollectiveKind, std::string>& algorithms() const { return algorithms_; }
   int pipeline_chunks() const { return pipeline_chunks_; }
+  // 0: chosen per group (SimulationOptions::channels).
+  int channels() const { return channels_; }
   const std::vector<std::string>& dimension_algorithms() const { return dimension_algorithms_; }
   bool aggregate_ring_phases() const { return aggregate_ring_phases_; }
 
  private:
   std::map<CollectiveKind, std::string> algorithms_;
   int pipeline_chunks_ = 1;
+  int channels_ = 0;
   std::vector<std::string> dimension_algorithms_;
   bool aggregate_ring_phases_ = false;
 };

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 #include <xbt/log.h>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include "api/kernels/kernels.hpp"
@@ -16,11 +18,12 @@ namespace spmdsim::detail {
 
 DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective,
                                        int pipeline_chunks, std::vector<int> dimensions,
-                                       std::vector<std::string> dimension_algorithms)
+                                       std::vector<std::string> dimension_algorithms, int channels)
     : ctx_(ctx),
       group_(std::move(group)),
       collective_(std::move(collective)),
       pipeline_chunks_(pipeline_chunks),
+      channels_(channels),
       dimensions_(std::move(dimensions)),
       dimension_algorithms_(std::move(dimension_algorithms)),
       pending_sends_(std::make_shared<std::vector<PendingSend>>()),
@@ -33,10 +36,49 @@ std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> memb
   std::vector<int> call_ranks;
   for (int m : members) call_ranks.push_back(group_.at(static_cast<std::size_t>(m)));
   auto sub = std::make_unique<DeviceCommunicator>(ctx_, std::move(call_ranks), collective_, pipeline_chunks_,
-                                                  std::vector<int>{static_cast<int>(members.size())});
+                                                  std::vector<int>{static_cast<int>(members.size())},
+                                                  std::vector<std::string>{}, channels_);
+  sub->lane_ = lane_;
   sub->pending_sends_ = pending_sends_;
   sub->phase_ = phase_;
   return sub;
+}
+
+void DeviceCommunicator::in_parallel(const std::vector<std::vector<int>>& rings,
+                                     const std::function<void(Communicator&, int)>& body) {
+  flush_phase();
+  // Channel c's communicator: ring c's order, lane c, sends and booked phases of its own.
+  auto channel_comm = [this, &rings](int c) {
+    std::vector<int> call_ranks;
+    for (int m : rings[static_cast<std::size_t>(c)])
+      call_ranks.push_back(group_.at(static_cast<std::size_t>(m)));
+    DeviceCommunicator comm(ctx_, std::move(call_ranks), collective_, pipeline_chunks_, dimensions_,
+                            dimension_algorithms_, 1);
+    comm.lane_ = c;
+    return comm;
+  };
+  std::vector<simgrid::s4u::ActorPtr> others;
+  for (int c = 1; c < static_cast<int>(rings.size()); ++c)
+    others.push_back(simgrid::s4u::Actor::create(
+        fmt::format("{}:channel{}", simgrid::s4u::this_actor::get_name(), c),
+        simgrid::s4u::this_actor::get_host(), [this, c, &body, &channel_comm] {
+          bind_current_device(&ctx_);
+          try {
+            DeviceCommunicator comm = channel_comm(c);
+            body(comm, c);
+            comm.finish();
+          } catch (const simgrid::ForcefulKillException&) {
+            throw;  // killed after another actor failed: let SimGrid unwind this one
+          } catch (...) {
+            ctx_.runtime().fail(std::current_exception());
+          }
+        }));
+  if (!rings.empty()) {
+    DeviceCommunicator comm = channel_comm(0);
+    body(comm, 0);
+    comm.finish();
+  }
+  for (auto& actor : others) actor->join();
 }
 
 std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
@@ -47,7 +89,7 @@ std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
 int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.at(static_cast<std::size_t>(peer))); }
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
-  auto* channel = ctx_.channel(ctx_.device(), device_of(peer));
+  auto* channel = ctx_.channel(ctx_.device(), device_of(peer), lane_);
   XBT_VERB("%s: device %d sends %lld bytes to device %d", collective_.c_str(), ctx_.device(),
            static_cast<long long>(chunk.nbytes()), device_of(peer));
   ctx_.times().bytes_sent += static_cast<Bytes>(chunk.nbytes());
@@ -57,7 +99,7 @@ simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk
 }
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_recv(int peer, Array** slot) {
-  return ctx_.channel(device_of(peer), ctx_.device())->get_async<Array>(slot);
+  return ctx_.channel(device_of(peer), ctx_.device(), lane_)->get_async<Array>(slot);
 }
 
 Array DeviceCommunicator::take(int peer, Array* received) {
@@ -157,8 +199,8 @@ void DeviceCommunicator::flush_phase() {
   // The payload is never read: the pieces' shapes were booked on both sides.
   static int token;
   int* received = nullptr;
-  auto incoming = ctx_.channel(phase.from, ctx_.device())->get_async<int>(&received);
-  auto outgoing = ctx_.channel(ctx_.device(), phase.to)->put_async(&token, phase.bytes_out);
+  auto incoming = ctx_.channel(phase.from, ctx_.device(), lane_)->get_async<int>(&received);
+  auto outgoing = ctx_.channel(ctx_.device(), phase.to, lane_)->put_async(&token, phase.bytes_out);
   incoming->wait();
   outgoing->wait();
   // Each further message of the run would have paid its route's latency once more.

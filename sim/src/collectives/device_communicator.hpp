@@ -21,7 +21,8 @@ class DeviceCommunicator final : public Communicator {
   // group: the call ranks (axis indices) taking part, in group order; ctx's rank must be among them.
   // dimension_algorithms: one per dimension, or empty for ring along every one.
   DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective, int pipeline_chunks,
-                     std::vector<int> dimensions, std::vector<std::string> dimension_algorithms = {});
+                     std::vector<int> dimensions, std::vector<std::string> dimension_algorithms = {},
+                     int channels = 1);
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(group_.size()); }
@@ -37,6 +38,11 @@ class DeviceCommunicator final : public Communicator {
   std::vector<int> dimensions() const override { return dimensions_; }
   std::vector<std::string> dimension_algorithms() const override;
   std::unique_ptr<Communicator> subgroup(std::vector<int> members) override;
+  int channels() const override { return channels_; }
+  // Channel 0 runs on the calling actor, the others each on an actor of their own on this device's host,
+  // over mailboxes of their own (lane c).
+  void in_parallel(const std::vector<std::vector<int>>& rings,
+                   const std::function<void(Communicator&, int)>& body) override;
 
   // Simulates the booked phase, then waits for the sends still in flight: a collective ends when its last
   // byte has left.
@@ -78,6 +84,8 @@ class DeviceCommunicator final : public Communicator {
   int rank_ = -1;
   std::string collective_;
   int pipeline_chunks_;
+  int channels_;
+  int lane_ = 0;  // the mailboxes' lane (DeviceChannels::channel): in_parallel's channel
   std::vector<int> dimensions_;
   std::vector<std::string> dimension_algorithms_;
   // Shared with subgroups, so that finish() on the outermost communicator waits for every send and a

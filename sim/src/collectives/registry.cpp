@@ -36,6 +36,9 @@ constexpr std::array kAllReduce{
                            kAnyCount},
     Algorithm<AllReduceFn>{"multidim", "along each dimension its reduce-scatter, then all-gathers back",
                            &multidim_all_reduce, &multidim_all_reduce_flat_cost, &any_count, kAnyCount},
+    Algorithm<AllReduceFn>{"nccl_ring",
+                           "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
+                           &nccl_ring_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllGather{
     Algorithm<AllGatherFn>{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather, &ring_all_gather_cost,
@@ -47,6 +50,9 @@ constexpr std::array kAllGather{
                            &bruck_all_gather, &bruck_all_gather_cost, &any_count, kAnyCount},
     Algorithm<AllGatherFn>{"direct", "every piece sent to every rank at once, received one by one",
                            &direct_all_gather, &direct_all_gather_cost, &any_count, kAnyCount},
+    Algorithm<AllGatherFn>{"nccl_ring",
+                           "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
+                           &nccl_ring_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
 };
 constexpr std::array kReduceScatter{
     Algorithm<ReduceScatterFn>{"ring", "p-1 neighbour steps, folding one block each", &ring_reduce_scatter,
@@ -58,6 +64,9 @@ constexpr std::array kReduceScatter{
                                &pairwise_reduce_scatter, &pairwise_reduce_scatter_cost, &any_count, kAnyCount},
     Algorithm<ReduceScatterFn>{"direct", "every block sent to its rank at once, received one by one, reduced",
                                &direct_reduce_scatter, &direct_reduce_scatter_cost, &any_count, kAnyCount},
+    Algorithm<ReduceScatterFn>{"nccl_ring",
+                               "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
+                               &nccl_ring_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllToAll{
     Algorithm<AllToAllFn>{"pairwise", "p-1 steps, rank r exchanges with r+s and r-s", &pairwise_all_to_all,

@@ -14,7 +14,7 @@ CommStream::CommStream(DeviceContext& program)
       context_(program.runtime(), program.call(), program.rank(), Track::stream),
       work_(simgrid::s4u::Semaphore::create(0)) {}
 
-std::shared_ptr<StreamJob> CommStream::start(std::string name, std::function<Array()> run) {
+std::shared_ptr<StreamJob> CommStream::start(std::string name, std::function<Tree()> run) {
   program_.flush_compute();  // the stream starts at the program's time
   if (!actor_)
     actor_ = simgrid::s4u::Actor::create(simgrid::s4u::this_actor::get_name() + ":stream",
@@ -29,7 +29,7 @@ std::shared_ptr<StreamJob> CommStream::start(std::string name, std::function<Arr
   return job;
 }
 
-Array CommStream::wait(StreamJob& job) {
+Tree CommStream::wait(StreamJob& job) {
   if (job.collected)
     throw std::logic_error("wait() on a collective that was already waited for (through a copy)");
   program_.flush_compute();

@@ -17,15 +17,16 @@
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include "engine/device_context.hpp"
+#include "spmdsim/pytree.hpp"
 
 namespace spmdsim::detail {
 
 // One collective queued on a stream. The input stays referenced (and its buffer allocated) until the stream
-// is done with it.
+// is done with it. A collective over one array gives a leaf.
 struct StreamJob {
   std::string name;
-  std::function<Array()> run;
-  std::optional<Array> result;
+  std::function<Tree()> run;
+  std::optional<Tree> result;
   simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);  // released once, when done
   bool collected = false;                                                // waited for by the program
 };
@@ -38,10 +39,10 @@ class CommStream {
 
   DeviceContext& program() const { return program_; }
   // Program side: queues `run` (a collective called on the stream's context) and returns at once.
-  std::shared_ptr<StreamJob> start(std::string name, std::function<Array()> run);
+  std::shared_ptr<StreamJob> start(std::string name, std::function<Tree()> run);
   // Program side: blocks until the job is done, counting the wait as exposed communication, and returns its
   // result.
-  Array wait(StreamJob& job);
+  Tree wait(StreamJob& job);
   // Program side: waits for every job not waited for yet, then stops the stream's actor.
   void finish();
   // Whether a job is queued or running: the program's compute then shares the host with the stream's

@@ -20,11 +20,12 @@ double latency_factor() {
 
 }  // namespace
 
-simgrid::s4u::Mailbox* DeviceChannels::channel(int from, int to, Track track) {
-  const auto key = std::make_tuple(from, to, track);
+simgrid::s4u::Mailbox* DeviceChannels::channel(int from, int to, Track track, int lane) {
+  const auto key = std::make_tuple(from, to, track, lane);
   auto it = channels_.find(key);
   if (it == channels_.end()) {
-    const std::string suffix = track == Track::program ? "" : "/stream";
+    const std::string suffix =
+        std::string(track == Track::program ? "" : "/stream") + (lane == 0 ? "" : fmt::format("#{}", lane));
     it = channels_
              .emplace(key,
                       simgrid::s4u::Mailbox::by_name(endpoint_name(from) + ">" + endpoint_name(to) + suffix))

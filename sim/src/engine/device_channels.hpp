@@ -1,5 +1,5 @@
-// The network endpoints between devices: one SimGrid mailbox per ordered pair of devices and track, and the
-// latency a message between two devices pays (cached: a route is looked up once per pair).
+// The network endpoints between devices: one SimGrid mailbox per ordered pair of devices, track and lane, and
+// the latency a message between two devices pays (cached: a route is looked up once per pair).
 #pragma once
 
 #include <map>
@@ -20,15 +20,17 @@ class DeviceChannels {
 
   // The channel from one device to another. Messages between one ordered pair are matched in the order
   // both sides post them, which is SPMD program order, so a fast sender can never be received early. The
-  // communication streams (async_collectives.hpp) have channels of their own, matched in the streams' order.
-  simgrid::s4u::Mailbox* channel(int from, int to, Track track = Track::program);
+  // communication streams (async_collectives.hpp) have channels of their own, matched in the streams' order,
+  // and so has each lane: the NCCL channels of one collective (Communicator::in_parallel) run side by side,
+  // each matched in its own order.
+  simgrid::s4u::Mailbox* channel(int from, int to, Track track = Track::program, int lane = 0);
   // The latency one message from device `from` to device `to` pays: its route's, times the network
   // model's latency factor.
   Seconds message_latency(int from, int to);
 
  private:
   const PlatformHosts& hosts_;
-  std::map<std::tuple<int, int, Track>, simgrid::s4u::Mailbox*> channels_;
+  std::map<std::tuple<int, int, Track, int>, simgrid::s4u::Mailbox*> channels_;
   std::map<std::pair<int, int>, Seconds> message_latencies_;
 };
 

@@ -1,5 +1,6 @@
 #include "engine/device_context.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -19,8 +20,8 @@ DeviceContext::DeviceContext(Runtime& runtime, CallState& call, int rank, Track 
 
 DeviceContext::~DeviceContext() = default;
 
-simgrid::s4u::Mailbox* DeviceContext::channel(int from_device, int to_device) const {
-  return runtime_.channels().channel(from_device, to_device, track_);
+simgrid::s4u::Mailbox* DeviceContext::channel(int from_device, int to_device, int lane) const {
+  return runtime_.channels().channel(from_device, to_device, track_, lane);
 }
 
 CommStream& DeviceContext::stream() {
@@ -37,13 +38,45 @@ const DeviceSpec& DeviceContext::spec() const {
   return runtime_.platform().devices[static_cast<std::size_t>(device())].spec;
 }
 
-void DeviceContext::check_axis_name(std::string_view name) const {
-  if (!call_.axis_name || *call_.axis_name != name) throw NameError(fmt::format("unbound axis name: {}", name));
+int DeviceContext::index_along(std::size_t level) const {
+  int stride = 1;
+  for (std::size_t l = level + 1; l < call_.axes.size(); ++l) stride *= call_.axes[l].size;
+  return (rank_ / stride) % call_.axes[level].size;
+}
+
+AxisGroup DeviceContext::axis_group(const AxisName& name) const {
+  std::vector<std::size_t> levels;
+  for (const std::string& one : name.names()) {
+    auto level = call_.axes.size();
+    while (level > 0 && call_.axes[level - 1].name != one) --level;
+    if (level == 0) throw NameError(fmt::format("unbound axis name: {}", one));
+    levels.push_back(level - 1);
+  }
+  return axis_group(levels);
+}
+
+AxisGroup DeviceContext::axis_group(const std::vector<std::size_t>& levels) const {
+  // Every rank that agrees with this one off `levels`, enumerated with the first listed level major.
+  const auto& axes = call_.axes;
+  std::vector<int> strides(axes.size(), 1);
+  for (std::size_t l = axes.size(); l-- > 1;) strides[l - 1] = strides[l] * axes[l].size;
+  int base = rank_;
+  for (std::size_t l : levels) base -= index_along(l) * strides[l];
+  AxisGroup group{{base}, 0};
+  for (std::size_t l : levels) {
+    std::vector<int> wider;
+    for (int member : group.members)
+      for (int k = 0; k < axes[l].size; ++k) wider.push_back(member + k * strides[l]);
+    group.members = std::move(wider);
+  }
+  group.position =
+      static_cast<int>(std::find(group.members.begin(), group.members.end(), rank_) - group.members.begin());
+  return group;
 }
 
 Array DeviceContext::place(const Array& value, MemoryTag tag, std::string label) const {
-  auto allocation = std::make_shared<DeviceAllocation>(runtime_.ledger(device()), device(),
-                                                       static_cast<Bytes>(value.nbytes()), tag, std::move(label));
+  auto allocation = std::make_shared<DeviceAllocation>(
+      runtime_.ledger(device()), device(), static_cast<Bytes>(value.nbytes()), tag, std::move(label));
   return value.on_device(std::move(allocation));
 }
 
@@ -88,7 +121,9 @@ void DeviceContext::record_communication(const std::string& name, Seconds start,
   record(SpanKind::communication, name, start, end);
 }
 
-DeviceTimes& DeviceContext::times() { return call_.report.times[static_cast<std::size_t>(rank_)]; }
+DeviceTimes& DeviceContext::times() {
+  return call_.report.times[static_cast<std::size_t>(rank_)];
+}
 
 DeviceContext* current_device() {
   if (!simgrid::s4u::Engine::is_initialized()) return nullptr;
@@ -96,7 +131,9 @@ DeviceContext* current_device() {
   return actor == nullptr ? nullptr : actor->get_data<DeviceContext>();
 }
 
-void bind_current_device(DeviceContext* ctx) { simgrid::s4u::Actor::self()->set_data(ctx); }
+void bind_current_device(DeviceContext* ctx) {
+  simgrid::s4u::Actor::self()->set_data(ctx);
+}
 
 Seconds memory_event_time(int device) {
   const DeviceContext* ctx = current_device();
@@ -111,7 +148,7 @@ Array account_op(std::string_view name, const OpCost& cost, Array result) {
     return result;
   }
   Array placed = ctx->place(result, MemoryTag::temporaries, std::string(name));
-  ctx->compute(name, ctx->spec().op_time(cost.flops, cost.bytes, result.dtype()));
+  ctx->compute(name, ctx->spec().kernel_time(cost, result.dtype()));
   return placed;
 }
 

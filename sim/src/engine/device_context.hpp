@@ -14,14 +14,31 @@
 #include "collectives/shared_ring_reduction.hpp"
 #include "engine/runtime.hpp"
 #include "spmdsim/array.hpp"
+#include "spmdsim/collectives.hpp"
 #include "spmdsim/report.hpp"
 
 namespace spmdsim::detail {
 
+// One mapped axis of a call: a pmap's axis_name (none: collectives cannot name it) and size.
+struct MappedAxis {
+  std::optional<std::string> name;
+  int size = 1;
+};
+
+// The devices a collective runs among: the call ranks of the calling device's group, in group order, and the
+// caller's position there (its axis index).
+struct AxisGroup {
+  std::vector<int> members;
+  int position = 0;
+  int size() const { return static_cast<int>(members.size()); }
+};
+
 // The devices of one pmap call and what they report.
 struct CallState {
-  std::optional<std::string> axis_name;
-  std::vector<int> devices;  // global indices, position = axis index
+  // The mapped axes, outermost first: one for a pmap, one more per nested pmap. A device's call rank is its
+  // index over them, row-major (the outer axis major), as XLA numbers the replicas of nested pmaps.
+  std::vector<MappedAxis> axes;
+  std::vector<int> devices;  // global indices, position = call rank
   CallReport report;
   SharedRingReductions shared_ring_reductions;  // booked ring all-reduces on real data
 };
@@ -37,18 +54,22 @@ class DeviceContext {
 
   Runtime& runtime() const { return runtime_; }
   CallState& call() const { return call_; }
-  // Position in the call: the device's axis_index.
+  // Position in the call: the device's index over all the call's axes (row-major).
   int rank() const { return rank_; }
   int device() const { return call_.devices[static_cast<std::size_t>(rank_)]; }
-  int axis_size() const { return static_cast<int>(call_.devices.size()); }
+  // The device's index along the call's axis `level` (0: the outermost).
+  int index_along(std::size_t level) const;
   // The global index of the device at a call rank.
   int device_at(int rank) const { return call_.devices[static_cast<std::size_t>(rank)]; }
   const DeviceSpec& spec() const;
   Track track() const { return track_; }
-  // The channel between two devices in this actor's namespace (DeviceChannels::channel).
-  simgrid::s4u::Mailbox* channel(int from_device, int to_device) const;
-  // Throws NameError ("unbound axis name: j") unless pmap bound this name.
-  void check_axis_name(std::string_view name) const;
+  // The channel between two devices in this actor's namespace and lane (DeviceChannels::channel).
+  simgrid::s4u::Mailbox* channel(int from_device, int to_device, int lane = 0) const;
+  // The group of the named axes (the innermost binding of each name); NameError ("unbound axis name: j")
+  // for a name no pmap of the call bound.
+  AxisGroup axis_group(const AxisName& name) const;
+  // The group along the call's axes at these levels, the first major.
+  AxisGroup axis_group(const std::vector<std::size_t>& levels) const;
 
   // The same values in a new buffer of this device, tagged; throws OutOfMemoryError if it does not fit.
   Array place(const Array& value, MemoryTag tag, std::string label) const;

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <simgrid/s4u/Actor.hpp>
+#include <xbt/config.hpp>
+
+#include "spmdsim/simgrid_arguments.hpp"
 
 namespace spmdsim::detail {
 namespace {
@@ -40,15 +44,39 @@ std::unique_ptr<simgrid::s4u::Engine> make_engine(int* argc, char** argv) {
 }
 #endif
 
+std::string key_of(const std::string& setting) {
+  return setting.substr(0, setting.find(':'));
+}
+
+// The platform's settings that argv (already consumed: SimGrid marks what it set) and `explicit_settings`
+// leave alone, then the explicit ones.
+std::vector<std::string> settings_to_apply(const std::vector<std::string>& platform,
+                                           const std::vector<std::string>& explicit_settings) {
+  std::vector<std::string> applied;
+  for (const auto& setting : platform) {
+    const auto key = key_of(setting);
+    const bool set_explicitly = std::any_of(explicit_settings.begin(), explicit_settings.end(),
+                                            [&](const std::string& s) { return key_of(s) == key; });
+    if (!set_explicitly && simgrid::config::is_default(key.c_str())) applied.push_back(setting);
+  }
+  applied.insert(applied.end(), explicit_settings.begin(), explicit_settings.end());
+  return applied;
+}
+
 }  // namespace
 
-EngineOwner::EngineOwner(int* argc, char** argv, const std::vector<std::string>& settings,
-                         std::function<void(aid_t)> actor_ended) {
+EngineOwner::EngineOwner(int* argc, char** argv, const std::vector<std::string>& platform,
+                         const std::vector<std::string>& settings, std::function<void(aid_t)> actor_ended) {
   if (engine_taken)
     throw std::logic_error(
         "one Simulation per process: SimGrid's engine and clock are per process (run each simulation in its "
         "own process)");
+  // SimGrid aborts on many a bad setting: refuse them first (ValueError), and before the engine is taken.
+  for (int i = 1; i < *argc; ++i) check_simgrid_argument(argv[i]);
+  for (const auto& setting : settings) check_simgrid_setting(setting);
   engine_taken = true;
+  for (int i = 1; i < *argc; ++i)
+    if (const std::string_view arg = argv[i]; arg.starts_with("--cfg=")) applied_.emplace_back(arg.substr(6));
   engine_ = make_engine(argc, argv);
   on_actor_end = std::move(actor_ended);
   static const bool termination_watched = [] {
@@ -58,7 +86,9 @@ EngineOwner::EngineOwner(int* argc, char** argv, const std::vector<std::string>&
     return true;
   }();
   (void)termination_watched;
-  for (const auto& setting : settings) simgrid::s4u::Engine::set_config(setting);
+  const auto after_argv = settings_to_apply(platform, settings);
+  for (const auto& setting : after_argv) simgrid::s4u::Engine::set_config(setting);
+  applied_.insert(applied_.end(), after_argv.begin(), after_argv.end());
 }
 
 EngineOwner::~EngineOwner() {

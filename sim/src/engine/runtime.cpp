@@ -14,8 +14,9 @@ XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_engine);
 namespace spmdsim::detail {
 
 Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, SimulationOptions options)
-    : config_(std::move(options.simgrid_config)),
-      engine_(argc, argv, config_, [this](aid_t actor) { actor_ended(actor); }) {
+    : engine_(argc, argv, builder.network_config(), options.simgrid_config,
+              [this](aid_t actor) { actor_ended(actor); }),
+      config_(engine_.applied()) {
   platform_ = builder();
   if (platform_.devices.empty()) throw ValueError("the platform has no devices");
   if (platform_.host_cpu.empty()) throw ValueError("the platform has no host CPU");
@@ -26,8 +27,10 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
     ledgers_.push_back(std::make_shared<MemoryLedger>(device.name, device.spec.memory_capacity));
   }
   hosts_ = PlatformHosts(platform_);
+  fusion_ = options.fusion;
   collectives_ = CollectiveSettings(
       options, platform_.dimensions.empty() ? std::vector<int>{num_devices()} : platform_.dimensions);
+  enable_x64_ = options.enable_x64;
   XBT_VERB("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
 }
 

@@ -39,6 +39,9 @@ class Runtime {
   void check_devices(const std::vector<int>& devices, std::string_view what) const;
   const std::shared_ptr<MemoryLedger>& ledger(int device) const { return ledgers_.at(device); }
   const CollectiveSettings& collectives() const { return collectives_; }
+  // SimulationOptions::enable_x64.
+  bool enable_x64() const { return enable_x64_; }
+  bool fusion() const { return fusion_; }  // SimulationOptions::fusion
   DeviceChannels& channels() { return channels_; }
   HostCopyQueue& host_copies() { return host_copies_; }
 
@@ -53,12 +56,14 @@ class Runtime {
   SimulationReport report() const { return reports_.report(); }
 
  private:
-  std::vector<std::string> config_;
   EngineOwner engine_;
+  std::vector<std::string> config_;  // the SimGrid settings in force (EngineOwner::applied), for reports
   Platform platform_;
   PlatformHosts hosts_;
   std::vector<std::shared_ptr<MemoryLedger>> ledgers_;
   CollectiveSettings collectives_;
+  bool enable_x64_ = true;
+  bool fusion_ = true;
   DeviceChannels channels_{hosts_};
   HostCopyQueue host_copies_{hosts_};
   CopyPause copy_pause_{engine_.engine(), host_copies_};

@@ -32,4 +32,12 @@ MemoryByTag live_memory() {
   return out;
 }
 
+MemoryByTag call_peak_memory() {
+  MemoryByTag out;
+  const detail::DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr) return out;
+  out.bytes = ctx->runtime().ledger(ctx->device())->window_at_peak();
+  return out;
+}
+
 }  // namespace spmdsim

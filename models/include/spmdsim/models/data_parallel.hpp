@@ -11,8 +11,10 @@
 //   zero1  ZeRO stage 1 (P_os): params replicated, optimizer state sharded 1/N per device (flat shards, see
 //          sharding.hpp); gradients all-reduced (pmean) as in dp; each device updates its shard of the
 //          params with its shard of the state, then the params are all-gathered.
-//   zero2  ZeRO stage 2 (P_os+g): as zero1, but the gradients are reduce-scattered (psum_scatter / N), so
-//          each device only ever keeps its 1/N shard of the averaged gradients.
+//   zero2  ZeRO stage 2 (P_os+g): as zero1, but the gradients are reduce-scattered (psum_scatter / N) in
+//          buckets of zero.reduce_bucket_elements as the last backward completes them (DeepSpeed's
+//          reduce_bucket_size; on the communication stream under overlap_comm), so each device keeps its 1/N
+//          shard of the averaged gradients and, of the full-size ones, only the buckets not yet reduced.
 //   dp-overlap  dp with the gradients bucketed and all-reduced while the backward pass continues, as PyTorch
 //          DDP does: each unit's gradients join buckets as the backward finishes them (last unit first, a
 //          unit's leaves in reverse order); a bucket is closed once it holds bucket_bytes or more, flattened
@@ -20,10 +22,14 @@
 //          stream (async_collectives.hpp); the last, partial bucket is started when the backward ends. Then
 //          every bucket is waited for, unflattened, and the update is dp's. With micro_batches > 1 only the
 //          last micro-batch's backward overlaps (DDP's no_sync for the others).
-//   zero3  ZeRO stage 3 (P_os+g+p): params sharded too; each fetch unit's params (every leaf, to its shape
-//          in init_abstract()) are all-gathered just before the unit's forward and again before its backward,
-//          and freed right after; gradients
-//          reduce-scattered; each device updates its own shard; nothing is gathered after the update.
+//   zero3  ZeRO stage 3 (P_os+g+p), FSDP's FULL_SHARD: params sharded too; each fetch unit's params (every
+//          leaf, to its shape in init_abstract()) are all-gathered just before the unit's forward and again
+//          before its backward, and freed once the pass is done with them; the gathers of the next units in
+//          the model's fetch_order() are started ahead on the communication stream (zero.prefetch_units,
+//          prefetch_elements, max_live_elements), so they overlap the current unit's compute; zero.wrap_units
+//          fetch units are gathered together as one FSDP wrap unit; gradients
+//          reduce-scattered in buckets as under zero2; each device updates its own shard; nothing is gathered
+//          after the update.
 //
 // Orthogonal options:
 //   micro_batches k  gradient accumulation: each device's batch is cut into k equal micro-batches; their
@@ -80,6 +86,34 @@ enum class Precision { fp32, mixed_bf16 };
 
 inline constexpr Bytes kDefaultBucketBytes = 25.0 * 1024 * 1024;
 
+// The ZeRO-2/3 and FSDP knobs, with DeepSpeed's defaults where it has the knob (deepspeed/runtime/zero/
+// config.py; docs/training.md lists the sources).
+struct ZeroOptions {
+  // zero2, zero3: a gradient bucket is closed once it holds this many elements or more (reduce_bucket_size,
+  // 5e8).
+  std::int64_t reduce_bucket_elements = 500'000'000;
+  // zero2, zero3: bucket reductions on the communication stream, overlapped with the backward; otherwise the
+  // program waits for each. Unset: DeepSpeed's rule, on for stage 3 and off for stages 1 and 2.
+  std::optional<bool> overlap_comm;
+  // zero3: units whose gather is started ahead of their use (FSDP's forward and backward prefetch limits,
+  // 1); 0: each unit gathered when the pass asks for it.
+  int prefetch_units = 1;
+  // zero3: a further unit is prefetched only while fewer elements than this are being prefetched
+  // (stage3_prefetch_bucket_size, 5e7 in code).
+  std::int64_t prefetch_elements = 50'000'000;
+  // zero3: prefetching stops where the gathered elements, the unit in use included, would exceed this
+  // (stage3_max_live_parameters, 1e9).
+  std::int64_t max_live_elements = 1'000'000'000;
+  // zero3: fetch units (the transformer's embedding, blocks and head; the MLP's layers) per FSDP wrap unit,
+  // gathered as one collective and kept while the pass works on them; 0: the whole model as one unit (FSDP's
+  // default without an auto_wrap_policy). 1, one per layer, is what transformer_auto_wrap_policy gives.
+  int wrap_units = 1;
+
+  bool overlaps(Strategy strategy) const { return overlap_comm.value_or(strategy == Strategy::zero3); }
+};
+// ValueError naming the knob and what it allows.
+void check_zero_options(const ZeroOptions& zero);
+
 struct TrainOptions {
   Strategy strategy = Strategy::dp;
   int micro_batches = 1;  // gradient accumulation steps per update
@@ -87,6 +121,7 @@ struct TrainOptions {
   DType reduce_dtype = DType::bf16;  // mixed_bf16 only: bf16 or f32
   // dp-overlap: a bucket is closed once it holds this many bytes or more (PyTorch DDP's bucket_cap_mb = 25).
   Bytes bucket_bytes = kDefaultBucketBytes;
+  ZeroOptions zero;
   std::string axis_name = "batch";
   // Global device indices of the step (pmap's devices); by default the first num_devices.
   std::optional<std::vector<int>> devices;
@@ -123,15 +158,16 @@ class TrainStep {
   // strategy, with a fresh optimizer state.
   TrainState init(const Tree& params) const;
 
-  // Abstract models only: the state of init(model.init_abstract()) made on the devices themselves, each device
-  // its own part, as jax.jit(init, out_shardings=...) does, so the first step sends only the batch (the host
-  // does not send every device its Psi-sized state). The result is device-resident, laid out for this step.
+  // Abstract models only: the state of init(model.init_abstract()) made on the devices themselves, each
+  // device its own part, as jax.jit(init, out_shardings=...) does, so the first step sends only the batch
+  // (the host does not send every device its Psi-sized state). The result is device-resident, laid out for
+  // this step.
   TrainState init_on_devices(Simulation& sim) const;
 
-  // One step, like a PmappedFunction: args are (params, opt_state, batch_x, batch_y), each batch as the model's
-  // value_and_grad takes it with a leading device axis: [N, per-device batch, ...] (the MLP: features and
-  // outputs or int32 labels; the transformer: int32 tokens and labels [N, b, s]); returns
-  // (params, opt_state, loss).
+  // One step, like a PmappedFunction: args are (params, opt_state, batch_x, batch_y), each batch as the
+  // model's value_and_grad takes it with a leading device axis: [N, per-device batch, ...] (the MLP: features
+  // and outputs or int32 labels; the transformer: int32 tokens and labels [N, b, s]); returns (params,
+  // opt_state, loss).
   Tree operator()(Simulation& sim, const Args& args) const;
   StepResult operator()(Simulation& sim, const TrainState& state, const Array& batch_x,
                         const Array& batch_y) const;
@@ -149,24 +185,37 @@ class TrainStep {
   // in_axes of (params, opt_state): None where replicated, 0 where sharded.
   const Axes& params_axes() const;
   const Axes& state_axes() const;
-  // dp-overlap: the gradient buckets (gradient_buckets.hpp) in the order they are started; empty otherwise.
+  // dp-overlap, zero2, zero3: the gradient buckets (gradient_buckets.hpp) in the order they are started;
+  // empty otherwise.
   const std::vector<GradientBucket>& buckets() const;
 
   // Per device (in call order) of the last call: what its buffers held, by tag, just before the update.
   const std::vector<MemoryByTag>& memory_before_update() const;
+  // Per device of the last call: what its buffers held, by tag, at its peak in the call before the update
+  // (over the forward, backward and reduction: what the strategy's schedule sets, apart from the update's
+  // new state).
+  const std::vector<MemoryByTag>& peak_before_update() const;
 
  private:
   struct Plan;
   std::shared_ptr<const Plan> plan_;
-  std::shared_ptr<std::vector<MemoryByTag>> memory_before_update_;
+  struct StepMemory {
+    std::vector<MemoryByTag> before_update, peak_before_update;
+  };
+  std::shared_ptr<StepMemory> memory_;
   std::shared_ptr<PmappedFunction> pmapped_;
 };
 
 // Host: a global batch [B, ...] as pmap wants it, [N, B / N, ...] (as the tutorials' shard_batch).
 Array shard_batch(const Array& batch, int num_devices);
 
-// The ZeRO paper's per-device model-state bytes for mixed-precision Adam (K = 12) on N devices:
-// dp 16 psi, zero1 4 psi + 12 psi / N, zero2 2 psi + 14 psi / N, zero3 16 psi / N.
-double zero_model_state_bytes(Strategy strategy, std::int64_t psi, int num_devices);
+// The ZeRO paper's per-device model-state bytes (Rajbhandari et al. 2020, Sec. 3 and 5) for psi parameters
+// on N devices, with p bytes of parameters, g of gradients and k of optimizer state per parameter:
+//   dp (p + g + k) psi, zero1 (p + g) psi + k psi / N, zero2 p psi + (g + k) psi / N, zero3 (p + g + k) psi /
+//   N.
+// Without p, g, k: mixed-precision Adam, the paper's case (p = g = 2, k = 12): dp 16 psi, ..., zero3 16 psi /
+// N.
+double zero_model_state_bytes(Strategy strategy, std::int64_t psi, int num_devices, double p = 2,
+                              double g = 2, double k = 12);
 
 }  // namespace spmdsim::models

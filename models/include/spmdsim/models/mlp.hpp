@@ -54,6 +54,8 @@ class Mlp {
   // telling `ready` each layer's gradients as the backward makes them, last layer first.
   LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& x, const Array& y,
                               const GradsReady& ready = {}) const;
+  // The layers that pass fetches, in order: 0..n-1, then n-1..0.
+  std::vector<int> fetch_order() const;
 
  private:
   void check_params(const Tree& params) const;

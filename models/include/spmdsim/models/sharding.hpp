@@ -31,11 +31,12 @@ Tree unshard_tree(const Tree& shards, const Tree& like);
 // Device (inside pmap): this device's shard of a full leaf, [shard] (a slice, padded where needed).
 Array local_shard(const Array& full, int rank, int num_shards);
 Tree local_shard_tree(const Tree& full, int rank, int num_shards);
-// Device: the full leaves, shaped as `like`'s, from every device's shards of them: one all_gather (tiled) over
-// the tree, then each leaf's padding cut.
+// Device: the full leaves, shaped as `like`'s, from every device's shards of them: one all_gather (tiled)
+// over the tree, then each leaf's padding cut (unpadded_tree, for a gather started asynchronously).
 Tree gather_tree(const Tree& shards, const Tree& like, std::string_view axis_name);
-// Device: this device's shards of the mean over devices of full leaves: one psum_scatter (tiled) over the
-// flattened and padded leaves, divided by N.
-Tree mean_scatter_tree(const Tree& full, std::string_view axis_name, int num_shards);
+Tree unpadded_tree(const Tree& gathered, const Tree& like);
+// Device: each leaf flattened and padded to N shards, as a tiled psum_scatter over N devices takes it (the
+// leaf's own buffer where it needs no padding).
+Tree padded_flat_tree(const Tree& full, int num_shards);
 
 }  // namespace spmdsim::models

@@ -26,12 +26,23 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "spmdsim/array.hpp"
 #include "spmdsim/models/value_and_grad.hpp"
 #include "spmdsim/pytree.hpp"
 
 namespace spmdsim::models {
+
+// How the attention core (q k^T, softmax, dropout, times v) runs:
+//   fused  one FlashAttention-style kernel forward and one backward (Dao 2023): no [s, s] tensor in device
+//          memory, the forward keeps its output and the softmax statistics, the backward recomputes the
+//          scores; its FLOPs are the kernel's own count (causal: half the score matmuls; the backward 2.5x
+//          the forward) at the device's attention rate (DeviceSpec::attention_rate).
+//   naive  the materialised form: the scores, the probabilities and their dropout in device memory, each op
+//          its own kernel (Korthikanti et al. 2022's count).
+enum class Attention { fused, naive };
+std::string_view attention_name(Attention attention);
 
 struct TransformerConfig {
   std::int64_t layers = 0;                 // L
@@ -41,6 +52,7 @@ struct TransformerConfig {
   std::int64_t vocab = 0;                  // V
   std::optional<std::int64_t> ffn_hidden;  // f; 4h when not given
   bool tied_embeddings = true;             // the logits reuse the token embedding (GPT-2, GPT-3)
+  Attention attention = Attention::fused;
 };
 
 // Known shapes. gpt_7b is LLaMA-7B's shape (Touvron et al. 2023, Table 2: L 32, h 4096, a 32; s 2048,
@@ -65,7 +77,8 @@ struct BlockActivations {
   Array input;          // ln_1's input, the block's input          [b*s, h]
   Array ln_1;           // the qkv matmul's input                      [b*s, h]
   Array q, k, v;        // per head                                    [b*a, s, h/a]
-  Array probs;          // softmax output                              [b*a, s, s]
+  Array lse;            // fused: the softmax's log-sum-exp, float32   [b*a, s]
+  Array probs;          // naive: softmax output                       [b*a, s, s]
   Array probs_keep;     // its dropout mask, bool                      [b*a, s, s]
   Array probs_dropped;  // the attention-over-v matmul's input         [b*a, s, s]
   Array context;        // the proj matmul's input                     [b*s, h]
@@ -107,11 +120,20 @@ class Transformer {
   // attention matmuls, 4sh per block (selective); the logits are never recomputed.
   double forward_flops_per_token() const;
   double training_flops_per_token(Recompute recompute = Recompute::none) const;
+  // Model FLOPs per token for MFU (PaLM, Chowdhery et al. 2022, Appendix B; nanoGPT's estimate_mfu):
+  // 6N + 12 L h s, N every parameter; recomputation is not counted (it is hardware, not model, FLOPs).
+  double model_flops_per_token() const;
+  // FLOPs the fused attention's forward kernel charges for one block and b sequences: the two score
+  // matmuls, causal, as FlashAttention counts them, 2 b s^2 h (half of 4 b s^2 h); its backward kernel
+  // charges 2.5x that (the score recomputation and four gradient matmuls).
+  double fused_attention_forward_flops(std::int64_t micro_batch) const;
 
   // Bytes one block keeps for its backward (Korthikanti et al. 2022, Eq. 1 and Sec. 5), with activations of
   // `dtype` and 1-byte dropout masks: sbh (34 + 5as/h) for 16-bit activations and f = 4h (none), 34 sbh
   // (selective), 2 sbh (full). In general e (8sbh + 2sbf + 2as^2b) + 2sbh + as^2b bytes for e-byte
-  // activations, e (8sbh + 2sbf) + 2sbh (selective), e sbh (full).
+  // activations, e (8sbh + 2sbf) + 2sbh (selective), e sbh (full). With fused attention no [s, s] tensor
+  // is kept and the forward keeps the float32 log-sum-exp instead: e (8sbh + 2sbf) + 2sbh + 4asb under none
+  // and selective alike (the fused backward recomputes the scores anyway), e sbh (full).
   double activation_bytes_per_block(std::int64_t micro_batch, Recompute recompute = Recompute::none,
                                     DType dtype = DType::bf16) const;
 
@@ -129,6 +151,9 @@ class Transformer {
   // table's gradient is made at the head but belongs to unit 0).
   LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& tokens, const Array& labels,
                               Recompute recompute = Recompute::none, const GradsReady& ready = {}) const;
+  // The units value_and_grad fetches, in the order it fetches them: 0, 1..L, L+1 (and 0 for tied logits),
+  // then L+1 (and 0), L..1, 0. A ZeRO-3 step prefetches by it.
+  std::vector<int> fetch_order() const;
   // The same without recomputation: the form TrainStep calls (trainable_model.hpp).
   LossAndGrads value_and_grad(const LayerFetch& fetch, const Array& tokens, const Array& labels,
                               const GradsReady& ready) const;

@@ -23,9 +23,10 @@ struct LossAndGrads {
 // ZeRO-3 / FSDP pre-backward hook does, even where the backward needs no weight).
 using LayerFetch = std::function<Tree(int unit)>;
 
-// Told each unit's gradients as soon as the backward pass has finished them (it never touches them again),
-// in the order it finishes them: last unit first. A data-parallel step can start reducing them while the
-// backward goes on (dp-overlap, as PyTorch DDP's autograd hooks do). May be empty.
-using GradsReady = std::function<void(int unit, const Tree& grads)>;
+// Handed each unit's gradients as soon as the backward pass has finished them, in the order it finishes them:
+// last unit first. The pass keeps no reference to what it hands over (its returned grads hold None for that
+// unit), so a data-parallel step can reduce them while the backward goes on (dp-overlap, as PyTorch DDP's
+// autograd hooks do) and, keeping only a shard (ZeRO-2/3), have the full-size gradients freed. May be empty.
+using GradsReady = std::function<void(int unit, Tree grads)>;
 
 }  // namespace spmdsim::models

@@ -39,8 +39,9 @@ KernelResult matmul(const Array& a, const Array& b) {
   if (a.ndim() >= 2) out_shape.push_back(m);
   if (b.ndim() >= 2) out_shape.push_back(n);
   DType dtype = promote_types(a.dtype(), b.dtype());
-  OpCost cost{2.0 * static_cast<double>(batch * m * n * k),
-              static_cast<double>(a.nbytes() + b.nbytes()) + bytes_of(batch * m * n, dtype)};
+  OpCost cost{.flops = 2.0 * static_cast<double>(batch * m * n * k),
+              .bytes = static_cast<double>(a.nbytes() + b.nbytes()) + bytes_of(batch * m * n, dtype),
+              .matmul = MatmulShape{batch, m, n, k}};
   if (any_abstract({&a, &b})) return {Array::abstract(out_shape, dtype), cost};
 
   DType compute = compute_dtype(dtype);

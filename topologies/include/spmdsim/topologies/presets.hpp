@@ -8,6 +8,7 @@
 // what vendors mean by "GB" of HBM (REFERENCES §0).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,16 +38,45 @@ struct NetworkModel {
   std::string_view reason;                  // one line
 };
 
+// The matrix unit's rate for one operand dtype (DeviceSpec::matmul).
+struct MatmulFigure {
+  DType dtype;
+  Figure peak;        // FLOP/s of the unit JAX's DEFAULT precision runs these operands on
+  Figure efficiency;  // achieved fraction of `peak` at the best (large) shape
+};
+
+// Output tiles and the units that run them in waves (DeviceSpec::tiling).
+struct TilingFigure {
+  std::int64_t tile_m = 0;
+  std::int64_t tile_n = 0;
+  int units = 0;
+  std::string_view source;
+};
+
+// Fused attention, forward + backward, causal, at one head dimension: achieved fraction of the bf16 matmul
+// peak by sequence length (DeviceSpec::attention).
+struct AttentionFigure {
+  std::int64_t head_dim = 0;
+  std::vector<std::pair<std::int64_t, double>> points;  // (seq, fraction of the bf16 peak)
+  std::string_view source;
+};
+
 struct DevicePreset {
   std::string_view name;   // "a100"
   std::string_view model;  // "NVIDIA A100 SXM4 80GB"
   std::vector<std::pair<DType, Figure>>
-      peak_flops;           // dense, FLOP/s; a dtype left out has no published figure
+      peak_flops;           // dense vector-unit peak, FLOP/s; a dtype left out has no published figure
   Figure memory_capacity;   // bytes
   Figure memory_bandwidth;  // B/s
   std::string_view notes;
+  // The kernel classes (docs/training.md, "Kernel classes"): one matmul rate per dtype of peak_flops.
+  std::vector<MatmulFigure> matmul;
+  TilingFigure tiling;
+  Figure memory_efficiency;  // achieved fraction of memory_bandwidth
+  Figure launch_overhead;    // seconds per kernel
+  std::vector<AttentionFigure> attention;
 
-  // The engine's view. Launch overhead is 0: no published figure (docs/presets.md, "what is left out").
+  // The engine's view.
   DeviceSpec spec() const;
 };
 
@@ -139,8 +169,8 @@ const NodePreset& node_preset(std::string_view name);
 const SlicePreset& slice_preset(std::string_view name);
 std::vector<std::string_view> preset_names(PresetKind kind);
 
-// The presets' platforms: accelerator_node(preset.spec()), torus(preset.spec()). Run them under the preset's
-// network_model->simgrid_config (SimulationOptions::simgrid_config).
+// The presets' platforms: accelerator_node(preset.spec()), torus(preset.spec()), carrying the preset's
+// network_model->simgrid_config (PlatformBuilder::network_config).
 PlatformBuilder node_platform(const NodePreset& preset);
 PlatformBuilder slice_platform(const SlicePreset& preset);
 

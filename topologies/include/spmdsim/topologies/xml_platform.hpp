@@ -32,14 +32,19 @@ struct XmlPlatformOptions {
   std::string host_role = "host";      // the one host that runs the host program
   // Every device's spec before its own properties override memory and f32 peak.
   DeviceSpec device = a100_like_device();
+  // The devices a run uses (the first ones in device order), whose routes are checked; 0: every device.
+  int devices_used = 0;
 };
 
 // Loads `file` with simgrid::s4u::Engine::load_platform when the Simulation builds its platform. Throws
-// ValueError (now if the file is missing, else when the Simulation builds the platform) naming the file and
-// what is wrong: a file SimGrid cannot parse, no device host (naming the property and value looked for), no
+// ValueError naming the file and what is wrong: now, a missing file, a link id declared twice or a route
+// given twice in a zone (with the line; SimGrid would abort); when the Simulation builds the platform, a
+// missing route between the host CPU and a device used or between two devices used, a file SimGrid cannot
+// parse, no device host (naming the property and value looked for), no
 // or several host CPUs, a device index that is duplicated, missing, out of range or not an integer, a
 // property value that is not a number, dimensions that do not multiply to the device count, a link of zero,
-// negative, NaN or infinite bandwidth or of negative latency, a host of no speed.
+// negative, NaN or infinite bandwidth or of negative latency, a host of no speed. The platform carries no
+// network settings: the file runs under SimGrid's defaults (LV08) and its own <config>, as under smpirun.
 PlatformBuilder xml_platform(std::filesystem::path file, XmlPlatformOptions options = {});
 
 // The switch cluster of `spec` as a SimGrid XML platform (version 4.1): the hosts, links and routes that

@@ -1,0 +1,183 @@
+"""pmap's per-device jaxpr lowered to spmdsim's Program (python/src/program.hpp).
+
+Each equation becomes one instruction: its primitive's name, its input and output slots, its output shapes
+and dtypes (JAX's, which the engine keeps), and its parameters as the C++ rule reads them. Call-like
+primitives (pjit, custom_jvp_call, custom_vjp_call, remat, closed_call) are inlined: their inner jaxpr's
+equations join the program. A primitive spmdsim has no rule for fails here, before anything runs, naming the
+primitive and the line of the user's function it comes from.
+"""
+import numpy as np
+from jax._src import core as jcore
+from jax._src import source_info_util
+
+from spmdsim import _core
+
+# Call-like primitives and the parameter that holds the jaxpr they call.
+_INLINED = {
+    "pjit": "jaxpr",
+    "closed_call": "call_jaxpr",
+    "core_call": "call_jaxpr",
+    "custom_jvp_call": "call_jaxpr",
+    "custom_vjp_call": "call_jaxpr",
+    "custom_vjp_call_jaxpr": "fun_jaxpr",
+    "remat": "jaxpr",
+    "checkpoint": "jaxpr",
+}
+
+
+class UnsupportedPrimitiveError(ValueError):
+    """A primitive of the user's function that spmdsim cannot run (the message names it and where it is)."""
+
+
+def where(eqn):
+    return source_info_util.summarize(eqn.source_info)
+
+
+def dtype_name(aval):
+    return np.dtype(aval.dtype).name
+
+
+def constant(value, dtype):
+    return _core.array(np.asarray(value, dtype=np.float64), np.dtype(dtype).name)
+
+
+def _axis_name(eqn, names):
+    """The one axis name a collective runs over (pmap's)."""
+    if isinstance(names, (tuple, list)):
+        if len(names) != 1:
+            raise UnsupportedPrimitiveError(
+                f"{eqn.primitive.name} over the axes {tuple(names)} at {where(eqn)}: spmdsim runs collectives "
+                "over one pmap axis name")
+        names = names[0]
+    if not isinstance(names, str):
+        raise UnsupportedPrimitiveError(
+            f"{eqn.primitive.name} over the positional axis {names!r} at {where(eqn)}: spmdsim runs collectives "
+            "over a pmap axis name")
+    return names
+
+
+def _groups(groups):
+    return [list(g) for g in groups] if groups else []
+
+
+def _parameters(eqn, ins):
+    """Copies the parameters the C++ rule of eqn's primitive reads into the instruction."""
+    name, p = eqn.primitive.name, eqn.params
+    if name == "integer_pow":
+        ins.ints = [p["y"]]
+    elif name == "round":
+        ins.ints = [int(p["rounding_method"])]
+    elif name == "iota":
+        ins.ints = [p["dimension"]]
+    elif name == "dot_general":
+        (lc, rc), (lb, rb) = p["dimension_numbers"]
+        ins.ints, ins.ints2, ins.groups = list(lc), list(rc), [list(lb), list(rb)]
+    elif name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or",
+                  "argmax", "argmin"):
+        ins.ints = list(p["axes"])
+    elif name in ("cumsum", "cumprod", "cummax", "cummin"):
+        ins.ints, ins.ints2 = [p["axis"]], [int(p["reverse"])]
+    elif name == "broadcast_in_dim":
+        ins.ints = list(p["broadcast_dimensions"])
+    elif name == "transpose":
+        ins.ints = list(p["permutation"])
+    elif name == "slice":
+        ins.ints, ins.ints2 = list(p["start_indices"]), list(p["limit_indices"])
+        ins.groups = [list(p["strides"])] if p["strides"] else []
+    elif name == "split":
+        ins.ints, ins.ints2 = list(p["sizes"]), [p["axis"]]
+    elif name == "concatenate":
+        ins.ints = [p["dimension"]]
+    elif name == "pad":
+        config = p["padding_config"]
+        ins.ints, ins.ints2, ins.groups = [c[0] for c in config], [c[1] for c in config], [[c[2] for c in config]]
+    elif name in ("psum", "pmax", "pmin"):
+        ins.text = _axis_name(eqn, p["axes"])
+        ins.groups = _groups(p["axis_index_groups"])
+    elif name == "all_gather":
+        ins.text = _axis_name(eqn, p["axis_name"])
+        ins.ints = [p["all_gather_dimension"], int(p["tiled"])]
+        ins.groups = _groups(p["axis_index_groups"])
+    elif name == "reduce_scatter":
+        ins.text = _axis_name(eqn, p["axis_name"])
+        ins.ints = [p["scatter_dimension"], int(p["tiled"])]
+        ins.groups = _groups(p["axis_index_groups"])
+    elif name == "all_to_all":
+        ins.text = _axis_name(eqn, p["axis_name"])
+        # The primitive splits and concatenates in place whatever its `tiled` (lax.all_to_all reshapes around
+        # it when not tiled): spmdsim's tiled all_to_all.
+        ins.ints = [p["split_axis"], p["concat_axis"], 1]
+        ins.groups = _groups(p["axis_index_groups"])
+    elif name == "ppermute":
+        ins.text = _axis_name(eqn, p["axis_name"])
+        ins.groups = [list(pair) for pair in p["perm"]]
+    elif name == "axis_index":
+        ins.text = _axis_name(eqn, p["axis_name"])
+
+
+class Lowering:
+    """Builds one Program from a jaxpr, inlining call-like primitives."""
+
+    def __init__(self):
+        self.program = _core.Program()
+
+    def slot_of(self, env, atom):
+        if isinstance(atom, jcore.Literal):
+            return self.program.add_constant(constant(atom.val, atom.aval.dtype))
+        return env[atom]
+
+    def lower(self, jaxpr, env):
+        """Lowers jaxpr's equations; env maps its input and constant variables to slots."""
+        for eqn in jaxpr.eqns:
+            name = eqn.primitive.name
+            inputs = [self.slot_of(env, v) for v in eqn.invars]
+            if name in _INLINED:
+                self.inline(eqn, inputs, env)
+                continue
+            if name not in self.known:
+                raise UnsupportedPrimitiveError(
+                    f"spmdsim cannot run the JAX primitive '{name}' at {where(eqn)} (in the pmapped function); "
+                    f"it runs: {', '.join(self.known)}")
+            ins = _core.Instruction()
+            ins.primitive = name
+            ins.where = where(eqn)
+            ins.inputs = inputs
+            ins.outputs = [self.program.add_slot() for _ in eqn.outvars]
+            ins.out_shapes = [list(v.aval.shape) for v in eqn.outvars]
+            ins.out_dtypes = [dtype_name(v.aval) for v in eqn.outvars]
+            _parameters(eqn, ins)
+            self.program.add(ins)
+            for v, slot in zip(eqn.outvars, ins.outputs):
+                env[v] = slot
+
+    def inline(self, eqn, inputs, env):
+        param = _INLINED[eqn.primitive.name]
+        callee = eqn.params.get(param)
+        if callee is None:
+            callee = next(v for v in eqn.params.values() if isinstance(v, (jcore.Jaxpr, jcore.ClosedJaxpr)))
+        inner_env = {}
+        if isinstance(callee, jcore.ClosedJaxpr):
+            for var, value in zip(callee.jaxpr.constvars, callee.consts):
+                inner_env[var] = self.program.add_constant(constant(value, var.aval.dtype))
+            callee = callee.jaxpr
+        # custom_vjp/custom_jvp pass extra operands (the rule's own consts) first only when the callee takes them.
+        for var, slot in zip(callee.invars, inputs[len(inputs) - len(callee.invars):]):
+            inner_env[var] = slot
+        self.lower(callee, inner_env)
+        for outer, inner in zip(eqn.outvars, callee.outvars):
+            env[outer] = self.slot_of(inner_env, inner)
+
+    known = _core.primitives()
+
+
+def lower_per_device(jaxpr, const_values=()):
+    """The Program of pmap's call_jaxpr; its inputs are jaxpr's invars in order."""
+    lowering = Lowering()
+    env = {}
+    for var, value in zip(jaxpr.constvars, const_values):
+        env[var] = lowering.program.add_constant(constant(value, var.aval.dtype))
+    for var in jaxpr.invars:
+        env[var] = lowering.program.add_input()
+    lowering.lower(jaxpr, env)
+    lowering.program.set_outputs([lowering.slot_of(env, v) for v in jaxpr.outvars])
+    return lowering.program

@@ -1,0 +1,141 @@
+"""spmdsim.Simulation: a simulated platform that runs jax.pmap functions (docs/python.md)."""
+import json
+
+import jax
+import numpy as np
+
+from spmdsim import _core
+from spmdsim.lowering import UnsupportedPrimitiveError, lower_per_device
+
+
+def _is_static(arg):
+    """A positional argument that is no array (a Python number, string, None or a tuple of them): pmap's
+    static_broadcasted_argnums take only such, and tracing them as constants gives pmap's result either way."""
+    leaves = jax.tree_util.tree_leaves(arg)
+    return all(isinstance(x, (bool, int, float, complex, str)) for x in leaves) and not isinstance(
+        arg, (list, dict))
+
+
+def _spec(leaf):
+    if isinstance(leaf, jax.ShapeDtypeStruct):
+        return ("abstract", tuple(leaf.shape), np.dtype(leaf.dtype).name)
+    a = np.asarray(leaf)
+    return ("array", a.shape, a.dtype.name, getattr(leaf, "weak_type", False))
+
+
+class _Traced:
+    """One traced signature of a pmapped function: its pmap parameters and lowered program."""
+
+    def __init__(self, fn, args, static):
+        traced = jax.make_jaxpr(fn, static_argnums=static, return_shape=True)
+        closed, self.out_shape = traced(*args)
+        self.out_tree = jax.tree_util.tree_structure(self.out_shape)
+        jaxpr = closed.jaxpr
+        if len(jaxpr.eqns) != 1 or jaxpr.eqns[0].primitive.name != "xla_pmap":
+            names = ", ".join(e.primitive.name for e in jaxpr.eqns) or "none"
+            raise TypeError(
+                "sim.run expects a function made by jax.pmap (one xla_pmap in its trace); its trace has: " + names)
+        eqn = jaxpr.eqns[0]
+        p = eqn.params
+        self.axis_name = str(p["axis_name"])
+        self.axis_size = int(p["axis_size"])
+        self.in_axes = list(p["in_axes"])
+        self.out_axes = list(p["out_axes"])
+        self.devices = [d.id for d in p["devices"]] if p["devices"] is not None else None
+        self.name = p["name"]
+        self.program = lower_per_device(p["call_jaxpr"])
+        # Where each pmap operand comes from: an argument leaf, a constant of the trace, or a literal.
+        self.consts = dict(zip(jaxpr.constvars, closed.consts))
+        self.arg_index = {v: i for i, v in enumerate(jaxpr.invars)}
+        self.operands = eqn.invars
+        self.results = {v: i for i, v in enumerate(eqn.outvars)}
+        self.outvars = jaxpr.outvars
+
+
+class Simulation:
+    """A simulated platform, chosen as the command line chooses it (docs/collectives.md, the platform options):
+
+    preset     a device (a100, h100, ...) on `topology`, or a whole node (dgx_h100, ...) or TPU slice
+    devices    how many devices (default: the node's or slice's, or 8 on a topology)
+    topology   switch, ring, torus[:XxY], ... for a device preset (default: switch)
+    nodes      with a node preset: this many nodes
+    platform   a SimGrid XML platform file
+    cfg        SimGrid settings, ["network/model:LV08", ...], over the platform's own network model
+    algorithms {"all_reduce": "ring", ...}: the algorithm of each collective kind ("auto": the fastest)
+
+    SimGrid has one engine per process: make one Simulation per process. Consecutive run() calls are one
+    timeline.
+    """
+
+    def __init__(self, preset=None, devices=None, topology=None, nodes=None, platform=None, cfg=(),
+                 algorithms=None):
+        self._sim = _core.Simulation(preset or "", int(devices or 0), topology or "", str(nodes or ""),
+                                     str(platform or ""), list(cfg), dict(algorithms or {}))
+        self._traced = {}
+
+    @property
+    def num_devices(self):
+        return self._sim.num_devices
+
+    @property
+    def platform(self):
+        return self._sim.platform
+
+    @property
+    def now(self):
+        """Simulated seconds so far."""
+        return self._sim.now
+
+    def run(self, fn, *args):
+        """Runs fn (a jax.pmap function) on the simulated devices; returns what fn(*args) returns, as numpy
+        arrays. With jax.ShapeDtypeStruct leaves the run is abstract (costs and sizes only) and returns
+        jax.ShapeDtypeStruct leaves."""
+        static = tuple(i for i, a in enumerate(args) if _is_static(a))
+        leaves, treedef = jax.tree_util.tree_flatten(
+            tuple(a for i, a in enumerate(args) if i not in static))
+        key = (fn, treedef, tuple(_spec(x) for x in leaves), tuple((i, args[i]) for i in static))
+        traced = self._traced.get(key)
+        if traced is None:
+            traced = self._traced[key] = _Traced(fn, args, static)
+        abstract = any(isinstance(x, jax.ShapeDtypeStruct) for x in leaves)
+        operands = [self._operand(traced, v, leaves, abstract) for v in traced.operands]
+        out = self._sim.run_pmap(traced.program, operands, traced.in_axes, traced.out_axes, traced.axis_name,
+                                 traced.axis_size, traced.devices, traced.name)
+        if abstract:
+            return traced.out_shape
+        results = []
+        for v in traced.outvars:
+            if v in traced.results:
+                results.append(np.asarray(out[traced.results[v]].values(), dtype=v.aval.dtype))
+            else:
+                results.append(np.asarray(self._host_value(traced, v, leaves), dtype=v.aval.dtype))
+        return jax.tree_util.tree_unflatten(traced.out_tree, results)
+
+    def _host_value(self, traced, var, leaves):
+        if hasattr(var, "val"):
+            return var.val
+        if var in traced.consts:
+            return traced.consts[var]
+        return leaves[traced.arg_index[var]]
+
+    def _operand(self, traced, var, leaves, abstract):
+        dtype = np.dtype(var.aval.dtype).name
+        if abstract and not hasattr(var, "val") and var not in traced.consts:
+            return _core.abstract(list(var.aval.shape), dtype)
+        value = self._host_value(traced, var, leaves)
+        return _core.array(np.asarray(value, dtype=np.float64), dtype)
+
+    def report_table(self):
+        """The report as a table: times per call and device, memory by tag."""
+        return self._sim.report_table()
+
+    def report(self):
+        """The JSON report (with its schema version) as a dict."""
+        return json.loads(self._sim.report_json())
+
+    def write_trace(self, path):
+        """Writes the Chrome / Perfetto trace of everything so far to `path`."""
+        self._sim.write_trace(str(path))
+
+
+__all__ = ["Simulation", "UnsupportedPrimitiveError"]

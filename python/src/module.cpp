@@ -1,0 +1,170 @@
+// spmdsim._core: the bindings the Python package (python/spmdsim/) is written over: a Simulation on the
+// command line's platform choices, arrays to and from numpy, the lowered program (program.hpp) and pmap.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/command_line.hpp"
+#include "common/platform_options.hpp"
+#include "common/simulation_start.hpp"
+#include "program.hpp"
+#include "spmdsim/collective_algorithms.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/memory.hpp"
+#include "spmdsim/report_writers.hpp"
+#include "spmdsim/simulation.hpp"
+
+namespace py = pybind11;
+
+namespace spmdsim::python {
+namespace {
+
+// The devices a device preset's topology gets when the caller names no count (the demo's).
+constexpr int kDefaultDevices = 8;
+
+std::unique_ptr<Simulation> make_simulation(const std::string& preset, int devices,
+                                            const std::string& topology, const std::string& nodes,
+                                            const std::string& platform_file,
+                                            const std::vector<std::string>& cfg,
+                                            const std::map<std::string, std::string>& algorithms) {
+  const cli::PlatformRequest request{
+      .topology = topology, .preset = preset, .platform_file = platform_file, .nodes = nodes};
+  auto chosen = cli::choose_platform(request, devices > 0 ? devices : 1);
+  if (devices == 0 && !chosen.topology.empty()) chosen = cli::choose_platform(request, kDefaultDevices);
+  SimulationOptions options;
+  for (const auto& [kind, name] : algorithms) {
+    const auto k = parse_collective_kind(kind);
+    check_algorithm(k, name);
+    options.algorithms[k] = name;
+  }
+  std::vector<std::string> argv{"spmdsim"};
+  for (const auto& setting : cfg) argv.push_back("--cfg=" + setting);
+  return cli::start_simulation(chosen, argv, devices, std::move(options));
+}
+
+Array array_from(const py::array_t<double, py::array::c_style | py::array::forcecast>& values,
+                 const std::string& dtype) {
+  Shape shape(values.shape(), values.shape() + values.ndim());
+  return Array::from_values(shape, std::vector<double>(values.data(), values.data() + values.size()),
+                            parse_dtype(dtype));
+}
+
+py::array_t<double> values_of(const Array& a) {
+  if (a.is_abstract()) throw ValueError("an abstract array has no values");
+  const auto values = a.to_doubles();
+  py::array_t<double> out(a.shape());
+  std::copy(values.begin(), values.end(), out.mutable_data());
+  return out;
+}
+
+Axes axes_of(const std::vector<std::optional<int>>& axes) {
+  std::vector<Axes> items;
+  for (const auto& a : axes) items.emplace_back(a ? Axes(Axis(*a)) : Axes(none));
+  return Axes::tuple(std::move(items));
+}
+
+// One pmap call of `program`; the outputs read back to the host (device_get).
+std::vector<Array> run_pmap(Simulation& sim, std::shared_ptr<Program> program, const std::vector<Array>& args,
+                            const std::vector<std::optional<int>>& in_axes,
+                            const std::vector<std::optional<int>>& out_axes, const std::string& axis_name,
+                            std::int64_t axis_size, const std::optional<std::vector<int>>& devices,
+                            const std::string& name) {
+  PmapOptions options{.in_axes = axes_of(in_axes),
+                      .out_axes = axes_of(out_axes),
+                      .axis_name = axis_name,
+                      .devices = devices,
+                      .axis_size = axis_size,
+                      .name = name};
+  const auto pmapped = pmap([program](const Args& a) { return program->run(a); }, std::move(options));
+  const Args call_args(args.begin(), args.end());
+  Tree out;
+  {
+    py::gil_scoped_release release;  // the simulation runs no Python
+    out = sim.device_get(pmapped(sim, call_args));
+  }
+  return out.leaves();
+}
+
+std::string report_table(const Simulation& sim) {
+  std::ostringstream out;
+  write_report_table(out, sim.report());
+  return out.str();
+}
+
+void write_trace(const Simulation& sim, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw ValueError(fmt::format("cannot write the trace to '{}'", path));
+  write_chrome_trace(out, sim.report());
+}
+
+}  // namespace
+}  // namespace spmdsim::python
+
+PYBIND11_MODULE(_core, m) {
+  using namespace spmdsim;
+  using namespace spmdsim::python;
+  m.doc() = "spmdsim's engine, for the spmdsim Python package";
+  py::register_exception<ValueError>(m, "SpmdsimValueError", PyExc_ValueError);
+  py::register_exception<TypeError>(m, "SpmdsimTypeError", PyExc_TypeError);
+  py::register_exception<NameError>(m, "SpmdsimNameError", PyExc_NameError);
+  py::register_exception<IndexError>(m, "SpmdsimIndexError", PyExc_IndexError);
+  py::register_exception<cli::UsageError>(m, "SpmdsimUsageError", PyExc_ValueError);
+  py::register_exception<OutOfMemoryError>(m, "OutOfMemoryError", PyExc_MemoryError);
+
+  py::class_<Array>(m, "Array")
+      .def_property_readonly("shape", [](const Array& a) { return a.shape(); })
+      .def_property_readonly("dtype", [](const Array& a) { return std::string(dtype_name(a.dtype())); })
+      .def_property_readonly("is_abstract", &Array::is_abstract)
+      .def("values", &values_of);
+  m.def("array", &array_from, py::arg("values"), py::arg("dtype"));
+  m.def("abstract", [](const Shape& shape, const std::string& dtype) {
+    return Array::abstract(shape, parse_dtype(dtype));
+  });
+
+  py::class_<Instruction>(m, "Instruction")
+      .def(py::init<>())
+      .def_readwrite("primitive", &Instruction::primitive)
+      .def_readwrite("where", &Instruction::where)
+      .def_readwrite("inputs", &Instruction::inputs)
+      .def_readwrite("outputs", &Instruction::outputs)
+      .def_readwrite("out_shapes", &Instruction::out_shapes)
+      .def_property(
+          "out_dtypes", [](const Instruction& i) { return i.out_dtypes; },
+          [](Instruction& i, const std::vector<std::string>& names) {
+            i.out_dtypes.clear();
+            for (const auto& n : names) i.out_dtypes.push_back(parse_dtype(n));
+          })
+      .def_readwrite("ints", &Instruction::ints)
+      .def_readwrite("ints2", &Instruction::ints2)
+      .def_readwrite("groups", &Instruction::groups)
+      .def_readwrite("number", &Instruction::number)
+      .def_readwrite("text", &Instruction::text);
+  py::class_<DType>(m, "DType");
+
+  py::class_<Program, std::shared_ptr<Program>>(m, "Program")
+      .def(py::init<>())
+      .def("add_input", &Program::add_input)
+      .def("add_constant", &Program::add_constant)
+      .def("add_slot", &Program::add_slot)
+      .def("add", &Program::add)
+      .def("set_outputs", &Program::set_outputs)
+      .def("__len__", &Program::size);
+  m.def("primitives", &rule_names);
+
+  py::class_<Simulation>(m, "Simulation")
+      .def(py::init(&make_simulation), py::arg("preset"), py::arg("devices"), py::arg("topology"),
+           py::arg("nodes"), py::arg("platform"), py::arg("cfg"), py::arg("algorithms"))
+      .def_property_readonly("num_devices", &Simulation::num_devices)
+      .def_property_readonly("platform", [](const Simulation& s) { return s.platform().description; })
+      .def_property_readonly("now", &Simulation::now)
+      .def("run_pmap", &run_pmap)
+      .def("report_table", &report_table)
+      .def("report_json", [](const Simulation& s) { return report_to_json(s.report()).dump(); })
+      .def("write_trace", &write_trace);
+}

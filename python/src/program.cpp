@@ -1,0 +1,87 @@
+#include "program.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "spmdsim/errors.hpp"
+#include "spmdsim/ops.hpp"
+
+namespace spmdsim::python {
+
+int Program::add_input() {
+  inputs_.push_back(num_slots_);
+  return num_slots_++;
+}
+
+int Program::add_constant(Array value) {
+  constants_.emplace_back(num_slots_, std::move(value));
+  return num_slots_++;
+}
+
+int Program::add_slot() {
+  return num_slots_++;
+}
+
+void Program::add(Instruction instruction) {
+  instruction.rule = find_rule(instruction.primitive, instruction.where);
+  instructions_.push_back(std::move(instruction));
+}
+
+void Program::set_outputs(std::vector<int> outputs) {
+  outputs_ = std::move(outputs);
+  constexpr int kKept = std::numeric_limits<int>::max();
+  std::vector<int> last_use(static_cast<std::size_t>(num_slots_), -1);
+  for (int i = 0; i < static_cast<int>(instructions_.size()); ++i) {
+    const auto& ins = instructions_[static_cast<std::size_t>(i)];
+    for (int s : ins.inputs) last_use[static_cast<std::size_t>(s)] = i;
+    for (int s : ins.outputs)
+      last_use[static_cast<std::size_t>(s)] = std::max(last_use[static_cast<std::size_t>(s)], i);
+  }
+  for (int s : outputs_) last_use[static_cast<std::size_t>(s)] = kKept;
+  for (const auto& [slot, value] : constants_) last_use[static_cast<std::size_t>(slot)] = kKept;
+  released_after_.assign(instructions_.size(), {});
+  for (int s = 0; s < num_slots_; ++s) {
+    const int last = last_use[static_cast<std::size_t>(s)];
+    if (last >= 0 && last != kKept) released_after_[static_cast<std::size_t>(last)].push_back(s);
+  }
+}
+
+Tree Program::run(const Args& args) const {
+  std::vector<Array> slots(static_cast<std::size_t>(num_slots_));
+  for (std::size_t i = 0; i < inputs_.size(); ++i)
+    slots[static_cast<std::size_t>(inputs_[i])] = args.at(i).array();
+  for (const auto& [slot, value] : constants_) slots[static_cast<std::size_t>(slot)] = value;
+  std::vector<Array> in;
+  for (std::size_t n = 0; n < instructions_.size(); ++n) {
+    const auto& ins = instructions_[n];
+    in.clear();
+    for (int s : ins.inputs) in.push_back(slots[static_cast<std::size_t>(s)]);
+    std::vector<Array> out;
+    try {
+      out = ins.rule(in, ins);
+    } catch (const ValueError& e) {
+      throw ValueError(fmt::format("{} (primitive '{}' at {})", e.what(), ins.primitive, ins.where));
+    } catch (const TypeError& e) {
+      throw TypeError(fmt::format("{} (primitive '{}' at {})", e.what(), ins.primitive, ins.where));
+    }
+    for (std::size_t i = 0; i < ins.outputs.size(); ++i) {
+      Array value = std::move(out.at(i));
+      // JAX's result type is the jaxpr's; an op of spmdsim's that promotes otherwise is cast to it.
+      if (value.dtype() != ins.out_dtypes[i]) value = astype(value, ins.out_dtypes[i]);
+      if (value.shape() != ins.out_shapes[i])
+        throw ValueError(fmt::format("primitive '{}' at {}: spmdsim computed shape {} where JAX has {}",
+                                     ins.primitive, ins.where, shape_str(value.shape()),
+                                     shape_str(ins.out_shapes[i])));
+      slots[static_cast<std::size_t>(ins.outputs[i])] = std::move(value);
+    }
+    in.clear();
+    for (int s : released_after_[n]) slots[static_cast<std::size_t>(s)] = Array();
+  }
+  std::vector<Tree> results;
+  for (int s : outputs_) results.emplace_back(slots[static_cast<std::size_t>(s)]);
+  return Tree::tuple(std::move(results));
+}
+
+}  // namespace spmdsim::python

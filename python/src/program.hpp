@@ -1,0 +1,62 @@
+// A JAX per-device program lowered for spmdsim (docs/python.md): the equations of pmap's call_jaxpr as a flat
+// list of instructions over numbered value slots, each bound at lowering time to the rule that runs its
+// primitive on spmdsim's ops and collectives. The per-device function of pmap runs it without Python: SimGrid
+// switches between the devices' actors on one thread, which Python's interpreter cannot follow.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spmdsim/array.hpp"
+#include "spmdsim/pmap.hpp"
+
+namespace spmdsim::python {
+
+struct Instruction;
+// Runs one primitive on the calling device: its input values to its output values.
+using Rule = std::vector<Array> (*)(const std::vector<Array>& inputs, const Instruction& instruction);
+
+struct Instruction {
+  std::string primitive;  // JAX's name ("dot_general")
+  std::string where;      // the user's source line, for errors ("train.py:12 (loss)")
+  Rule rule = nullptr;
+  std::vector<int> inputs, outputs;  // slots
+  std::vector<Shape> out_shapes;
+  std::vector<DType> out_dtypes;
+  // The primitive's parameters, in the order its rule reads them (python/spmdsim/lowering.py writes them).
+  std::vector<std::int64_t> ints, ints2;
+  std::vector<std::vector<std::int64_t>> groups;  // axis_index_groups, ppermute's pairs, per-dimension lists
+  double number = 0;
+  std::string text;  // an axis name
+};
+
+// The rule of `primitive`; throws ValueError naming the primitive, `where` it is and the primitives spmdsim
+// runs.
+Rule find_rule(const std::string& primitive, const std::string& where);
+std::vector<std::string> rule_names();
+
+class Program {
+ public:
+  int add_input();
+  int add_constant(Array value);  // a literal or a closed-over constant, the same on every device
+  int add_slot();
+  void add(Instruction instruction);
+  // The program's results; also plans when each slot is released (after its last reader), as XLA frees a
+  // buffer once nothing reads it, so that a device's memory peak is the program's, not the sum of its values.
+  void set_outputs(std::vector<int> outputs);
+  std::size_t size() const { return instructions_.size(); }
+
+  // One device's run: `args` are the program's inputs in order; returns a tuple of its outputs.
+  Tree run(const Args& args) const;
+
+ private:
+  int num_slots_ = 0;
+  std::vector<int> inputs_;
+  std::vector<std::pair<int, Array>> constants_;
+  std::vector<Instruction> instructions_;
+  std::vector<int> outputs_;
+  std::vector<std::vector<int>> released_after_;  // per instruction, the slots nothing reads after it
+};
+
+}  // namespace spmdsim::python

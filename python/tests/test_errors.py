@@ -1,0 +1,29 @@
+# What spmdsim cannot run is an error before the run, naming the primitive and where it is.
+import jax
+import jax.numpy as jnp
+import pytest
+
+import spmdsim
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return spmdsim.Simulation(devices=2)
+
+
+def test_unsupported_primitive_names_it_and_its_line(sim):
+    def f(x):
+        return jnp.sort(x)
+
+    with pytest.raises(spmdsim.UnsupportedPrimitiveError, match=r"'sort' at .*test_errors.py:\d+:\d+ \(.*f\)"):
+        sim.run(jax.pmap(f), jnp.ones((2, 3)))
+
+
+def test_a_function_not_pmapped_is_refused(sim):
+    with pytest.raises(TypeError, match="jax.pmap"):
+        sim.run(lambda x: x + 1, jnp.ones((2, 3)))
+
+
+def test_bad_platform_choice_is_a_value_error():
+    with pytest.raises(ValueError, match="unknown --preset 'nope'"):
+        spmdsim.Simulation(preset="nope")
