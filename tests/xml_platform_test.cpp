@@ -239,6 +239,14 @@ TEST(XmlPlatformErrors, ARouteGivenTwiceCountsASymmetricalRouteBothWays) {
             "");
 }
 
+TEST(XmlPlatformErrors, AZoneRoutingSimGridDoesNotKnowIsRefusedWithItsNames) {
+  EXPECT_EQ(declaration_error("<zone id=\"inner\" routing=\"_ull\">\n</zone>\n"),
+            "platform.xml', line 5: zone 'inner' has routing '_ull'; SimGrid's are Cluster, Dijkstra, "
+            "DijkstraCache, Floyd, Full, None, Vivaldi, Wifi");
+  // Any case, as SimGrid compares them.
+  EXPECT_EQ(declaration_error("<zone id=\"inner\" routing=\"floyd\">\n</zone>\n"), "");
+}
+
 // A file without the routes a run takes: SimGrid would abort at the first transfer over it.
 std::string routed_platform(const std::string& routes) {
   return "<?xml version='1.0'?>\n" + std::string(kDoctype) +

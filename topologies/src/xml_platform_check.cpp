@@ -1,5 +1,7 @@
 #include "xml_platform_check.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <map>
 #include <string_view>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "spmdsim/errors.hpp"
 
@@ -112,6 +115,23 @@ bool is_route(const std::string& name) {
   return name == "route" || name == "zoneRoute" || name == "ASroute";
 }
 
+// SimGrid 3.32 aborts on a zone whose routing it does not know (sg_platf.cpp, sg_platf_create_zone): these are
+// the names it takes, in any case.
+void check_routing(const Tag& zone, const std::string& file) {
+  static constexpr std::array<std::string_view, 8> kRoutings = {"Cluster", "Dijkstra", "DijkstraCache", "Floyd",
+                                                                "Full",    "None",     "Vivaldi",       "Wifi"};
+  const auto it = zone.attributes.find("routing");
+  if (it == zone.attributes.end()) return;
+  const auto same = [&](std::string_view name) {
+    return std::equal(name.begin(), name.end(), it->second.begin(), it->second.end(),
+                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
+                                                  std::tolower(static_cast<unsigned char>(b)); });
+  };
+  if (std::none_of(kRoutings.begin(), kRoutings.end(), same))
+    throw ValueError(fmt::format("platform '{}', line {}: zone '{}' has routing '{}'; SimGrid's are {}", file,
+                                 zone.line, attribute(zone, "id"), it->second, fmt::join(kRoutings, ", ")));
+}
+
 }  // namespace
 
 void check_platform_declarations(const std::string& text, const std::string& file) {
@@ -120,6 +140,7 @@ void check_platform_declarations(const std::string& text, const std::string& fil
   std::vector<std::map<std::pair<std::string, std::string>, int>> zones(1);
   for (const Tag& tag : read_tags(text)) {
     if (is_zone(tag.name)) {
+      if (!tag.closing) check_routing(tag, file);
       if (tag.closing && zones.size() > 1) zones.pop_back();
       if (!tag.closing && !tag.self_closing) zones.emplace_back();
       continue;
