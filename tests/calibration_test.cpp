@@ -158,6 +158,11 @@ testing::CliRun run_calibrate(const std::string& args, const fs::path& dir) {
 }
 
 TEST(CalibrateCommand, DocsCalibrationTableIsCurrent) {
+#ifdef SPMDSIM_SANITIZED
+  // The page is the same numbers from the same code; simulating every published curve per message takes
+  // minutes, several times that under the sanitizers. The other calibrate tests run there.
+  GTEST_SKIP() << "checked by the normal build";
+#endif
   const auto dir = testing::scratch_dir();
   const auto written = dir / "calibration.md";
   const auto run = run_calibrate(fmt::format("--curves --write-docs '{}'", written.string()), dir);

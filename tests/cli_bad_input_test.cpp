@@ -124,6 +124,8 @@ const Case kCases[] = {
      "--json '{out}/p.png' and --plot '{out}/p.png' name the same file"},
     {"PlotInAMissingFolder", "train", fmt::format("{} --plot {{out}}/nodir/p", kTrain), 2,
      "--plot '{out}/nodir/p.png': no folder '{out}/nodir'"},
+    {"CollectivesUnknownProtocol", "collectives", "-b 8 -e 8 --devices 2 --protocol ll", 2,
+     "--protocol 'll' is not one of NCCL's: LL, LL128, Simple"},
     {"CalibrateDocsIsADirectory", "calibrate", "--write-docs={out}/adir", 2,
      "--write-docs '{out}/adir' is a directory"},
     // Failures at run time (exit 1): the reason, and none of the run's files left.

@@ -46,20 +46,41 @@ constexpr const char* kGoldenSweep =
     "16K "
     "--check --cfg=network/model:CM02 --cfg=network/crosstraffic:0";
 
-TEST(CollectivesSweep, TableMatchesGoldenFile) {
-  const auto run = run_collectives(kGoldenSweep, scratch_dir());
+void expect_sweep_matches_golden(const std::string& args, const std::string& golden) {
+  const auto run = run_collectives(args, scratch_dir());
   ASSERT_EQ(run.status, 0) << run.err;
-  expect_matches_golden(normalised(run.out), "collectives_ring_4_devices.txt");
+  expect_matches_golden(normalised(run.out), golden);
+}
+
+TEST(CollectivesSweep, TableMatchesGoldenFile) {
+  expect_sweep_matches_golden(kGoldenSweep, "collectives_ring_4_devices.txt");
 }
 
 // A node preset is a whole platform, run under its own network model; --devices 4 runs on its first 4 GPUs.
 TEST(CollectivesSweep, NodePresetMatchesGoldenFile) {
+  expect_sweep_matches_golden(
+      "--preset dgx_h100 --devices 4,8 -b 1K -e 64K -f 4 --collectives all_reduce --abstract-above 16K --check",
+      "collectives_dgx_h100.txt");
+}
+
+// NCCL's choices per size on a node preset: the tuner's protocol and the channels each size earns.
+TEST(CollectivesSweep, NcclRingChoicesOnANodePresetMatchGoldenFile) {
+  expect_sweep_matches_golden(
+      "--preset dgx_h100 --algorithms nccl_ring --collectives all_reduce,all_gather --devices 8 -b 8 -e 4G -f 8 "
+      "--abstract-above 0",
+      "collectives_nccl_dgx_h100.txt");
+}
+
+TEST(CollectivesSweep, AForcedProtocolIsNamedInTheHeaderAndEveryNcclRow) {
   const auto run = run_collectives(
-      "--preset dgx_h100 --devices 4,8 -b 1K -e 64K -f 4 --collectives all_reduce --abstract-above 16K "
-      "--check",
+      "--preset dgx_a100 --algorithms nccl_ring,ring --collectives all_reduce --devices 8 -b 1M -e 1M "
+      "--protocol Simple",
       scratch_dir());
   ASSERT_EQ(run.status, 0) << run.err;
-  expect_matches_golden(normalised(run.out), "collectives_dgx_h100.txt");
+  EXPECT_NE(run.out.find("# options:  nccl_ring runs NCCL's Simple protocol (--protocol)"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("nccl_ring  Simple   24"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("     ring       -    -"), std::string::npos) << run.out;
 }
 
 // The rows of a sweep written with --json.
@@ -177,14 +198,14 @@ TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
   const auto columns = fields_of(csv[0], ',');
   EXPECT_EQ(
       fmt::format("{}", fmt::join(columns, ",")),
-      "collective,jax_name,size_bytes,count_elements,type,redop,algorithm,devices,time_us,algbw_GB_per_s,"
-      "busbw_GB_per_s,busbw_factor,max_abs_error,mode");
+      "collective,jax_name,size_bytes,count_elements,type,redop,algorithm,protocol,channels,devices,time_us,"
+      "algbw_GB_per_s,busbw_GB_per_s,busbw_factor,max_abs_error,mode");
 
   int abstract_rows = 0;
   for (std::size_t i = 0; i < table.size(); ++i) {
     SCOPED_TRACE(fmt::format("row {}: {}", i, fmt::join(table[i], " ")));
     const auto& cells = table[i];
-    ASSERT_EQ(cells.size(), 11u);
+    ASSERT_EQ(cells.size(), 13u);
     auto fields = fields_of(csv[i + 1], ',');
     if (fields.size() == columns.size() - 1) fields.emplace_back();  // a trailing empty field
     ASSERT_EQ(fields.size(), columns.size());
@@ -198,18 +219,23 @@ TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
     EXPECT_EQ(cells[2], j.at("type"));
     EXPECT_EQ(cells[3], j.at("redop"));
     EXPECT_EQ(cells[4], j.at("algorithm"));
-    EXPECT_EQ(cells[5], std::to_string(j.at("devices").get<int>()));
-    EXPECT_EQ(cells[6], fmt::format("{:.2f}", j.at("time_us").get<double>()));
-    EXPECT_EQ(cells[7], fmt::format("{:.2f}", j.at("algbw_GB_per_s").get<double>()));
-    EXPECT_EQ(cells[8], fmt::format("{:.2f}", j.at("busbw_GB_per_s").get<double>()));
-    EXPECT_EQ(cells[10], j.at("mode"));
+    // No NCCL figures on this platform: nccl_ring runs without a protocol, as every other algorithm.
+    EXPECT_EQ(cells[5], "-");
+    EXPECT_EQ(cells[6], "-");
+    EXPECT_TRUE(j.at("protocol").is_null());
+    EXPECT_TRUE(j.at("channels").is_null());
+    EXPECT_EQ(cells[7], std::to_string(j.at("devices").get<int>()));
+    EXPECT_EQ(cells[8], fmt::format("{:.2f}", j.at("time_us").get<double>()));
+    EXPECT_EQ(cells[9], fmt::format("{:.2f}", j.at("algbw_GB_per_s").get<double>()));
+    EXPECT_EQ(cells[10], fmt::format("{:.2f}", j.at("busbw_GB_per_s").get<double>()));
+    EXPECT_EQ(cells[12], j.at("mode"));
     if (j.at("mode") == "abstract") {
       ++abstract_rows;
-      EXPECT_EQ(cells[9], "n/a");
+      EXPECT_EQ(cells[11], "n/a");
       EXPECT_TRUE(j.at("max_abs_error").is_null());
     } else {
       const double error = j.at("max_abs_error").get<double>();
-      EXPECT_EQ(cells[9], error == 0 ? "0" : fmt::format("{:.2e}", error));
+      EXPECT_EQ(cells[11], error == 0 ? "0" : fmt::format("{:.2e}", error));
       EXPECT_LT(error, 1e-5);  // float32 sums of a few values in [-1, 1)
     }
 
@@ -298,7 +324,7 @@ std::vector<BadInput> bad_inputs() {
        "{config}: unknown key 'bytes'; valid: minbytes, maxbytes, stepfactor, collectives, algorithms, "
        "devices, "
        "dtype, topology, preset, nodes, platform, csv, json, plot, abstract-above, check, aggregate, "
-       "dimension-algorithms, channels",
+       "dimension-algorithms, channels, protocol",
        "devices = 4\nbytes = 1K\n"},
       {"BadConfigValue", "",
        "{config}, key maxbytes: bad size '64KB' for --maxbytes: expected a whole number of bytes with an "

@@ -259,10 +259,12 @@ std::vector<DevicePreset> make_devices() {
 // ---------------------------------------------------------------------------------------------------------
 // Links, per direction (REFERENCES §0: NVIDIA's headline NVLink figures add both directions).
 
-// NCCL's per-step ring latency over NVLink with the Simple protocol (the one large messages use) is 3.4 us
-// (§2.6 [V], tuning.cc hwLat); a ring step crosses two links (GPU -> NVSwitch -> GPU), so each gets half.
+// NCCL's per-step ring latency over NVLink with its lightest protocol, LL, is 0.6 us (§2.6 [V], tuning.cc
+// hwLat): the wire's and the switch's share, which every protocol pays; LL128's and Simple's flags and fences
+// add theirs in nccl_ring (docs/collectives.md#protocols). A ring step crosses two links (GPU -> NVSwitch ->
+// GPU), so each gets half.
 constexpr Figure kNvlinkLatency{
-    1.7 * kMicrosecond, "derived: NCCL hwLat NVLink Ring Simple 3.4 us per step (§2.6 [V]) over 2 hops"};
+    0.3 * kMicrosecond, "derived: NCCL hwLat NVLink Ring LL 0.6 us per step (§2.6 [V]) over 2 hops"};
 
 std::vector<LinkPreset> make_links() {
   return {
@@ -352,6 +354,28 @@ std::vector<LinkPreset> make_links() {
 // should then fall to about 1 (B200: about 0.94, its measured 680 GB/s being 94% of NCCL's 721.8).
 
 const std::vector<double> kLargeMessages = {1 * kGiB, 4 * kGiB, 16 * kGiB};
+// NCCL 2.30.7's figures for its GPU nodes (src/graph/tuning.cc:177-190 llMaxBws and perChMaxRingLL128Bws by
+// architecture; the ring graph from search.cc's speed arrays, docs/collectives.md#protocols), GB/s of bus
+// bandwidth.
+constexpr double kNcclGB = 1e9;
+NcclNode nccl_ampere() {
+  return {24, 12, 20 * kNcclGB, {87.7 * kNcclGB, 22.5 * kNcclGB, 19.0 * kNcclGB}, 20 * kNcclGB, 0,
+          "NCCL 2.30.7: 24 ring channels (logged on HGX A100, nccl-tests#100); ring graph 12 x 20 GB/s "
+          "(search.cc, 12 NVLinks x 20); llMaxBws Ampere, perChMaxRingLL128Bws 20 (tuning.cc)"};
+}
+NcclNode nccl_hopper() {
+  return {24, 12, 30 * kNcclGB, {141.0 * kNcclGB, 45.0 * kNcclGB, 35.0 * kNcclGB}, 36.7 * kNcclGB, 0,
+          "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring graph 12 x "
+          "30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, perChMaxRingLL128Bws "
+          "36.7 (tuning.cc)"};
+}
+NcclNode nccl_blackwell() {
+  return {24, 12, 60 * kNcclGB, {282.0 * kNcclGB, 90.0 * kNcclGB, 70.0 * kNcclGB}, 40 * kNcclGB, 0,
+          "NCCL 2.30.7: llMaxBws Blackwell, perChMaxRingLL128Bws 40 (tuning.cc); assumed: Hopper's 24 ring "
+          "channels and 12 graph channels at 60 GB/s (18 NVLinks x 40.1 = 721.8; SM100's search speeds not "
+          "read)"};
+}
+
 constexpr std::string_view kFitted =
     "fitted: spmdsim calibrate, to the published midpoint; gives back the simulated ring's serialised "
     "reduction";
@@ -373,7 +397,8 @@ std::vector<NodePreset> make_nodes() {
        "ib_hdr",
        "assumed: 8 x HDR 200 Gb/s is commonly quoted, not verified (§1.5, §7)",
        &nvlink_model(),
-       CalibrationTarget{"ring", kLargeMessages, 230 * kGB, 235 * kGB, "§1.8 [M] nccl-tests ring, 8 A100"}},
+       CalibrationTarget{"ring", kLargeMessages, 230 * kGB, 235 * kGB, "§1.8 [M] nccl-tests ring, 8 A100"},
+       nccl_ampere()},
       {"dgx_h100",
        "NVIDIA DGX H100: 8 x H100 SXM5 80GB, 4 NVSwitch",
        "h100",
@@ -391,7 +416,8 @@ std::vector<NodePreset> make_nodes() {
        &nvlink_model(),
        CalibrationTarget{
            "ring", kLargeMessages, 363 * kGB, 368 * kGB,
-           "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"}},
+           "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"},
+       nccl_hopper()},
       {"hgx_h200",
        "NVIDIA HGX H200: 8 x H200 SXM 141GB, 4 NVSwitch",
        "h200",
@@ -409,7 +435,8 @@ std::vector<NodePreset> make_nodes() {
        &nvlink_model(),
        CalibrationTarget{
            "ring", kLargeMessages, 363 * kGB, 368 * kGB,
-           "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"}},
+           "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"},
+       nccl_hopper()},
       {"dgx_b200",
        "NVIDIA DGX B200: 8 x B200, 2 NVSwitch",
        "b200",
@@ -425,7 +452,8 @@ std::vector<NodePreset> make_nodes() {
        "ib_ndr",
        "§1.5 [V] 8 x ConnectX-7 400 Gb/s",
        &nvlink_model(),
-       CalibrationTarget{"ring", kLargeMessages, 678 * kGB, 682 * kGB, "§1.8 [M] nccl-tests ring, 8 B200"}},
+       CalibrationTarget{"ring", kLargeMessages, 678 * kGB, 682 * kGB, "§1.8 [M] nccl-tests ring, 8 B200"},
+       nccl_blackwell()},
       {"mi300x_8gpu",
        "AMD MI300X platform: 8 x MI300X, Infinity Fabric full mesh",
        "mi300x",
@@ -544,6 +572,7 @@ NodeSpec NodePreset::spec() const {
   node.host_link = link_preset(host_link).effective_spec();
   node.host_memory_bandwidth = host_memory_bandwidth.value;
   node.nic = link_preset(nic).effective_spec();
+  node.nccl = nccl;
   return node;
 }
 

@@ -10,6 +10,7 @@
 #include "common/command_line.hpp"
 #include "common/config_file.hpp"
 #include "common/device_list.hpp"
+#include "spmdsim/collective_algorithms.hpp"
 
 namespace spmdsim::cli::collectives {
 namespace {
@@ -76,8 +77,12 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "what multidim runs along each dimension of the platform, comma-separated: ring, direct, "
       "halving_doubling (default: ring along every one)")(
       "channels", po::value(&channels),
-      "channels nccl_ring runs in parallel, each its own ring (default: one per device of a node when the "
-      "devices span several nodes, else 1)");
+      "channels nccl_ring runs in parallel, each its own ring (default: NCCL's ring channels on a node preset "
+      "of NVIDIA GPUs, a call running on fewer when its size earns fewer; elsewhere one per device of a node "
+      "when the devices span several nodes, else 1)")(
+      "protocol", po::value(&options.protocol),
+      "NCCL's protocol for nccl_ring on a node preset of NVIDIA GPUs, as NCCL_PROTO: LL, LL128, Simple "
+      "(default: the one NCCL's tuner picks for each size; docs/collectives.md#protocols)");
   add_config_option(described);
   const OptionValues values(args, described);
   if (values.map().count("help")) {
@@ -130,6 +135,12 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
   values.attributed({"channels"}, [&] {
     if (values.map().count("channels"))
       options.channels = static_cast<int>(parse_count(channels, "--channels", 1, 64));
+  });
+  values.attributed({"protocol"}, [&] {
+    const auto names = nccl_protocol_names();
+    if (values.map().count("protocol") && std::find(names.begin(), names.end(), options.protocol) == names.end())
+      throw UsageError(fmt::format("--protocol '{}' is not one of NCCL's: {}", options.protocol,
+                                   fmt::join(names, ", ")));
   });
   values.attributed({"abstract-above"}, [&] {
     if (values.map().count("abstract-above"))

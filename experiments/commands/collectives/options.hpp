@@ -28,6 +28,7 @@ struct SweepOptions {
   bool aggregate = false;                         // SimulationOptions::aggregate_ring_phases
   std::vector<std::string> dimension_algorithms;  // SimulationOptions::dimension_algorithms
   int channels = 0;                               // SimulationOptions::channels (0: per group)
+  std::string protocol;                           // SimulationOptions::protocol (empty: NCCL's tuner's)
 };
 
 // The options of `args` (SimGrid's taken out), from the command line and --config; nothing when --help was

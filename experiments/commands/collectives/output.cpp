@@ -29,6 +29,8 @@ std::vector<Column> sweep_columns(std::size_t algorithm_width) {
           {.key = "type", .header = "type", .width = 8},
           {.key = "redop", .header = "redop", .width = 5},
           {.key = "algorithm", .header = "algorithm", .width = algorithm_width},
+          {.key = "protocol", .header = "proto", .width = 6},
+          {.key = "channels", .header = "ch", .width = 3},
           {.key = "devices", .header = "p", .width = 4},
           {.key = "time_us", .header = "time(us)", .width = 10},
           {.key = "algbw_GB_per_s", .header = "algbw(GB/s)", .width = 11},
@@ -46,6 +48,8 @@ std::vector<Cell> row_cells(const RowResult& r, DType dtype) {
           text_cell(std::string(dtype_name(dtype))),
           text_cell(std::string(r.row.collective->redop)),
           text_cell(r.row.algorithm),
+          r.nccl ? text_cell(r.nccl->protocol) : empty_cell("-"),
+          r.nccl ? whole_cell(r.nccl->channels) : empty_cell("-"),
           whole_cell(r.row.p),
           real_cell(r.time * 1e6, 2),
           real_cell(r.algbw, 2),
@@ -73,6 +77,8 @@ void TableWriter::header(const SweepInfo& info) {
                                   fmt::join(info.dimension_algorithms, ", ")));
   if (info.channels > 0)
     options.push_back(fmt::format("nccl_ring runs {} channels (--channels)", info.channels));
+  if (!info.protocol.empty())
+    options.push_back(fmt::format("nccl_ring runs NCCL's {} protocol (--protocol)", info.protocol));
   if (!options.empty()) out_ << fmt::format("# options:  {}\n", fmt::join(options, "; "));
   out_ << "# legend:   size = S in bytes (nccl-tests' S), count = elements per rank in the call, time = the "
           "collective on its slowest device, algbw = S/time, busbw = algbw x factor, maxerr = largest "
@@ -122,6 +128,7 @@ void write_json(std::ostream& out, const SweepInfo& info, const Rows& rows,
   j["dimension_algorithms"] = info.dimension_algorithms;
   j["channels"] =
       info.channels == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.channels);
+  j["protocol"] = info.protocol.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.protocol);
   j["wall_time_s"] = wall_seconds;
   j["simulated_time_s"] = simulated;
   j["notes"] = notes;

@@ -29,6 +29,7 @@ struct SweepInfo {
   bool aggregate;
   std::vector<std::string> dimension_algorithms;
   int channels = 0;  // --channels, 0 when not given
+  std::string protocol;  // --protocol, empty when not given
 };
 
 // The columns of a row: the table's, CSV's and JSON's. `algorithm_width` fits the longest algorithm name.

@@ -33,6 +33,21 @@ Array call_collective(const PlannedRow& row, const Array& x) {
   }
 }
 
+// What nccl_ring runs `row` on, where the platform has NCCL's figures: the group is the first p devices,
+// shaped as the platform when it is all of them (as the collectives take it).
+std::optional<NcclRingChoice> nccl_choice(const Simulation& sim, const PlannedRow& row, DType dtype,
+                                          const SimulationOptions& options) {
+  const auto& platform = sim.platform();
+  if (row.algorithm != "nccl_ring" || !platform.nccl) return std::nullopt;
+  const bool whole = row.p == sim.num_devices() && !platform.dimensions.empty();
+  const std::vector<int> dimensions = whole ? platform.dimensions : std::vector<int>{row.p};
+  const std::int64_t per_rank =
+      row.collective->kind == CollectiveKind::all_gather ? row.elements_in : row.elements_in / row.p;
+  return nccl_ring_choice(*platform.nccl, row.collective->kind, dimensions, per_rank,
+                          static_cast<std::int64_t>(itemsize(dtype)),
+                          options.channels > 0 ? options.channels : platform.nccl->ring_channels, options.protocol);
+}
+
 }  // namespace
 
 // Uniform values, the same for a row's collective, device count and size whatever else the sweep runs:
@@ -63,7 +78,8 @@ Array random_input(const PlannedRow& row, DType dtype) {
   return Array(std::move(shape), std::move(storage));
 }
 
-RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bool check) {
+RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bool check,
+                  const SimulationOptions& options) {
   auto fn = pmap([&row](const Args& a) -> Tree { return call_collective(row, a[0].array()); },
                  {.in_axes = Axes(0),
                   .axis_name = "i",
@@ -71,7 +87,7 @@ RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bo
   Tree output = fn(sim, {input});
   const auto report = sim.report();
   const CallReport& call = report.calls.back();
-  RowResult result{.row = row};
+  RowResult result{.row = row, .nccl = nccl_choice(sim, row, input.dtype(), options)};
   for (const auto& times : call.times) {
     auto it = times.communication.find(std::string(row.collective->jax_name));
     if (it != times.communication.end()) result.time = std::max(result.time, it->second);

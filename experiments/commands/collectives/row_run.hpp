@@ -24,10 +24,13 @@ struct RowResult {
   double busbw = 0;
   double bus_factor = 0;
   std::optional<double> max_error;  // with --check, on real data
+  std::optional<NcclRingChoice> nccl;  // nccl_ring's protocol and channels, on a platform with NCCL's figures
 };
 
 // Runs `row` on `input` (one array of (p, elements_in)) in `sim`; with `check`, compares a real row's result
 // with the float64 reference.
-RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bool check);
+// `options` are the simulation's (for nccl_ring's choice).
+RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bool check,
+                  const SimulationOptions& options);
 
 }  // namespace spmdsim::cli::collectives

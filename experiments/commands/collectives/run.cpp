@@ -69,10 +69,11 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   check_real_rows_fit(plan, threshold, contexts, limits);
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
-  const auto simulation = start_simulation(options.platform, split.simgrid, max_devices,
-                                           {.channels = options.channels,
-                                            .dimension_algorithms = options.dimension_algorithms,
-                                            .aggregate_ring_phases = options.aggregate});
+  const SimulationOptions simulation_options{.channels = options.channels,
+                                             .protocol = options.protocol,
+                                             .dimension_algorithms = options.dimension_algorithms,
+                                             .aggregate_ring_phases = options.aggregate};
+  const auto simulation = start_simulation(options.platform, split.simgrid, max_devices, simulation_options);
   Simulation& sim = *simulation;
   check_reduction_dtype(sim, options, max_devices);
 
@@ -90,7 +91,8 @@ int run(const std::string& program, const std::vector<std::string>& args) {
                  .devices = fmt::format("{}", fmt::join(options.devices, ", ")),
                  .aggregate = options.aggregate,
                  .dimension_algorithms = options.dimension_algorithms,
-                 .channels = options.channels};
+                 .channels = options.channels,
+                 .protocol = options.protocol};
 
   std::size_t algorithm_width = std::string_view("algorithm").size();
   for (const auto& row : plan.rows) algorithm_width = std::max(algorithm_width, row.algorithm.size());
@@ -128,7 +130,7 @@ int run(const std::string& program, const std::vector<std::string>& args) {
                            : random_input(row, options.dtype);
       input_for = &row;
     }
-    results.cells.push_back(row_cells(run_row(sim, row, *input, options.check), options.dtype));
+    results.cells.push_back(row_cells(run_row(sim, row, *input, options.check, simulation_options), options.dtype));
     progress.clear();
     table.row(results.cells.back());
     progress.show(results.cells.size());

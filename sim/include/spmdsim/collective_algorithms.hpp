@@ -11,10 +11,23 @@
 #include <vector>
 
 #include "spmdsim/array.hpp"
+#include "spmdsim/platform.hpp"
+#include "spmdsim/units.hpp"
 
 namespace spmdsim {
 
 enum class ReduceOp { sum, max, min };
+
+// How a channel moves its data: NCCL's protocol (LL, LL128, Simple; docs/collectives.md#protocols) as the
+// channel's communicator carries it out. The default moves chunks as they are, at the links' rates.
+struct ChannelProtocol {
+  double wire_bytes_per_byte = 1;  // bytes on the wire per byte of data: LL 2 (a flag per data word)
+  double rate = 0;                 // bytes of data per second one channel moves at most; 0: no cap
+  Seconds start_latency = 0;       // once per collective, before the channels start (NCCL's baseLat)
+  Seconds step_overhead = 0;       // per message inside a node, over the route's own latency
+  Seconds step_overhead_across = 0;  // per message to a device of another node
+  bool reduces_in_flight = false;  // reductions take no time of their own: the channel's rate includes them
+};
 
 // One device's end of a collective over a group of devices, ranks 0..size()-1 in group order.
 class Communicator {
@@ -55,8 +68,14 @@ class Communicator {
   // of this one, in ring c's order) whose messages are its own: NCCL's channels, each its own CUDA block
   // with its own connections, so that a device has several sends and receives in flight. Returns when every
   // body has returned and its sends have arrived.
-  virtual void in_parallel(const std::vector<std::vector<int>>& rings,
+  // Each channel moves its messages as `protocol` says.
+  virtual void in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
                            const std::function<void(Communicator&, int)>& body) = 0;
+  // NCCL's figures for the platform's nodes, or nullptr where the platform has none (Platform::nccl).
+  virtual const NcclNode* nccl_node() const = 0;
+  // The protocol the call asks for (CollectiveOptions::protocol): "LL", "LL128", "Simple", or empty for the
+  // one NCCL's tuner picks.
+  virtual const std::string& protocol() const = 0;
 };
 
 // The collective kinds an algorithm can implement, with the JAX primitives they serve.
@@ -135,6 +154,21 @@ std::span<const Algorithm<ReduceFn>> reduce_algorithms();
 // Throws ValueError "<kind> algorithm '<name>' runs on <accepted counts>, not on <p> devices" when the
 // algorithm refuses p.
 void check_device_count(CollectiveKind kind, std::string_view name, int p);
+
+// What nccl_ring runs a call on where the platform has NCCL's figures (docs/collectives.md#protocols), as
+// NCCL_DEBUG=INFO prints it: the protocol (NCCL's tuner's for the size, or `protocol` when given) and the
+// channels the size earns, at most `max_channels`. `dimensions` is the group's shape ({devices per node,
+// nodes}), elements_per_rank what each rank contributes (all-reduce: its vector / p; all-gather: its piece;
+// reduce-scatter: one block). Throws ValueError for an unknown protocol.
+// NCCL's protocol names, as NCCL_PROTO takes them: LL, LL128, Simple.
+std::span<const std::string_view> nccl_protocol_names();
+struct NcclRingChoice {
+  std::string protocol;  // "LL", "LL128", "Simple"
+  int channels = 1;
+};
+NcclRingChoice nccl_ring_choice(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
+                                std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
+                                const std::string& protocol);
 
 // What the multidim all-reduce can run along one dimension, as ASTRA-sim names them: a reduce-scatter on
 // the way out and the matching all-gather on the way back.

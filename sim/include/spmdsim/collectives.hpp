@@ -43,6 +43,9 @@ struct CollectiveOptions {
   std::string algorithm;    // a registered name, or "auto" for the lowest predicted time
   int pipeline_chunks = 0;  // pieces a pipelining algorithm cuts its message into; 0: the simulation's
   int channels = 0;         // channels a channel-parallel algorithm runs (nccl_ring); 0: the simulation's
+  // nccl_ring's protocol on a platform with NCCL's figures, as NCCL_PROTO: "LL", "LL128" or "Simple";
+  // empty: the simulation's (SimulationOptions::protocol).
+  std::string protocol;
   // What multidim runs along each dimension (dimension_algorithm_names()); empty: the simulation's.
   std::vector<std::string> dimension_algorithms;
 };

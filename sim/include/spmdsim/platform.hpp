@@ -4,8 +4,10 @@
 // crosses this header.
 #pragma once
 
+#include <array>
 #include <concepts>
 #include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -23,6 +25,20 @@ struct PlatformDevice {
   std::string host_cpu;
 };
 
+// What NCCL's topology search and tuner hold for one GPU node (NCCL 2.30.7, src/graph/search.cc and
+// tuning.cc; docs/collectives.md#protocols): the figures nccl_ring's protocols run at. Bandwidths are bus
+// bandwidths in B/s. Builders of NVIDIA GPU nodes fill it; a platform without it runs nccl_ring with no
+// protocol (the links' own rates, reductions after each step).
+struct NcclNode {
+  int ring_channels = 0;          // comm->nChannels of a ring: the CUDA blocks a ring collective runs on
+  int graph_channels = 0;         // the ring graph's channels (each comm channel carries half of one)
+  double graph_bandwidth = 0;     // bwIntra: what one graph channel carries inside the node
+  std::array<double, 3> ll_max_bandwidth{};  // llMaxBws: the LL protocol's cap on 1, 2 and >= 3 nodes
+  double ll128_graph_channel_bandwidth = 0;  // perChMaxRingLL128Bws: LL128's cap per graph channel
+  double net_bandwidth = 0;                  // the node's NICs together (bwInter's ceiling across nodes)
+  std::string source;                        // where the figures come from
+};
+
 struct Platform {
   std::string description;  // one line for reports, e.g. "switch: 8 x generic, PCIe 32 GB/s"
   std::string host_cpu;     // the SimGrid host that runs the host program
@@ -30,6 +46,8 @@ struct Platform {
   // The devices' logical shape (mixed radix, dimension 0 varying fastest), e.g. {8 per node, 4 nodes} or a
   // torus {4, 4, 4}; empty means flat. Hierarchical and multi-dimensional collectives follow it.
   std::vector<int> dimensions;
+  // NCCL's figures for the node, where the devices are NVIDIA GPU nodes NCCL drives.
+  std::optional<NcclNode> nccl;
 };
 
 // How to build a platform, and the SimGrid network settings it is built for. Simulation calls it once the

@@ -30,9 +30,13 @@ struct SimulationOptions {
   std::map<CollectiveKind, std::string> algorithms;
   // Pieces a pipelining algorithm cuts each message into.
   int pipeline_chunks = 1;
-  // Channels a channel-parallel algorithm (nccl_ring) spreads its data over; 0: one per device of a node
-  // when the group spans several nodes (every NIC of a node carries a ring), else 1.
+  // Channels a channel-parallel algorithm (nccl_ring) spreads its data over; 0: NCCL's ring channels on a
+  // platform with NCCL's figures (Platform::nccl; a call runs on fewer when its size earns fewer), else one
+  // per device of a node when the group spans several nodes (every NIC of a node carries a ring), else 1.
   int channels = 0;
+  // nccl_ring's protocol where the platform has NCCL's figures: "LL", "LL128" or "Simple" (NCCL_PROTO);
+  // empty: the one NCCL's tuner picks for each call's size (docs/collectives.md#protocols).
+  std::string protocol;
   // What the multidim all-reduce runs along each dimension of the platform (dimension_algorithm_names());
   // empty: ring along every one.
   std::vector<std::string> dimension_algorithms;

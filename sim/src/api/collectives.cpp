@@ -16,6 +16,7 @@
 #include "collectives/booked_ring.hpp"
 #include "collectives/cost_inputs.hpp"
 #include "collectives/device_communicator.hpp"
+#include "collectives/nccl_protocols.hpp"
 #include "collectives/selection.hpp"
 #include "engine/device_context.hpp"
 #include "spmdsim/errors.hpp"
@@ -104,9 +105,11 @@ std::vector<int> group_dimensions(const DeviceContext& ctx, const std::vector<in
   return whole_platform ? platform.dimensions : std::vector<int>{static_cast<int>(group.size())};
 }
 
-// The simulation's channel count, or (0) one per device of a node when the group spans several nodes.
+// The simulation's channel count, or (0) NCCL's ring channels on a platform with NCCL's figures, else one
+// per device of a node when the group spans several nodes.
 int call_channels(const detail::Runtime& runtime, const std::vector<int>& dimensions) {
   if (runtime.collectives().channels() > 0) return runtime.collectives().channels();
+  if (runtime.platform().nccl) return runtime.platform().nccl->ring_channels;
   return dimensions.size() >= 2 && dimensions.front() > 1 ? dimensions.front() : 1;
 }
 
@@ -142,8 +145,9 @@ class CollectiveCall {
       check_dimension_algorithms(per_dimension, dimensions);
     else
       per_dimension.clear();  // the ring along every dimension
+    if (!options.protocol.empty()) collectives::parse_nccl_protocol(options.protocol);
     comm_.emplace(ctx, std::move(group), name, chunks, std::move(dimensions), std::move(per_dimension),
-                  channels);
+                  channels, options.protocol.empty() ? runtime.collectives().protocol() : options.protocol);
   }
 
   Communicator& comm() { return *comm_; }

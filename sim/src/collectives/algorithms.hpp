@@ -78,8 +78,6 @@ Array nccl_ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blo
 std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels);
 // The arc-disjoint Hamiltonian cycles of d devices those rings walk a node along (each starting at 0).
 const std::vector<std::vector<int>>& node_cycles(int d);
-// comm.channels(), but no more channels than elements each rank contributes per channel (at least 1).
-int nccl_ring_channels(const Communicator& comm, std::int64_t elements_per_rank);
 
 int floor_log2(int p);
 int ceil_log2(int p);

@@ -15,6 +15,14 @@ std::vector<Array> split_flat(const Array& flat, int n) {
   return parts;
 }
 
+std::vector<Array> pieces_of(const Array& flat, std::int64_t piece) {
+  if (piece <= 0 || flat.size() <= piece) return {flat};
+  std::vector<Array> pieces;
+  for (std::int64_t begin = 0; begin < flat.size(); begin += piece)
+    pieces.push_back(Array::view(flat, begin, Shape{std::min(piece, flat.size() - begin)}));
+  return pieces;
+}
+
 std::vector<Array> split_flat_shapes(const Array& flat, int n) {
   return split_flat(Array::abstract(flat.shape(), flat.dtype()), n);
 }

@@ -12,6 +12,8 @@ namespace spmdsim::collectives {
 
 // numpy.array_split of a 1-d array into n parts (views): the first size % n parts get one element more.
 std::vector<Array> split_flat(const Array& flat, int n);
+// A 1-d array in contiguous views of `piece` elements, the last one shorter (piece 0: the whole array).
+std::vector<Array> pieces_of(const Array& flat, std::int64_t piece);
 // Where split_flat's part k of `total` elements split n ways begins (k = n: the end).
 inline std::int64_t split_flat_offset(std::int64_t total, int n, std::int64_t k) {
   return k * (total / n) + std::min<std::int64_t>(k, total % n);

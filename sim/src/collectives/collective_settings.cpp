@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "collectives/nccl_protocols.hpp"
 #include "spmdsim/errors.hpp"
 
 namespace spmdsim::detail {
@@ -23,6 +24,8 @@ CollectiveSettings::CollectiveSettings(const SimulationOptions& options, const s
   if (!options.dimension_algorithms.empty())
     check_dimension_algorithms(options.dimension_algorithms, dimensions);
   dimension_algorithms_ = options.dimension_algorithms;
+  if (!options.protocol.empty()) collectives::parse_nccl_protocol(options.protocol);
+  protocol_ = options.protocol;
   aggregate_ring_phases_ = options.aggregate_ring_phases;
 }
 

@@ -15,7 +15,7 @@ namespace spmdsim::detail {
 class CollectiveSettings {
  public:
   CollectiveSettings() = default;
-  // ValueError for an unknown algorithm, pipeline_chunks below 1, negative channels, or per-dimension
+  // ValueError for an unknown algorithm or protocol, pipeline_chunks below 1, negative channels, or per-dimension
   // algorithms that do not fit the platform's dimensions (`dimensions`: the platform's shape, or {device
   // count} when flat).
   CollectiveSettings(const SimulationOptions& options, const std::vector<int>& dimensions);
@@ -26,6 +26,8 @@ class CollectiveSettings {
   // 0: chosen per group (SimulationOptions::channels).
   int channels() const { return channels_; }
   const std::vector<std::string>& dimension_algorithms() const { return dimension_algorithms_; }
+  // nccl_ring's protocol: "LL", "LL128", "Simple", or empty for NCCL's tuner's choice per call.
+  const std::string& protocol() const { return protocol_; }
   bool aggregate_ring_phases() const { return aggregate_ring_phases_; }
 
  private:
@@ -33,6 +35,7 @@ class CollectiveSettings {
   int pipeline_chunks_ = 1;
   int channels_ = 0;
   std::vector<std::string> dimension_algorithms_;
+  std::string protocol_;
   bool aggregate_ring_phases_ = false;
 };
 

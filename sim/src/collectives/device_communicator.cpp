@@ -18,12 +18,14 @@ namespace spmdsim::detail {
 
 DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective,
                                        int pipeline_chunks, std::vector<int> dimensions,
-                                       std::vector<std::string> dimension_algorithms, int channels)
+                                       std::vector<std::string> dimension_algorithms, int channels,
+                                       std::string protocol)
     : ctx_(ctx),
       group_(std::move(group)),
       collective_(std::move(collective)),
       pipeline_chunks_(pipeline_chunks),
       channels_(channels),
+      protocol_name_(std::move(protocol)),
       dimensions_(std::move(dimensions)),
       dimension_algorithms_(std::move(dimension_algorithms)),
       pending_sends_(std::make_shared<std::vector<PendingSend>>()),
@@ -37,24 +39,31 @@ std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> memb
   for (int m : members) call_ranks.push_back(group_.at(static_cast<std::size_t>(m)));
   auto sub = std::make_unique<DeviceCommunicator>(ctx_, std::move(call_ranks), collective_, pipeline_chunks_,
                                                   std::vector<int>{static_cast<int>(members.size())},
-                                                  std::vector<std::string>{}, channels_);
+                                                  std::vector<std::string>{}, channels_, protocol_name_);
   sub->lane_ = lane_;
   sub->pending_sends_ = pending_sends_;
   sub->phase_ = phase_;
   return sub;
 }
 
-void DeviceCommunicator::in_parallel(const std::vector<std::vector<int>>& rings,
+void DeviceCommunicator::in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
                                      const std::function<void(Communicator&, int)>& body) {
   flush_phase();
-  // Channel c's communicator: ring c's order, lane c, sends and booked phases of its own.
-  auto channel_comm = [this, &rings](int c) {
+  if (protocol.start_latency > 0) simgrid::s4u::this_actor::sleep_for(protocol.start_latency);
+  // Channel c's communicator: ring c's order, lane c, the protocol, sends and booked phases of its own.
+  const int node_size = dimensions_.size() >= 2 ? dimensions_.front() : size();
+  auto channel_comm = [this, &rings, &protocol, node_size](int c) {
     std::vector<int> call_ranks;
-    for (int m : rings[static_cast<std::size_t>(c)])
+    std::vector<int> nodes;
+    for (int m : rings[static_cast<std::size_t>(c)]) {
       call_ranks.push_back(group_.at(static_cast<std::size_t>(m)));
+      nodes.push_back(m / node_size);
+    }
     DeviceCommunicator comm(ctx_, std::move(call_ranks), collective_, pipeline_chunks_, dimensions_,
-                            dimension_algorithms_, 1);
+                            dimension_algorithms_, 1, protocol_name_);
     comm.lane_ = c;
+    comm.protocol_ = protocol;
+    comm.nodes_ = std::move(nodes);
     return comm;
   };
   std::vector<simgrid::s4u::ActorPtr> others;
@@ -86,16 +95,40 @@ std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
   return std::vector<std::string>(dimensions_.size(), "ring");
 }
 
+const NcclNode* DeviceCommunicator::nccl_node() const {
+  const auto& nccl = ctx_.runtime().platform().nccl;
+  return nccl ? &*nccl : nullptr;
+}
+
 int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.at(static_cast<std::size_t>(peer))); }
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
-  auto* channel = ctx_.channel(ctx_.device(), device_of(peer), lane_);
   XBT_VERB("%s: device %d sends %lld bytes to device %d", collective_.c_str(), ctx_.device(),
            static_cast<long long>(chunk.nbytes()), device_of(peer));
   ctx_.times().bytes_sent += static_cast<Bytes>(chunk.nbytes());
   // The receiver takes ownership of the heap copy of the handle: the storage is shared, the sender's device
   // buffer is not, so this device's memory depends on its own references alone.
-  return channel->put_async(new Array(chunk.on_device(nullptr)), chunk.nbytes());
+  return put(device_of(peer), new Array(chunk.on_device(nullptr)), static_cast<Bytes>(chunk.nbytes()),
+             step_overhead(peer));
+}
+
+Seconds DeviceCommunicator::step_overhead(int peer) const {
+  const bool across = !nodes_.empty() && nodes_.at(static_cast<std::size_t>(peer)) !=
+                                             nodes_.at(static_cast<std::size_t>(rank_));
+  return across ? protocol_.step_overhead_across : protocol_.step_overhead;
+}
+
+simgrid::s4u::CommPtr DeviceCommunicator::put(int to_device, void* payload, Bytes bytes, Seconds overhead) {
+  if (overhead > 0) simgrid::s4u::this_actor::sleep_for(overhead);
+  return ctx_.channel(ctx_.device(), to_device, lane_)
+      ->put_async(payload, static_cast<std::uint64_t>(bytes * protocol_.wire_bytes_per_byte));
+}
+
+// A channel is one CUDA block: it moves at most protocol_.rate, whatever the links leave it, and other
+// channels' blocks do not slow it (SimGrid 3.32 drops a transfer's own rate under TCP-gamma 0, so the cap
+// is a wait beside the transfer, not a bound on it).
+void DeviceCommunicator::pace(Bytes bytes) {
+  if (protocol_.rate > 0) simgrid::s4u::this_actor::sleep_for(bytes / protocol_.rate);
 }
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_recv(int peer, Array** slot) {
@@ -112,11 +145,14 @@ Array DeviceCommunicator::take(int peer, Array* received) {
 void DeviceCommunicator::send(int peer, const Array& chunk) {
   flush_phase();
   pending_sends_->push_back({post_send(peer, chunk), chunk});
+  pace(static_cast<Bytes>(chunk.nbytes()));
 }
 
 void DeviceCommunicator::send_and_wait(int peer, const Array& chunk) {
   flush_phase();
-  post_send(peer, chunk)->wait();
+  auto transfer = post_send(peer, chunk);
+  pace(static_cast<Bytes>(chunk.nbytes()));
+  transfer->wait();
 }
 
 Array DeviceCommunicator::recv(int peer) {
@@ -131,6 +167,7 @@ Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
   Array* received = nullptr;
   auto incoming = post_recv(from, &received);
   auto outgoing = post_send(to, chunk);
+  pace(static_cast<Bytes>(chunk.nbytes()));
   incoming->wait();
   outgoing->wait();
   return take(from, received);
@@ -151,6 +188,7 @@ void DeviceCommunicator::book_phase(int to, int from, Bytes bytes_out, int messa
   const int from_device = device_of(from);
   if (phase_->to != to_device || phase_->from != from_device) flush_phase();
   phase_->to = to_device;
+  phase_->step_overhead = step_overhead(to);
   phase_->from = from_device;
   phase_->bytes_out += bytes_out;
   phase_->messages += messages;
@@ -181,7 +219,7 @@ Seconds DeviceCommunicator::reduction_time(const Array& piece, ReduceOp op) cons
 Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
   kernels::KernelResult result = reduce_kernel(a, b, op);
   Array placed = ctx_.place(result.value, MemoryTag::collective_scratch, collective_);
-  const Seconds time = in_kernel_time(ctx_.spec(), result);
+  const Seconds time = protocol_.reduces_in_flight ? 0 : in_kernel_time(ctx_.spec(), result);
   XBT_VERB("%s: device %d reduces %lld element(s) in %g s%s", collective_.c_str(), ctx_.device(),
            static_cast<long long>(result.value.size()), time, phase_->messages > 0 ? " (booked)" : "");
   if (phase_->messages > 0) phase_->reducing += time;
@@ -200,13 +238,14 @@ void DeviceCommunicator::flush_phase() {
   static int token;
   int* received = nullptr;
   auto incoming = ctx_.channel(phase.from, ctx_.device(), lane_)->get_async<int>(&received);
-  auto outgoing = ctx_.channel(ctx_.device(), phase.to, lane_)->put_async(&token, phase.bytes_out);
+  auto outgoing = put(phase.to, &token, phase.bytes_out, phase.step_overhead);
+  pace(phase.bytes_out);
   incoming->wait();
   outgoing->wait();
   // Each further message of the run would have paid its route's latency once more.
   const Seconds latency = std::max(runtime.channels().message_latency(ctx_.device(), phase.to),
                                    runtime.channels().message_latency(phase.from, ctx_.device()));
-  simgrid::s4u::this_actor::sleep_for((phase.messages - 1) * latency);
+  simgrid::s4u::this_actor::sleep_for((phase.messages - 1) * (latency + phase.step_overhead));
   ctx_.execute(phase.reducing);
 }
 

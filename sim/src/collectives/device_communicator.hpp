@@ -22,7 +22,7 @@ class DeviceCommunicator final : public Communicator {
   // dimension_algorithms: one per dimension, or empty for ring along every one.
   DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective, int pipeline_chunks,
                      std::vector<int> dimensions, std::vector<std::string> dimension_algorithms = {},
-                     int channels = 1);
+                     int channels = 1, std::string protocol = {});
 
   int rank() const override { return rank_; }
   int size() const override { return static_cast<int>(group_.size()); }
@@ -41,8 +41,10 @@ class DeviceCommunicator final : public Communicator {
   int channels() const override { return channels_; }
   // Channel 0 runs on the calling actor, the others each on an actor of their own on this device's host,
   // over mailboxes of their own (lane c).
-  void in_parallel(const std::vector<std::vector<int>>& rings,
+  void in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
                    const std::function<void(Communicator&, int)>& body) override;
+  const NcclNode* nccl_node() const override;
+  const std::string& protocol() const override { return protocol_name_; }
 
   // Simulates the booked phase, then waits for the sends still in flight: a collective ends when its last
   // byte has left.
@@ -66,6 +68,7 @@ class DeviceCommunicator final : public Communicator {
   // A run of booked exchanges between this device and two others (device ids).
   struct Phase {
     int to = -1;
+    Seconds step_overhead = 0;  // the protocol's, per message to `to`
     int from = -1;
     Bytes bytes_out = 0;
     int messages = 0;
@@ -74,6 +77,10 @@ class DeviceCommunicator final : public Communicator {
   // Simulates the booked phase, if any; every verb but sendrecv_shaped and combine calls it first.
   void flush_phase();
   simgrid::s4u::CommPtr post_send(int peer, const Array& chunk);
+  // Sends `bytes` of data to device `to_device` after `overhead`, as the protocol's wire bytes.
+  simgrid::s4u::CommPtr put(int to_device, void* payload, Bytes bytes, Seconds overhead);
+  Seconds step_overhead(int peer) const;
+  void pace(Bytes bytes);
   simgrid::s4u::CommPtr post_recv(int peer, Array** slot);
   // A chunk received from `peer`, placed in this device's memory as collective scratch.
   Array take(int peer, Array* received);
@@ -86,6 +93,11 @@ class DeviceCommunicator final : public Communicator {
   int pipeline_chunks_;
   int channels_;
   int lane_ = 0;  // the mailboxes' lane (DeviceChannels::channel): in_parallel's channel
+  std::string protocol_name_;
+  // In a channel of in_parallel: how it moves its messages, and the node of each of its ranks (for the step
+  // overhead of a message that crosses nodes).
+  ChannelProtocol protocol_;
+  std::vector<int> nodes_;
   std::vector<int> dimensions_;
   std::vector<std::string> dimension_algorithms_;
   // Shared with subgroups, so that finish() on the outermost communicator waits for every send and a

@@ -95,8 +95,4 @@ std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensi
   return rings;
 }
 
-int nccl_ring_channels(const Communicator& comm, std::int64_t elements_per_rank) {
-  return static_cast<int>(std::clamp<std::int64_t>(elements_per_rank, 1, std::max(1, comm.channels())));
-}
-
 }  // namespace spmdsim::collectives

@@ -3,21 +3,32 @@
 // On one switch the channels share every device's port, so the time is one ring's; across nodes channel c
 // crosses on NIC c, so C >= d channels use every NIC of a node where one ring uses one.
 //
-// Cost with the channels sharing every link evenly: 2(p-1) alpha + 2((p-1)/p) n beta + ((p-1)/p) n gamma
-// (ring_all_reduce's; each channel pays the latencies once, concurrently).
+// On a platform with NCCL's figures (Platform::nccl) the call runs as NCCL runs it (nccl_protocols.hpp): the
+// tuner's protocol, the channels the size earns, each part in passes of one chunk per rank (NCCL's loops),
+// the protocol's wire bytes, rates and step latencies, reductions inside the channels' rate.
+//
+// Cost without NCCL's figures, the channels sharing every link evenly: 2(p-1) alpha + 2((p-1)/p) n beta +
+// ((p-1)/p) n gamma (ring_all_reduce's; each channel pays the latencies once, concurrently).
 #include "collectives/algorithms.hpp"
 #include "collectives/chunks.hpp"
+#include "collectives/nccl_protocols.hpp"
 
 namespace spmdsim::collectives {
 
 Array nccl_ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
   if (comm.size() == 1) return flat;
-  const int channels = nccl_ring_channels(comm, flat.size() / comm.size());
-  const std::vector<Array> parts = split_flat(flat, channels);
+  const auto plan = nccl_ring_plan(comm, CollectiveKind::all_reduce, flat.size() / comm.size(),
+                                   static_cast<std::int64_t>(itemsize(flat.dtype())));
+  const std::vector<Array> parts = split_flat(flat, plan.channels);
   std::vector<Array> reduced(parts.size());
-  comm.in_parallel(nccl_channel_rings(comm.dimensions(), channels), [&](Communicator& ring, int c) {
-    reduced[static_cast<std::size_t>(c)] = ring_all_reduce(ring, parts[static_cast<std::size_t>(c)], op);
-  });
+  comm.in_parallel(nccl_channel_rings(comm.dimensions(), plan.channels), plan.channel,
+                   [&](Communicator& ring, int c) {
+                     std::vector<Array> passes;
+                     for (const Array& pass : pieces_of(parts[static_cast<std::size_t>(c)],
+                                                        plan.loop_elements * comm.size()))
+                       passes.push_back(ring_all_reduce(ring, pass, op));
+                     reduced[static_cast<std::size_t>(c)] = join_flat(passes);
+                   });
   return join_flat(reduced);
 }
 

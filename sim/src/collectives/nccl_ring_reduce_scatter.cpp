@@ -1,28 +1,38 @@
 // NCCL's ring reduce-scatter: every block cut into C parts, part c of every block reduce-scattered by the
 // ring of channel c (nccl_channel_rings), every channel at once; this rank's block is its C reduced parts
-// joined.
+// joined. On a platform with NCCL's figures, as NCCL runs it (nccl_ring_all_reduce.cpp): each part in passes
+// of one chunk per block.
 //
-// Cost with the channels sharing every link evenly: (p-1) alpha + ((p-1)/p) n (beta + gamma)
-// (ring_reduce_scatter's).
+// Cost without NCCL's figures, the channels sharing every link evenly: (p-1) alpha + ((p-1)/p) n (beta +
+// gamma) (ring_reduce_scatter's).
 #include "collectives/algorithms.hpp"
 #include "collectives/chunks.hpp"
+#include "collectives/nccl_protocols.hpp"
 
 namespace spmdsim::collectives {
 
 Array nccl_ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op) {
   const int p = comm.size();
   if (p == 1) return blocks.front();
-  const int channels = nccl_ring_channels(comm, blocks.front().size());
+  const auto plan = nccl_ring_plan(comm, CollectiveKind::reduce_scatter, blocks.front().size(),
+                                   static_cast<std::int64_t>(itemsize(blocks.front().dtype())));
   std::vector<std::vector<Array>> parts;  // parts[j][c]: part c of block j
   for (const Array& block : blocks)
-    parts.push_back(split_flat(block.reshaped(Shape{block.size()}), channels));
-  const auto rings = nccl_channel_rings(comm.dimensions(), channels);
-  std::vector<Array> mine(static_cast<std::size_t>(channels));
-  comm.in_parallel(rings, [&](Communicator& ring, int c) {
-    std::vector<Array> ring_blocks;  // in ring c's rank order
+    parts.push_back(split_flat(block.reshaped(Shape{block.size()}), plan.channels));
+  const auto rings = nccl_channel_rings(comm.dimensions(), plan.channels);
+  std::vector<Array> mine(static_cast<std::size_t>(plan.channels));
+  comm.in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {
+    std::vector<std::vector<Array>> block_passes;  // in ring c's rank order: each block's passes
     for (int j : rings[static_cast<std::size_t>(c)])
-      ring_blocks.push_back(parts[static_cast<std::size_t>(j)][static_cast<std::size_t>(c)]);
-    mine[static_cast<std::size_t>(c)] = ring_reduce_scatter(ring, ring_blocks, op);
+      block_passes.push_back(
+          pieces_of(parts[static_cast<std::size_t>(j)][static_cast<std::size_t>(c)], plan.loop_elements));
+    std::vector<Array> reduced;
+    for (std::size_t k = 0; k < block_passes.front().size(); ++k) {
+      std::vector<Array> ring_blocks;
+      for (const auto& passes : block_passes) ring_blocks.push_back(passes[k]);
+      reduced.push_back(ring_reduce_scatter(ring, ring_blocks, op));
+    }
+    mine[static_cast<std::size_t>(c)] = join_flat(reduced);
   });
   return join_flat(mine).reshaped(blocks.front().shape());
 }

@@ -55,6 +55,7 @@
 // Links: O(devices) for nvswitch nodes and every network; full_mesh nodes add d(d-1) per node.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,9 @@ struct NodeSpec {
                                              // (both directions); 0: not modelled
   LinkSpec nic;                           // per device, to the scale-out network
   FlopsPerSecond host_speed = 1e11;
+  // NCCL's figures for the node (Platform::nccl; its net_bandwidth is filled from the NICs), where NCCL drives
+  // it.
+  std::optional<NcclNode> nccl;
 };
 
 // One node: dimensions {devices_per_node}. Throws ValueError naming the first bad field: fewer than 1

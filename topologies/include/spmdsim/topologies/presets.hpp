@@ -129,6 +129,7 @@ struct NodePreset {
   std::string_view nic_source;
   const NetworkModel* network_model;
   std::optional<CalibrationTarget> calibration;
+  std::optional<NcclNode> nccl;  // NCCL's figures for the node, where NCCL drives it
 
   // The simulated device link: the link preset's effective rate x model_correction.
   LinkSpec effective_device_link() const;

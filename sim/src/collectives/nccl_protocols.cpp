@@ -1,0 +1,172 @@
+// Sources, NVIDIA/nccl 2.30.7 (commit 5067397c), read for docs/collectives.md#protocols:
+// - wire: src/include/device.h:75-86 (an LL line holds 8 data bytes in 16), :110-112 (an LL128 line 120 in
+//   128);
+// - latencies: src/graph/tuning.cc:149-176, baseLatencies and hwLatencies of the Ring rows (REFERENCES §2.6);
+// - threads and thresholds: tuning.cc:244-257 (maxThreads), src/include/comm.h:49-51 and tuning.cc:588-595
+//   (threadThresholds, LL's times the ranks for Ring), src/enqueue.cc:2093-2096 (the channel loop);
+// - chunks: src/init.cc:810-813 (buffer sizes), src/include/collectives.h:20-26 (4 chunk steps of Ring Simple),
+//   enqueue.cc:2222-2227 (stepSize = buffer / NCCL_STEPS, LL halved, LL128 times 15/16);
+// - bandwidths and the tuner's time: tuning.cc:306-336 (LL x0.5 capped at llMaxBw, LL128 x0.92 capped per
+//   channel), :376-433 (algorithm bandwidth and latency of Ring), :630-655 (time = latency + bytes / bw),
+//   enqueue.cc:2035-2044 (the lowest time wins).
+#include "collectives/nccl_protocols.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "spmdsim/errors.hpp"
+
+namespace spmdsim::collectives {
+namespace {
+
+constexpr Seconds kMicrosecond = 1e-6;
+
+constexpr NcclProtocolFigures kLL{16.0 / 8.0, 6.6 * kMicrosecond, 0.6 * kMicrosecond, 2.7 * kMicrosecond,
+                                  512, 8, 32 * 1024.0};
+constexpr NcclProtocolFigures kLL128{128.0 / 120.0, 14.0 * kMicrosecond, 1.9 * kMicrosecond,
+                                     4.0 * kMicrosecond, 640, 8, 576000.0};
+constexpr NcclProtocolFigures kSimple{1.0, 8.4 * kMicrosecond, 3.4 * kMicrosecond, 14.0 * kMicrosecond,
+                                      512, 64, 2 * 1024.0 * 1024.0};
+
+// tuning.cc:393-396: across nodes a step inside the node costs at least the proxy's overhead, 1 us (2 us
+// on AMD hosts), three times that with Simple.
+constexpr Seconds kNetOverhead = 1 * kMicrosecond;
+
+int nodes_of(const std::vector<int>& dimensions) {
+  int nodes = 1;
+  for (std::size_t i = 1; i < dimensions.size(); ++i) nodes *= dimensions[i];
+  return nodes;
+}
+
+// Ring steps of one rank in a collective over `count` ranks (or nodes): 2(count-1) for the all-reduce,
+// count-1 otherwise.
+int ring_steps(CollectiveKind kind, int count) {
+  return kind == CollectiveKind::all_reduce ? 2 * (count - 1) : count - 1;
+}
+
+}  // namespace
+
+std::string_view nccl_protocol_name(NcclProtocol protocol) {
+  return nccl_protocol_names()[static_cast<std::size_t>(protocol)];
+}
+
+NcclProtocol parse_nccl_protocol(std::string_view name) {
+  for (NcclProtocol protocol : kNcclProtocols)
+    if (nccl_protocol_name(protocol) == name) return protocol;
+  throw ValueError(fmt::format("unknown NCCL protocol '{}'; valid: {} (or none: the tuner's)", name,
+                               fmt::join(nccl_protocol_names(), ", ")));
+}
+
+const NcclProtocolFigures& nccl_protocol_figures(NcclProtocol protocol) {
+  switch (protocol) {
+    case NcclProtocol::ll: return kLL;
+    case NcclProtocol::ll128: return kLL128;
+    case NcclProtocol::simple: return kSimple;
+  }
+  throw std::logic_error("unreachable NCCL protocol");
+}
+
+double nccl_ring_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int nodes, bool across_nodes) {
+  double bandwidth = node.graph_channels * node.graph_bandwidth;
+  if (across_nodes && nodes > 2 && node.net_bandwidth > 0) bandwidth = std::min(bandwidth, node.net_bandwidth);
+  const std::size_t node_column = static_cast<std::size_t>(std::clamp(nodes, 1, 3) - 1);
+  switch (protocol) {
+    case NcclProtocol::ll: return std::min(node.ll_max_bandwidth[node_column], 0.5 * bandwidth);
+    case NcclProtocol::ll128:
+      return std::min(0.92 * bandwidth, node.graph_channels * node.ll128_graph_channel_bandwidth);
+    case NcclProtocol::simple: return bandwidth;
+  }
+  throw std::logic_error("unreachable NCCL protocol");
+}
+
+Seconds nccl_ring_tuner_time(const NcclNode& node, NcclProtocol protocol, CollectiveKind kind, int ranks,
+                             int nodes, double bytes) {
+  const auto& figures = nccl_protocol_figures(protocol);
+  const int steps = ring_steps(kind, ranks);
+  if (steps == 0) return 0;
+  const int steps_across = nodes > 1 ? ring_steps(kind, nodes) : 0;
+  Seconds step_inside = figures.nvlink_step_latency;
+  if (nodes > 1) step_inside = std::max(step_inside, kNetOverhead * (protocol == NcclProtocol::simple ? 3 : 1));
+  const Seconds latency =
+      figures.base_latency + (steps - steps_across) * step_inside + steps_across * figures.net_step_latency;
+  const double algorithm_bandwidth =
+      nccl_ring_bus_bandwidth(node, protocol, nodes, true) * ranks / static_cast<double>(steps);
+  return latency + bytes / algorithm_bandwidth;
+}
+
+NcclProtocol nccl_tuner_protocol(const NcclNode& node, CollectiveKind kind, int ranks, int nodes, double bytes) {
+  NcclProtocol best = NcclProtocol::ll;
+  for (NcclProtocol protocol : kNcclProtocols)
+    if (nccl_ring_tuner_time(node, protocol, kind, ranks, nodes, bytes) <
+        nccl_ring_tuner_time(node, best, kind, ranks, nodes, bytes))
+      best = protocol;
+  return best;
+}
+
+int nccl_call_channels(NcclProtocol protocol, int ranks, double bytes, int max_channels) {
+  const auto& figures = nccl_protocol_figures(protocol);
+  const double threshold = figures.thread_threshold * (protocol == NcclProtocol::ll ? ranks : 1);
+  int channels = std::max(1, max_channels);
+  while (channels >= 2 && bytes < channels * figures.threads * threshold) --channels;
+  return channels;
+}
+
+NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::int64_t elements_per_rank,
+                            std::int64_t itemsize) {
+  NcclRingPlan plan;
+  const NcclNode* node = comm.nccl_node();
+  if (node == nullptr) {
+    plan.channels = static_cast<int>(
+        std::min<std::int64_t>(std::max(1, comm.channels()), std::max<std::int64_t>(1, elements_per_rank)));
+    return plan;
+  }
+  const auto choice = nccl_ring_choice(*node, kind, comm.dimensions(), elements_per_rank, itemsize,
+                                       comm.channels(), comm.protocol());
+  const NcclProtocol protocol = parse_nccl_protocol(choice.protocol);
+  const auto& figures = nccl_protocol_figures(protocol);
+  const auto& ll = nccl_protocol_figures(NcclProtocol::ll);
+  plan.protocol = protocol;
+  plan.channels = choice.channels;
+  plan.loop_elements = std::max<std::int64_t>(1, static_cast<std::int64_t>(figures.chunk_bytes) / itemsize);
+  plan.channel = {
+      .wire_bytes_per_byte = figures.wire_bytes_per_byte,
+      .rate = nccl_ring_bus_bandwidth(*node, protocol, nodes_of(comm.dimensions()), false) / node->ring_channels,
+      .start_latency = figures.base_latency,
+      // The platform's routes carry LL's step latency, the wire's and the switch's; the other protocols'
+      // flags, fences and proxy add the rest.
+      .step_overhead = figures.nvlink_step_latency - ll.nvlink_step_latency,
+      .step_overhead_across = figures.net_step_latency - ll.net_step_latency,
+      .reduces_in_flight = true,
+  };
+  return plan;
+}
+
+}  // namespace spmdsim::collectives
+
+namespace spmdsim {
+
+std::span<const std::string_view> nccl_protocol_names() {
+  static constexpr std::string_view kNames[] = {"LL", "LL128", "Simple"};
+  return kNames;
+}
+
+NcclRingChoice nccl_ring_choice(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
+                                std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
+                                const std::string& protocol) {
+  using namespace collectives;
+  int ranks = 1;
+  for (int d : dimensions) ranks *= d;
+  const int nodes = nodes_of(dimensions);
+  const double bytes = static_cast<double>(elements_per_rank) * ranks * static_cast<double>(itemsize);
+  const NcclProtocol chosen =
+      protocol.empty() ? nccl_tuner_protocol(node, kind, ranks, nodes, bytes) : parse_nccl_protocol(protocol);
+  const int channels = static_cast<int>(std::min<std::int64_t>(
+      nccl_call_channels(chosen, ranks, bytes, max_channels), std::max<std::int64_t>(1, elements_per_rank)));
+  return {std::string(nccl_protocol_name(chosen)), channels};
+}
+
+}  // namespace spmdsim

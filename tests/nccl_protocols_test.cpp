@@ -1,0 +1,162 @@
+// NCCL's protocols in nccl_ring: the pure choices (the tuner's protocol by size, the channels a size earns,
+// the protocol names), and, under the pinned alpha-beta model on a node carrying NCCL's figures, each
+// protocol's closed form: its base latency, then 2(p-1) steps of its overhead and its chunk paced at the
+// channel's rate, with its wire bytes on the links; values equal the ring's on every protocol.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "collectives/nccl_protocols.hpp"
+#include "spmdsim/collectives.hpp"
+#include "spmdsim/errors.hpp"
+#include "spmdsim/pmap.hpp"
+#include "spmdsim/topologies/accelerator_node.hpp"
+#include "test_cluster.hpp"
+
+namespace spmdsim {
+namespace {
+
+using collectives::NcclProtocol;
+
+constexpr double kGB = 1e9;
+
+// NCCL 2.30.7's Hopper figures for an 8-GPU node (topologies/src/presets.cpp), with NICs of 25 GB/s.
+NcclNode hopper() {
+  return {24, 12, 30 * kGB, {141 * kGB, 45 * kGB, 35 * kGB}, 36.7 * kGB, 8 * 25 * kGB, "test"};
+}
+
+TEST(NcclTuner, PicksLLThenLL128ThenSimpleAsTheAllReduceGrows) {
+  // Ring on 8 H100s: LL (15.0 us + S / 80.6 GB/s), LL128 (40.6 us + S / 189.3), Simple (56 us + S / 205.7);
+  // LL128 overtakes LL near 3.6 MB, Simple overtakes LL128 near 35 MB.
+  const auto pick = [](double bytes) {
+    return collectives::nccl_tuner_protocol(hopper(), CollectiveKind::all_reduce, 8, 1, bytes);
+  };
+  EXPECT_EQ(pick(32 * 1024.0), NcclProtocol::ll);
+  EXPECT_EQ(pick(1024 * 1024.0), NcclProtocol::ll);
+  EXPECT_EQ(pick(16 * 1024 * 1024.0), NcclProtocol::ll128);
+  EXPECT_EQ(pick(256 * 1024 * 1024.0), NcclProtocol::simple);
+  EXPECT_NEAR(collectives::nccl_ring_tuner_time(hopper(), NcclProtocol::simple, CollectiveKind::all_reduce, 8, 1,
+                                                0),
+              56e-6, 1e-12);
+}
+
+TEST(NcclTuner, BusBandwidthsFollowTheTunersRefinements) {
+  const NcclNode node = hopper();
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 1, false), 360 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 1, false), 141 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 2, false), 45 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll128, 1, false), 0.92 * 360 * kGB);
+  // Past two nodes the tuner takes the NICs' ceiling; the channels' own rates do not.
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 4, true), 8 * 25 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 4, false), 360 * kGB);
+}
+
+TEST(NcclChannels, ACallEarnsAChannelPerThreadsTimesThreshold) {
+  // Simple: 512 threads x 64 bytes = 32 KiB per channel; LL on 8 ranks: 512 x 8 x 8 = 32 KiB; LL128: 640 x 8.
+  EXPECT_EQ(collectives::nccl_call_channels(NcclProtocol::simple, 8, 8, 24), 1);
+  EXPECT_EQ(collectives::nccl_call_channels(NcclProtocol::simple, 8, 64 * 1024.0, 24), 2);
+  EXPECT_EQ(collectives::nccl_call_channels(NcclProtocol::simple, 8, 64 * 1024.0 - 1, 24), 1);
+  EXPECT_EQ(collectives::nccl_call_channels(NcclProtocol::ll, 8, 128 * 1024.0, 24), 4);
+  EXPECT_EQ(collectives::nccl_call_channels(NcclProtocol::ll, 2, 128 * 1024.0, 24), 16);
+  EXPECT_EQ(collectives::nccl_call_channels(NcclProtocol::ll128, 8, 50 * 1024.0, 24), 10);
+  EXPECT_EQ(collectives::nccl_call_channels(NcclProtocol::simple, 8, 1e12, 24), 24);
+}
+
+TEST(NcclProtocolNames, AreNcclProtosAndAnOtherNameListsThem) {
+  for (NcclProtocol protocol : collectives::kNcclProtocols)
+    EXPECT_EQ(collectives::parse_nccl_protocol(collectives::nccl_protocol_name(protocol)), protocol);
+  try {
+    (void)collectives::parse_nccl_protocol("ll");
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "unknown NCCL protocol 'll'; valid: LL, LL128, Simple (or none: the tuner's)");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Times under the pinned alpha-beta model: one node of 4 devices on a switch of 100 GB/s and 1 us per hop,
+// NCCL's figures of 2 ring channels over one graph channel of 20 GB/s (each channel 10 GB/s with Simple,
+// LL 10 / 2 = 5 GB/s of data), so that a channel's rate, not the links, sets every step.
+
+topologies::NodeSpec paced_node() {
+  topologies::NodeSpec node;
+  node.devices_per_node = 4;
+  node.device = testing::free_compute_cluster(1).device;
+  node.device_link = {100 * kGB, 1e-6};
+  node.host_link = {10 * kGB, 1e-6};
+  node.nic = {25 * kGB, 1e-6};
+  node.nccl = NcclNode{2, 1, 20 * kGB, {87.7 * kGB, 22.5 * kGB, 19 * kGB}, 20 * kGB, 0, "test"};
+  return node;
+}
+
+constexpr int kDevices = 4;
+constexpr std::int64_t kFloats = 256 * 1024;  // 1 MiB per device: 2 channels, one pass, 128 KiB per step
+
+double psum_time(const std::string& protocol) {
+  Simulation sim(topologies::accelerator_node(paced_node()), {alpha_beta_config(), {}});
+  auto f = pmap([&](const Args& a) -> Tree { return psum(a[0].array(), "i", {}, {.algorithm = "nccl_ring",
+                                                                                   .protocol = protocol}); },
+                {.axis_name = "i"});
+  f(sim, {Array::abstract(Shape{kDevices, kFloats}, DType::f32)});
+  double longest = 0;
+  for (const auto& times : sim.report().calls.back().times)
+    if (auto it = times.communication.find("psum"); it != times.communication.end())
+      longest = std::max(longest, it->second);
+  return longest;
+}
+
+// One simulation per process: each protocol is a test of its own.
+TEST(NcclProtocolTime, SimpleIsItsBaseLatencyThenStepsOfItsOverheadAndTheChannelsRate) {
+  const double step_bytes = 4.0 * kFloats / 2 / kDevices;
+  const double step = (3.4e-6 - 0.6e-6) + step_bytes / (10 * kGB);
+  EXPECT_NEAR(psum_time("Simple"), 8.4e-6 + 2 * (kDevices - 1) * step, 1e-12);
+}
+
+TEST(NcclProtocolTime, LLPutsTwiceTheBytesOnTheWireAtHalfTheRate) {
+  const double step_bytes = 4.0 * kFloats / 2 / kDevices;
+  const double step = step_bytes / (5 * kGB);  // LL adds no overhead to the route's latency
+  EXPECT_NEAR(psum_time("LL"), 6.6e-6 + 2 * (kDevices - 1) * step, 1e-12);
+}
+
+TEST(NcclProtocolValues, EveryProtocolGivesTheRingsSum) {
+  Simulation sim(topologies::accelerator_node(paced_node()));
+  std::vector<double> values;
+  for (int i = 0; i < kDevices; ++i)
+    for (int j = 0; j < 3000; ++j) values.push_back(i + j * 0.5);
+  const Array x = Array::from_values(Shape{kDevices, 3000}, values);
+  Tree out;
+  for (const std::string protocol : {"LL", "LL128", "Simple"}) {
+    auto f = pmap([&](const Args& a) -> Tree { return psum(a[0].array(), "i", {}, {.algorithm = "nccl_ring",
+                                                                                     .protocol = protocol}); },
+                  {.axis_name = "i"});
+    out = f(sim, {x});
+    const Array host = sim.device_get(out).leaf();
+    for (int j = 0; j < 3000; ++j)
+      EXPECT_DOUBLE_EQ(host.item((kDevices - 1) * 3000 + j), 6.0 + 4 * j * 0.5) << protocol << " element " << j;
+  }
+}
+
+TEST(NcclProtocolOptions, AnUnknownProtocolIsRefusedWithTheValidOnes) {
+  Simulation sim(topologies::accelerator_node(paced_node()));
+  auto f = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i", {}, {.algorithm = "nccl_ring",
+                                                                                  .protocol = "LL64"}); },
+                {.axis_name = "i"});
+  try {
+    f(sim, {Array::zeros({kDevices, 4})});
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "unknown NCCL protocol 'LL64'; valid: LL, LL128, Simple (or none: the tuner's)");
+  }
+}
+
+TEST(NcclProtocolOptions, AnUnknownSimulationProtocolIsRefusedBeforeTheRun) {
+  SimulationOptions options;
+  options.protocol = "simple";
+  EXPECT_THROW(Simulation(topologies::accelerator_node(paced_node()), options), ValueError);
+}
+
+}  // namespace
+}  // namespace spmdsim
