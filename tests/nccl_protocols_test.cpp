@@ -102,7 +102,8 @@ double psum_time(const std::string& protocol) {
                 {.axis_name = "i"});
   f(sim, {Array::abstract(Shape{kDevices, kFloats}, DType::f32)});
   double longest = 0;
-  for (const auto& times : sim.report().calls.back().times)
+  const auto report = sim.report();
+  for (const auto& times : report.calls.back().times)
     if (auto it = times.communication.find("psum"); it != times.communication.end())
       longest = std::max(longest, it->second);
   return longest;
