@@ -62,15 +62,17 @@ class Simulation:
     platform   a SimGrid XML platform file
     cfg        SimGrid settings, ["network/model:LV08", ...], over the platform's own network model
     algorithms {"all_reduce": "ring", ...}: the algorithm of each collective kind ("auto": the fastest)
+    protocol   nccl_ring's NCCL protocol on an NVIDIA node preset: "LL", "LL128" or "Simple" (default: the
+               one NCCL's tuner picks for each call's size; docs/collectives.md#protocols)
 
     SimGrid has one engine per process: make one Simulation per process. Consecutive run() calls are one
     timeline.
     """
 
     def __init__(self, preset=None, devices=None, topology=None, nodes=None, platform=None, cfg=(),
-                 algorithms=None):
+                 algorithms=None, protocol=None):
         self._sim = _core.Simulation(preset or "", int(devices or 0), topology or "", str(nodes or ""),
-                                     str(platform or ""), list(cfg), dict(algorithms or {}))
+                                     str(platform or ""), list(cfg), dict(algorithms or {}), protocol or "")
         self._traced = {}
 
     @property

@@ -4,11 +4,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/command_line.hpp"
 #include "common/platform_options.hpp"
@@ -32,7 +34,8 @@ std::unique_ptr<Simulation> make_simulation(const std::string& preset, int devic
                                             const std::string& topology, const std::string& nodes,
                                             const std::string& platform_file,
                                             const std::vector<std::string>& cfg,
-                                            const std::map<std::string, std::string>& algorithms) {
+                                            const std::map<std::string, std::string>& algorithms,
+                                            const std::string& protocol) {
   const cli::PlatformRequest request{
       .topology = topology, .preset = preset, .platform_file = platform_file, .nodes = nodes};
   auto chosen = cli::choose_platform(request, devices > 0 ? devices : 1);
@@ -43,6 +46,11 @@ std::unique_ptr<Simulation> make_simulation(const std::string& preset, int devic
     check_algorithm(k, name);
     options.algorithms[k] = name;
   }
+  // Checked before the engine starts: a process has one.
+  const auto names = nccl_protocol_names();
+  if (!protocol.empty() && std::find(names.begin(), names.end(), protocol) == names.end())
+    throw ValueError(fmt::format("protocol '{}' is not one of NCCL's: {}", protocol, fmt::join(names, ", ")));
+  options.protocol = protocol;
   std::vector<std::string> argv{"spmdsim"};
   for (const auto& setting : cfg) argv.push_back("--cfg=" + setting);
   return cli::start_simulation(chosen, argv, devices, std::move(options));
@@ -159,7 +167,7 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<Simulation>(m, "Simulation")
       .def(py::init(&make_simulation), py::arg("preset"), py::arg("devices"), py::arg("topology"),
-           py::arg("nodes"), py::arg("platform"), py::arg("cfg"), py::arg("algorithms"))
+           py::arg("nodes"), py::arg("platform"), py::arg("cfg"), py::arg("algorithms"), py::arg("protocol"))
       .def_property_readonly("num_devices", &Simulation::num_devices)
       .def_property_readonly("platform", [](const Simulation& s) { return s.platform().description; })
       .def_property_readonly("now", &Simulation::now)
