@@ -76,6 +76,8 @@ Array nccl_ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blo
 // The ring of each of `channels` channels over a group of logical shape `dimensions` (rank lists, every rank
 // once), as nccl_channel_rings.cpp draws them.
 std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels);
+// The nodes of a group shaped {devices per node, nodes...}: the product of every dimension but the first.
+int group_nodes(const std::vector<int>& dimensions);
 // The arc-disjoint Hamiltonian cycles of d devices those rings walk a node along (each starting at 0).
 const std::vector<std::vector<int>>& node_cycles(int d);
 

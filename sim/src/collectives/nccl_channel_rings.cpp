@@ -78,10 +78,15 @@ const std::vector<std::vector<int>>& node_cycles(int d) {
   return it->second;
 }
 
-std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels) {
-  const int d = dimensions.empty() ? 1 : dimensions.front();
+int group_nodes(const std::vector<int>& dimensions) {
   int nodes = 1;
   for (std::size_t i = 1; i < dimensions.size(); ++i) nodes *= dimensions[i];
+  return nodes;
+}
+
+std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels) {
+  const int d = dimensions.empty() ? 1 : dimensions.front();
+  const int nodes = group_nodes(dimensions);
   const auto& cycles = node_cycles(d);
   std::vector<std::vector<int>> rings;
   for (int c = 0; c < channels; ++c) {

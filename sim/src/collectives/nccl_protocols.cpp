@@ -4,8 +4,8 @@
 // - latencies: src/graph/tuning.cc:149-176, baseLatencies and hwLatencies of the Ring rows (REFERENCES §2.6);
 // - threads and thresholds: tuning.cc:244-257 (maxThreads), src/include/comm.h:49-51 and tuning.cc:588-595
 //   (threadThresholds, LL's times the ranks for Ring), src/enqueue.cc:2093-2096 (the channel loop);
-// - chunks: src/init.cc:810-813 (buffer sizes), src/include/collectives.h:20-26 (4 chunk steps of Ring Simple),
-//   enqueue.cc:2222-2227 (stepSize = buffer / NCCL_STEPS, LL halved, LL128 times 15/16);
+// - chunks: src/init.cc:810-813 (buffer sizes), src/include/collectives.h:20-26 (4 chunk steps of Ring
+//   Simple), enqueue.cc:2222-2227 (stepSize = buffer / NCCL_STEPS, LL halved, LL128 times 15/16);
 // - bandwidths and the tuner's time: tuning.cc:306-336 (LL x0.5 capped at llMaxBw, LL128 x0.92 capped per
 //   channel), :376-433 (algorithm bandwidth and latency of Ring), :630-655 (time = latency + bytes / bw),
 //   enqueue.cc:2035-2044 (the lowest time wins).
@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "collectives/algorithms.hpp"
 #include "spmdsim/errors.hpp"
 
 namespace spmdsim::collectives {
@@ -25,21 +26,40 @@ namespace {
 
 constexpr Seconds kMicrosecond = 1e-6;
 
-constexpr NcclProtocolFigures kLL{16.0 / 8.0, 6.6 * kMicrosecond, 0.6 * kMicrosecond, 2.7 * kMicrosecond,
-                                  512, 8, 32 * 1024.0};
-constexpr NcclProtocolFigures kLL128{128.0 / 120.0, 14.0 * kMicrosecond, 1.9 * kMicrosecond,
-                                     4.0 * kMicrosecond, 640, 8, 576000.0};
-constexpr NcclProtocolFigures kSimple{1.0, 8.4 * kMicrosecond, 3.4 * kMicrosecond, 14.0 * kMicrosecond,
-                                      512, 64, 2 * 1024.0 * 1024.0};
+constexpr NcclProtocolFigures kLL{16.0 / 8.0, 6.6 * kMicrosecond, 0.6 * kMicrosecond, 2.7 * kMicrosecond, 512,
+                                  8,          32 * 1024.0};
+constexpr NcclProtocolFigures kLL128{
+    128.0 / 120.0, 14.0 * kMicrosecond, 1.9 * kMicrosecond, 4.0 * kMicrosecond, 640, 8, 576000.0};
+constexpr NcclProtocolFigures kSimple{1.0, 8.4 * kMicrosecond, 3.4 * kMicrosecond, 14.0 * kMicrosecond, 512,
+                                      64,  2 * 1024.0 * 1024.0};
 
 // tuning.cc:393-396: across nodes a step inside the node costs at least the proxy's overhead, 1 us (2 us
 // on AMD hosts), three times that with Simple.
 constexpr Seconds kNetOverhead = 1 * kMicrosecond;
 
-int nodes_of(const std::vector<int>& dimensions) {
-  int nodes = 1;
-  for (std::size_t i = 1; i < dimensions.size(); ++i) nodes *= dimensions[i];
-  return nodes;
+// A channel gets at least one element of each rank's contribution.
+int at_most_one_per_element(int channels, std::int64_t elements_per_rank) {
+  return static_cast<int>(
+      std::min<std::int64_t>(std::max(1, channels), std::max<std::int64_t>(1, elements_per_rank)));
+}
+
+struct Choice {
+  NcclProtocol protocol;
+  int channels;
+};
+
+// nccl_ring_choice, with the protocol as NcclProtocol.
+Choice choose(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
+              std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
+              const std::string& protocol) {
+  int ranks = 1;
+  for (int d : dimensions) ranks *= d;
+  const int nodes = group_nodes(dimensions);
+  const double bytes = static_cast<double>(elements_per_rank) * ranks * static_cast<double>(itemsize);
+  const NcclProtocol chosen =
+      protocol.empty() ? nccl_tuner_protocol(node, kind, ranks, nodes, bytes) : parse_nccl_protocol(protocol);
+  return {chosen,
+          at_most_one_per_element(nccl_call_channels(chosen, ranks, bytes, max_channels), elements_per_rank)};
 }
 
 // Ring steps of one rank in a collective over `count` ranks (or nodes): 2(count-1) for the all-reduce,
@@ -63,22 +83,28 @@ NcclProtocol parse_nccl_protocol(std::string_view name) {
 
 const NcclProtocolFigures& nccl_protocol_figures(NcclProtocol protocol) {
   switch (protocol) {
-    case NcclProtocol::ll: return kLL;
-    case NcclProtocol::ll128: return kLL128;
-    case NcclProtocol::simple: return kSimple;
+    case NcclProtocol::ll:
+      return kLL;
+    case NcclProtocol::ll128:
+      return kLL128;
+    case NcclProtocol::simple:
+      return kSimple;
   }
   throw std::logic_error("unreachable NCCL protocol");
 }
 
 double nccl_ring_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int nodes, bool across_nodes) {
   double bandwidth = node.graph_channels * node.graph_bandwidth;
-  if (across_nodes && nodes > 2 && node.net_bandwidth > 0) bandwidth = std::min(bandwidth, node.net_bandwidth);
+  if (across_nodes && nodes > 2 && node.net_bandwidth > 0)
+    bandwidth = std::min(bandwidth, node.net_bandwidth);
   const std::size_t node_column = static_cast<std::size_t>(std::clamp(nodes, 1, 3) - 1);
   switch (protocol) {
-    case NcclProtocol::ll: return std::min(node.ll_max_bandwidth[node_column], 0.5 * bandwidth);
+    case NcclProtocol::ll:
+      return std::min(node.ll_max_bandwidth[node_column], 0.5 * bandwidth);
     case NcclProtocol::ll128:
       return std::min(0.92 * bandwidth, node.graph_channels * node.ll128_graph_channel_bandwidth);
-    case NcclProtocol::simple: return bandwidth;
+    case NcclProtocol::simple:
+      return bandwidth;
   }
   throw std::logic_error("unreachable NCCL protocol");
 }
@@ -90,7 +116,8 @@ Seconds nccl_ring_tuner_time(const NcclNode& node, NcclProtocol protocol, Collec
   if (steps == 0) return 0;
   const int steps_across = nodes > 1 ? ring_steps(kind, nodes) : 0;
   Seconds step_inside = figures.nvlink_step_latency;
-  if (nodes > 1) step_inside = std::max(step_inside, kNetOverhead * (protocol == NcclProtocol::simple ? 3 : 1));
+  if (nodes > 1)
+    step_inside = std::max(step_inside, kNetOverhead * (protocol == NcclProtocol::simple ? 3 : 1));
   const Seconds latency =
       figures.base_latency + (steps - steps_across) * step_inside + steps_across * figures.net_step_latency;
   const double algorithm_bandwidth =
@@ -98,12 +125,16 @@ Seconds nccl_ring_tuner_time(const NcclNode& node, NcclProtocol protocol, Collec
   return latency + bytes / algorithm_bandwidth;
 }
 
-NcclProtocol nccl_tuner_protocol(const NcclNode& node, CollectiveKind kind, int ranks, int nodes, double bytes) {
+NcclProtocol nccl_tuner_protocol(const NcclNode& node, CollectiveKind kind, int ranks, int nodes,
+                                 double bytes) {
   NcclProtocol best = NcclProtocol::ll;
+  Seconds best_time = nccl_ring_tuner_time(node, best, kind, ranks, nodes, bytes);
   for (NcclProtocol protocol : kNcclProtocols)
-    if (nccl_ring_tuner_time(node, protocol, kind, ranks, nodes, bytes) <
-        nccl_ring_tuner_time(node, best, kind, ranks, nodes, bytes))
+    if (const Seconds time = nccl_ring_tuner_time(node, protocol, kind, ranks, nodes, bytes);
+        time < best_time) {
       best = protocol;
+      best_time = time;
+    }
   return best;
 }
 
@@ -120,13 +151,12 @@ NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::
   NcclRingPlan plan;
   const NcclNode* node = comm.nccl_node();
   if (node == nullptr) {
-    plan.channels = static_cast<int>(
-        std::min<std::int64_t>(std::max(1, comm.channels()), std::max<std::int64_t>(1, elements_per_rank)));
+    plan.channels = at_most_one_per_element(comm.channels(), elements_per_rank);
     return plan;
   }
-  const auto choice = nccl_ring_choice(*node, kind, comm.dimensions(), elements_per_rank, itemsize,
-                                       comm.channels(), comm.protocol());
-  const NcclProtocol protocol = parse_nccl_protocol(choice.protocol);
+  const auto choice =
+      choose(*node, kind, comm.dimensions(), elements_per_rank, itemsize, comm.channels(), comm.protocol());
+  const NcclProtocol protocol = choice.protocol;
   const auto& figures = nccl_protocol_figures(protocol);
   const auto& ll = nccl_protocol_figures(NcclProtocol::ll);
   plan.protocol = protocol;
@@ -134,7 +164,8 @@ NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::
   plan.loop_elements = std::max<std::int64_t>(1, static_cast<std::int64_t>(figures.chunk_bytes) / itemsize);
   plan.channel = {
       .wire_bytes_per_byte = figures.wire_bytes_per_byte,
-      .rate = nccl_ring_bus_bandwidth(*node, protocol, nodes_of(comm.dimensions()), false) / node->ring_channels,
+      .rate = nccl_ring_bus_bandwidth(*node, protocol, group_nodes(comm.dimensions()), false) /
+              node->ring_channels,
       .start_latency = figures.base_latency,
       // The platform's routes carry LL's step latency, the wire's and the switch's; the other protocols'
       // flags, fences and proxy add the rest.
@@ -157,16 +188,9 @@ std::span<const std::string_view> nccl_protocol_names() {
 NcclRingChoice nccl_ring_choice(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
                                 std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
                                 const std::string& protocol) {
-  using namespace collectives;
-  int ranks = 1;
-  for (int d : dimensions) ranks *= d;
-  const int nodes = nodes_of(dimensions);
-  const double bytes = static_cast<double>(elements_per_rank) * ranks * static_cast<double>(itemsize);
-  const NcclProtocol chosen =
-      protocol.empty() ? nccl_tuner_protocol(node, kind, ranks, nodes, bytes) : parse_nccl_protocol(protocol);
-  const int channels = static_cast<int>(std::min<std::int64_t>(
-      nccl_call_channels(chosen, ranks, bytes, max_channels), std::max<std::int64_t>(1, elements_per_rank)));
-  return {std::string(nccl_protocol_name(chosen)), channels};
+  const auto choice =
+      collectives::choose(node, kind, dimensions, elements_per_rank, itemsize, max_channels, protocol);
+  return {std::string(collectives::nccl_protocol_name(choice.protocol)), choice.channels};
 }
 
 }  // namespace spmdsim
