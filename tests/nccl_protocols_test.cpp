@@ -38,9 +38,9 @@ TEST(NcclTuner, PicksLLThenLL128ThenSimpleAsTheAllReduceGrows) {
   EXPECT_EQ(pick(1024 * 1024.0), NcclProtocol::ll);
   EXPECT_EQ(pick(16 * 1024 * 1024.0), NcclProtocol::ll128);
   EXPECT_EQ(pick(256 * 1024 * 1024.0), NcclProtocol::simple);
-  EXPECT_NEAR(collectives::nccl_ring_tuner_time(hopper(), NcclProtocol::simple, CollectiveKind::all_reduce, 8, 1,
-                                                0),
-              56e-6, 1e-12);
+  EXPECT_NEAR(
+      collectives::nccl_ring_tuner_time(hopper(), NcclProtocol::simple, CollectiveKind::all_reduce, 8, 1, 0),
+      56e-6, 1e-12);
 }
 
 TEST(NcclTuner, BusBandwidthsFollowTheTunersRefinements) {
@@ -48,7 +48,8 @@ TEST(NcclTuner, BusBandwidthsFollowTheTunersRefinements) {
   EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 1, false), 360 * kGB);
   EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 1, false), 141 * kGB);
   EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 2, false), 45 * kGB);
-  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll128, 1, false), 0.92 * 360 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll128, 1, false),
+                   0.92 * 360 * kGB);
   // Past two nodes the tuner takes the NICs' ceiling; the channels' own rates do not.
   EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 4, true), 8 * 25 * kGB);
   EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 4, false), 360 * kGB);
@@ -97,9 +98,11 @@ constexpr std::int64_t kFloats = 256 * 1024;  // 1 MiB per device: 2 channels, o
 
 double psum_time(const std::string& protocol) {
   Simulation sim(topologies::accelerator_node(paced_node()), {alpha_beta_config(), {}});
-  auto f = pmap([&](const Args& a) -> Tree { return psum(a[0].array(), "i", {}, {.algorithm = "nccl_ring",
-                                                                                   .protocol = protocol}); },
-                {.axis_name = "i"});
+  auto f = pmap(
+      [&](const Args& a) -> Tree {
+        return psum(a[0].array(), "i", {}, {.algorithm = "nccl_ring", .protocol = protocol});
+      },
+      {.axis_name = "i"});
   f(sim, {Array::abstract(Shape{kDevices, kFloats}, DType::f32)});
   double longest = 0;
   const auto report = sim.report();
@@ -130,21 +133,26 @@ TEST(NcclProtocolValues, EveryProtocolGivesTheRingsSum) {
   const Array x = Array::from_values(Shape{kDevices, 3000}, values);
   Tree out;
   for (const std::string protocol : {"LL", "LL128", "Simple"}) {
-    auto f = pmap([&](const Args& a) -> Tree { return psum(a[0].array(), "i", {}, {.algorithm = "nccl_ring",
-                                                                                     .protocol = protocol}); },
-                  {.axis_name = "i"});
+    auto f = pmap(
+        [&](const Args& a) -> Tree {
+          return psum(a[0].array(), "i", {}, {.algorithm = "nccl_ring", .protocol = protocol});
+        },
+        {.axis_name = "i"});
     out = f(sim, {x});
     const Array host = sim.device_get(out).leaf();
     for (int j = 0; j < 3000; ++j)
-      EXPECT_DOUBLE_EQ(host.item((kDevices - 1) * 3000 + j), 6.0 + 4 * j * 0.5) << protocol << " element " << j;
+      EXPECT_DOUBLE_EQ(host.item((kDevices - 1) * 3000 + j), 6.0 + 4 * j * 0.5)
+          << protocol << " element " << j;
   }
 }
 
 TEST(NcclProtocolOptions, AnUnknownProtocolIsRefusedWithTheValidOnes) {
   Simulation sim(topologies::accelerator_node(paced_node()));
-  auto f = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i", {}, {.algorithm = "nccl_ring",
-                                                                                  .protocol = "LL64"}); },
-                {.axis_name = "i"});
+  auto f = pmap(
+      [](const Args& a) -> Tree {
+        return psum(a[0].array(), "i", {}, {.algorithm = "nccl_ring", .protocol = "LL64"});
+      },
+      {.axis_name = "i"});
   try {
     f(sim, {Array::zeros({kDevices, 4})});
     FAIL() << "no error";

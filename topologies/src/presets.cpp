@@ -263,8 +263,8 @@ std::vector<DevicePreset> make_devices() {
 // hwLat): the wire's and the switch's share, which every protocol pays; LL128's and Simple's flags and fences
 // add theirs in nccl_ring (docs/collectives.md#protocols). A ring step crosses two links (GPU -> NVSwitch ->
 // GPU), so each gets half.
-constexpr Figure kNvlinkLatency{
-    0.3 * kMicrosecond, "derived: NCCL hwLat NVLink Ring LL 0.6 us per step (§2.6 [V]) over 2 hops"};
+constexpr Figure kNvlinkLatency{0.3 * kMicrosecond,
+                                "derived: NCCL hwLat NVLink Ring LL 0.6 us per step (§2.6 [V]) over 2 hops"};
 
 std::vector<LinkPreset> make_links() {
   return {
@@ -359,18 +359,34 @@ const std::vector<double> kLargeMessages = {1 * kGiB, 4 * kGiB, 16 * kGiB};
 // bandwidth.
 constexpr double kNcclGB = 1e9;
 NcclNode nccl_ampere() {
-  return {24, 12, 20 * kNcclGB, {87.7 * kNcclGB, 22.5 * kNcclGB, 19.0 * kNcclGB}, 20 * kNcclGB, 0,
+  return {24,
+          12,
+          20 * kNcclGB,
+          {87.7 * kNcclGB, 22.5 * kNcclGB, 19.0 * kNcclGB},
+          20 * kNcclGB,
+          0,
           "NCCL 2.30.7: 24 ring channels (logged on HGX A100, nccl-tests#100); ring graph 12 x 20 GB/s "
           "(search.cc, 12 NVLinks x 20); llMaxBws Ampere, perChMaxRingLL128Bws 20 (tuning.cc)"};
 }
 NcclNode nccl_hopper() {
-  return {24, 12, 30 * kNcclGB, {141.0 * kNcclGB, 45.0 * kNcclGB, 35.0 * kNcclGB}, 36.7 * kNcclGB, 0,
-          "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring graph 12 x "
-          "30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, perChMaxRingLL128Bws "
-          "36.7 (tuning.cc)"};
+  return {
+      24,
+      12,
+      30 * kNcclGB,
+      {141.0 * kNcclGB, 45.0 * kNcclGB, 35.0 * kNcclGB},
+      36.7 * kNcclGB,
+      0,
+      "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring graph 12 x "
+      "30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, perChMaxRingLL128Bws "
+      "36.7 (tuning.cc)"};
 }
 NcclNode nccl_blackwell() {
-  return {24, 12, 60 * kNcclGB, {282.0 * kNcclGB, 90.0 * kNcclGB, 70.0 * kNcclGB}, 40 * kNcclGB, 0,
+  return {24,
+          12,
+          60 * kNcclGB,
+          {282.0 * kNcclGB, 90.0 * kNcclGB, 70.0 * kNcclGB},
+          40 * kNcclGB,
+          0,
           "NCCL 2.30.7: llMaxBws Blackwell, perChMaxRingLL128Bws 40 (tuning.cc); assumed: Hopper's 24 ring "
           "channels and 12 graph channels at 60 GB/s (18 NVLinks x 40.1 = 721.8; SM100's search speeds not "
           "read)"};
@@ -414,9 +430,8 @@ std::vector<NodePreset> make_nodes() {
        "ib_ndr",
        "§1.5 [V] 8 x ConnectX-7 400 Gb/s",
        &nvlink_model(),
-       CalibrationTarget{
-           "ring", kLargeMessages, 363 * kGB, 368 * kGB,
-           "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"},
+       CalibrationTarget{"ring", kLargeMessages, 363 * kGB, 368 * kGB,
+                         "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"},
        nccl_hopper()},
       {"hgx_h200",
        "NVIDIA HGX H200: 8 x H200 SXM 141GB, 4 NVSwitch",
@@ -433,9 +448,8 @@ std::vector<NodePreset> make_nodes() {
        "ib_ndr",
        "§1.5 [V] DGX H200's 8 x ConnectX-7 400 Gb/s (OEM HGX boards may differ)",
        &nvlink_model(),
-       CalibrationTarget{
-           "ring", kLargeMessages, 363 * kGB, 368 * kGB,
-           "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"},
+       CalibrationTarget{"ring", kLargeMessages, 363 * kGB, 368 * kGB,
+                         "§1.8 [M] nccl-tests NCCL_ALGO=Ring, 8 H100/H200; maintainer ~370 (nccl-tests#212)"},
        nccl_hopper()},
       {"dgx_b200",
        "NVIDIA DGX B200: 8 x B200, 2 NVSwitch",

@@ -115,17 +115,17 @@ bool is_route(const std::string& name) {
   return name == "route" || name == "zoneRoute" || name == "ASroute";
 }
 
-// SimGrid 3.32 aborts on a zone whose routing it does not know (sg_platf.cpp, sg_platf_create_zone): these are
-// the names it takes, in any case.
+// SimGrid 3.32 aborts on a zone whose routing it does not know (sg_platf.cpp, sg_platf_create_zone): these
+// are the names it takes, in any case.
 void check_routing(const Tag& zone, const std::string& file) {
-  static constexpr std::array<std::string_view, 8> kRoutings = {"Cluster", "Dijkstra", "DijkstraCache", "Floyd",
-                                                                "Full",    "None",     "Vivaldi",       "Wifi"};
+  static constexpr std::array<std::string_view, 8> kRoutings = {
+      "Cluster", "Dijkstra", "DijkstraCache", "Floyd", "Full", "None", "Vivaldi", "Wifi"};
   const auto it = zone.attributes.find("routing");
   if (it == zone.attributes.end()) return;
   const auto same = [&](std::string_view name) {
-    return std::equal(name.begin(), name.end(), it->second.begin(), it->second.end(),
-                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) ==
-                                                  std::tolower(static_cast<unsigned char>(b)); });
+    return std::equal(name.begin(), name.end(), it->second.begin(), it->second.end(), [](char a, char b) {
+      return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+    });
   };
   if (std::none_of(kRoutings.begin(), kRoutings.end(), same))
     throw ValueError(fmt::format("platform '{}', line {}: zone '{}' has routing '{}'; SimGrid's are {}", file,

@@ -138,8 +138,8 @@ void write_curve_table(std::ostream& out, const std::vector<CurveComparison>& co
          "nccl-tests; "
          "error = (simulated - published) / published)\n";
   for (const auto& c : comparisons) {
-    out << fmt::format("\n# {}\n{:>10}  {:>10}  {:>10}  {:>8}  {}\n", title(c), "size", "published", "simulated",
-                       "error", "simulated as");
+    out << fmt::format("\n# {}\n{:>10}  {:>10}  {:>10}  {:>8}  {}\n", title(c), "size", "published",
+                       "simulated", "error", "simulated as");
     for (std::size_t i = 0; i < c.simulated.size(); ++i) {
       const auto& p = c.curve->points[i];
       out << fmt::format("{:>10}  {:>10.2f}  {:>10.2f}  {:>8}  {}\n", size_text(p.bytes), p.busbw / 1e9,
@@ -157,8 +157,10 @@ void write_curve_markdown(std::ostream& out, const std::vector<CurveComparison>&
          "algorithm\n"
       << "named. Nothing is fitted to these points: `nccl_ring` on the NVIDIA presets runs on NCCL 2.30.7's\n"
       << "own figures (channels, protocol latencies and bandwidths, docs/collectives.md#protocols), and the\n"
-      << "fitted model corrections above scale the device links, which NCCL's channel rates keep below their\n"
-      << "limit; so every point here is held out. Targets: |error| <= 5% at >= 64 MiB, <= 15% at every size.\n\n"
+      << "fitted model corrections above scale the device links, which NCCL's channel rates keep below "
+         "their\n"
+      << "limit; so every point here is held out. Targets: |error| <= 5% at >= 64 MiB, <= 15% at every "
+         "size.\n\n"
       << "Reading: `nccl_ring` is NCCL's ring over channels with NCCL's protocols, each point run with the\n"
       << "protocol NCCL's tuner picks for its size and the channels the size earns (\"simulated as\", as\n"
       << "NCCL_DEBUG=INFO prints them). The like-for-like rows are the curves NCCL ran as Ring\n"

@@ -77,7 +77,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "what multidim runs along each dimension of the platform, comma-separated: ring, direct, "
       "halving_doubling (default: ring along every one)")(
       "channels", po::value(&channels),
-      "channels nccl_ring runs in parallel, each its own ring (default: NCCL's ring channels on a node preset "
+      "channels nccl_ring runs in parallel, each its own ring (default: NCCL's ring channels on a node "
+      "preset "
       "of NVIDIA GPUs, a call running on fewer when its size earns fewer; elsewhere one per device of a node "
       "when the devices span several nodes, else 1)")(
       "protocol", po::value(&options.protocol),
@@ -138,9 +139,10 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
   });
   values.attributed({"protocol"}, [&] {
     const auto names = nccl_protocol_names();
-    if (values.map().count("protocol") && std::find(names.begin(), names.end(), options.protocol) == names.end())
-      throw UsageError(fmt::format("--protocol '{}' is not one of NCCL's: {}", options.protocol,
-                                   fmt::join(names, ", ")));
+    if (values.map().count("protocol") &&
+        std::find(names.begin(), names.end(), options.protocol) == names.end())
+      throw UsageError(
+          fmt::format("--protocol '{}' is not one of NCCL's: {}", options.protocol, fmt::join(names, ", ")));
   });
   values.attributed({"abstract-above"}, [&] {
     if (values.map().count("abstract-above"))

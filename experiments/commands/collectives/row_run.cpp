@@ -43,9 +43,9 @@ std::optional<NcclRingChoice> nccl_choice(const Simulation& sim, const PlannedRo
   const std::vector<int> dimensions = whole ? platform.dimensions : std::vector<int>{row.p};
   const std::int64_t per_rank =
       row.collective->kind == CollectiveKind::all_gather ? row.elements_in : row.elements_in / row.p;
-  return nccl_ring_choice(*platform.nccl, row.collective->kind, dimensions, per_rank,
-                          static_cast<std::int64_t>(itemsize(dtype)),
-                          options.channels > 0 ? options.channels : platform.nccl->ring_channels, options.protocol);
+  return nccl_ring_choice(
+      *platform.nccl, row.collective->kind, dimensions, per_rank, static_cast<std::int64_t>(itemsize(dtype)),
+      options.channels > 0 ? options.channels : platform.nccl->ring_channels, options.protocol);
 }
 
 }  // namespace

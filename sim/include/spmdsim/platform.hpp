@@ -30,9 +30,9 @@ struct PlatformDevice {
 // bandwidths in B/s. Builders of NVIDIA GPU nodes fill it; a platform without it runs nccl_ring with no
 // protocol (the links' own rates, reductions after each step).
 struct NcclNode {
-  int ring_channels = 0;          // comm->nChannels of a ring: the CUDA blocks a ring collective runs on
-  int graph_channels = 0;         // the ring graph's channels (each comm channel carries half of one)
-  double graph_bandwidth = 0;     // bwIntra: what one graph channel carries inside the node
+  int ring_channels = 0;       // comm->nChannels of a ring: the CUDA blocks a ring collective runs on
+  int graph_channels = 0;      // the ring graph's channels (each comm channel carries half of one)
+  double graph_bandwidth = 0;  // bwIntra: what one graph channel carries inside the node
   std::array<double, 3> ll_max_bandwidth{};  // llMaxBws: the LL protocol's cap on 1, 2 and >= 3 nodes
   double ll128_graph_channel_bandwidth = 0;  // perChMaxRingLL128Bws: LL128's cap per graph channel
   double net_bandwidth = 0;                  // the node's NICs together (bwInter's ceiling across nodes)

@@ -13,7 +13,8 @@
 namespace spmdsim::collectives {
 
 enum class NcclProtocol { ll, ll128, simple };
-inline constexpr NcclProtocol kNcclProtocols[] = {NcclProtocol::ll, NcclProtocol::ll128, NcclProtocol::simple};
+inline constexpr NcclProtocol kNcclProtocols[] = {NcclProtocol::ll, NcclProtocol::ll128,
+                                                  NcclProtocol::simple};
 
 std::string_view nccl_protocol_name(NcclProtocol protocol);  // "LL", "LL128", "Simple", as NCCL_PROTO
 // Throws ValueError naming the valid names for anything else.
@@ -38,11 +39,13 @@ const NcclProtocolFigures& nccl_protocol_figures(NcclProtocol protocol);
 double nccl_ring_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int nodes, bool across_nodes);
 
 // NCCL's tuner's time of a ring collective of `bytes` (the all-reduce vector; the gathered total for
-// all-gather and reduce-scatter) over `ranks` devices on `nodes` nodes: latency + bytes / algorithm bandwidth.
+// all-gather and reduce-scatter) over `ranks` devices on `nodes` nodes: latency + bytes / algorithm
+// bandwidth.
 Seconds nccl_ring_tuner_time(const NcclNode& node, NcclProtocol protocol, CollectiveKind kind, int ranks,
                              int nodes, double bytes);
 // The protocol with the lowest tuner time (the first of LL, LL128, Simple on a tie).
-NcclProtocol nccl_tuner_protocol(const NcclNode& node, CollectiveKind kind, int ranks, int nodes, double bytes);
+NcclProtocol nccl_tuner_protocol(const NcclNode& node, CollectiveKind kind, int ranks, int nodes,
+                                 double bytes);
 
 // The channels NCCL runs a call on (enqueue.cc, topoGetAlgoInfo): from `max_channels` down while the call has
 // fewer than channels x threads x threshold bytes, at least 1.

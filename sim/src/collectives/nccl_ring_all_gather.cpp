@@ -21,7 +21,8 @@ std::vector<Array> nccl_ring_all_gather(Communicator& comm, const Array& mine) {
   std::vector<std::vector<Array>> by_rank(static_cast<std::size_t>(p), std::vector<Array>(parts.size()));
   comm.in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {
     const auto& order = rings[static_cast<std::size_t>(c)];
-    std::vector<std::vector<Array>> passes(static_cast<std::size_t>(p));  // passes[r]: ring rank r's, in order
+    std::vector<std::vector<Array>> passes(
+        static_cast<std::size_t>(p));  // passes[r]: ring rank r's, in order
     for (const Array& pass : pieces_of(parts[static_cast<std::size_t>(c)], plan.loop_elements)) {
       const std::vector<Array> pieces = ring_all_gather(ring, pass);
       for (std::size_t r = 0; r < pieces.size(); ++r) passes[r].push_back(pieces[r]);

@@ -24,8 +24,8 @@ Array nccl_ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
   comm.in_parallel(nccl_channel_rings(comm.dimensions(), plan.channels), plan.channel,
                    [&](Communicator& ring, int c) {
                      std::vector<Array> passes;
-                     for (const Array& pass : pieces_of(parts[static_cast<std::size_t>(c)],
-                                                        plan.loop_elements * comm.size()))
+                     for (const Array& pass :
+                          pieces_of(parts[static_cast<std::size_t>(c)], plan.loop_elements * comm.size()))
                        passes.push_back(ring_all_reduce(ring, pass, op));
                      reduced[static_cast<std::size_t>(c)] = join_flat(passes);
                    });
