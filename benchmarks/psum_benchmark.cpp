@@ -9,20 +9,28 @@
 //   abstract       the same call on Array::abstract inputs, per message: shapes and costs only,
 //   abstract-aggr  abstract with aggregate_ring_phases,
 //   s4u-floor      no spmdsim runtime: a plain S4U program simulating the same call's skeleton on the same
-//                  platform (s4u_ring_floor.hpp), the part of abstract-aggr that is SimGrid's,
+//                  platform (s4u_psum.hpp), the part of abstract-aggr that is SimGrid's,
+//   s4u-ring       the same for the per-message ring: a plain S4U ring all-reduce, one message per piece and
+//                  step, the part of abstract that is SimGrid's,
 //   bare           the arithmetic alone: Eigen sums the p arrays of n bytes into one, the (p - 1) * n / 4
 //                  additions the reduction needs, over the same row-major (p, n / 4) layout,
-// with the simulated time of the psum and the ratio real / bare. Figures and their reading:
-// docs/performance.md.
+// with the simulated time of the psum, the ratio real / bare and the ratio abstract / s4u-ring. Figures and
+// their reading: docs/performance.md.
 //
 // SimGrid allows one engine per process and peak RSS is per process, so every measurement runs in a child
 // (support/child_runs.hpp): this program re-executes itself with --one p,n,mode and reads back one result
-// line. Each configuration runs --repeats times (default 3) and the table shows the median. A real or bare
+// line. Each configuration runs --repeats times (default 3), the modes of one p and n taking turns, and the
+// table shows the median. A real or bare
 // configuration whose estimated memory exceeds 75% of MemAvailable is skipped and says how much it would
 // need.
 //
-//   psum_benchmark [--quick] [--repeats N] [--cfg=name:value ...]
+//   psum_benchmark [--quick] [--devices P,...] [--sizes N,...] [--modes MODE,...] [--repeats N]
+//   [--cfg=name:value ...]
 //     --quick      p = 8 and 64 only
+//     --devices    the device counts (default 8,64,512), --sizes the bytes per device (default
+//     1048576,67108864),
+//                  --modes the modes (default all); e.g. issue 17's per-message comparison:
+//                  --devices 512,1024 --sizes 1048576 --modes abstract,s4u-ring
 //     --cfg=...    SimGrid settings, handed to every simulation (e.g. --cfg=network/model:CM02)
 #include <unistd.h>
 
@@ -41,7 +49,7 @@
 #include <fmt/format.h>
 #include <Eigen/Core>
 
-#include "s4u_ring_floor.hpp"
+#include "s4u_psum.hpp"
 #include "spmdsim/array.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/pmap.hpp"
@@ -80,11 +88,11 @@ constexpr double kBaseBytes = 256.0 * kMiB;
 // Share of MemAvailable a configuration may plan to use.
 constexpr double kMemoryBudget = 0.75;
 
-enum class Mode { bare, real, real_aggregated, abstract, abstract_aggregated, s4u_floor };
+enum class Mode { bare, real, real_aggregated, abstract, abstract_aggregated, s4u_floor, s4u_ring };
 
 constexpr Mode kModes[] = {
-    Mode::bare,     Mode::real, Mode::real_aggregated, Mode::abstract, Mode::abstract_aggregated,
-    Mode::s4u_floor};
+    Mode::bare,      Mode::real,    Mode::real_aggregated, Mode::abstract, Mode::abstract_aggregated,
+    Mode::s4u_floor, Mode::s4u_ring};
 
 std::string_view mode_name(Mode mode) {
   switch (mode) {
@@ -100,6 +108,8 @@ std::string_view mode_name(Mode mode) {
       return "abstract-aggr";
     case Mode::s4u_floor:
       return "s4u-floor";
+    case Mode::s4u_ring:
+      return "s4u-ring";
   }
   return "?";
 }
@@ -108,13 +118,19 @@ Mode parse_mode(std::string_view text) {
   for (Mode m : kModes)
     if (text == mode_name(m)) return m;
   throw std::invalid_argument(fmt::format(
-      "unknown mode '{}' (bare-eigen, real, real-aggr, abstract, abstract-aggr, s4u-floor)", text));
+      "unknown mode '{}' (bare-eigen, real, real-aggr, abstract, abstract-aggr, s4u-floor, s4u-ring)", text));
 }
 
-bool is_real(Mode mode) { return mode == Mode::real || mode == Mode::real_aggregated; }
-bool is_aggregated(Mode mode) { return mode == Mode::real_aggregated || mode == Mode::abstract_aggregated; }
+bool is_real(Mode mode) {
+  return mode == Mode::real || mode == Mode::real_aggregated;
+}
+bool is_aggregated(Mode mode) {
+  return mode == Mode::real_aggregated || mode == Mode::abstract_aggregated;
+}
 // Printed as a multiple of the bare sum's time.
-bool is_compared_with_bare(Mode mode) { return is_real(mode) || mode == Mode::s4u_floor; }
+bool is_compared_with_bare(Mode mode) {
+  return is_real(mode) || mode == Mode::s4u_floor;
+}
 
 struct Config {
   int devices = 0;
@@ -277,13 +293,15 @@ Measurement run_simulation(const Config& config, std::vector<char*>& simgrid_arg
   return m;
 }
 
-Measurement run_floor(const Config& config, std::vector<char*>& simgrid_argv) {
+Measurement run_plain_s4u(const Config& config, std::vector<char*>& simgrid_argv) {
   Measurement m;
   const double cpu_start = process_cpu_seconds();
   const auto start = Clock::now();
   int argc = static_cast<int>(simgrid_argv.size()) - 1;
-  const benchmarks::RingFloorRun run =
-      benchmarks::run_s4u_ring_floor(config.devices, config.bytes_per_device, &argc, simgrid_argv.data());
+  const auto program =
+      config.mode == Mode::s4u_ring ? benchmarks::run_s4u_ring : benchmarks::run_s4u_ring_floor;
+  const benchmarks::S4uPsumRun run =
+      program(config.devices, config.bytes_per_device, &argc, simgrid_argv.data());
   m.wall_s = seconds_since(start);
   m.cpu_s = process_cpu_seconds() - cpu_start;
   m.peak_rss_bytes = peak_rss_bytes();
@@ -299,7 +317,8 @@ Measurement run_child_configuration(const Config& config, std::vector<char*>& si
     case Mode::bare:
       return run_bare(config);
     case Mode::s4u_floor:
-      return run_floor(config, simgrid_argv);
+    case Mode::s4u_ring:
+      return run_plain_s4u(config, simgrid_argv);
     case Mode::real:
     case Mode::real_aggregated:
     case Mode::abstract:
@@ -344,13 +363,13 @@ Measurement measurement_of(const benchmarks::ResultFields& fields) {
 
 // Runs this program again as `--one <config> <extra...>`.
 benchmarks::ChildRun run_child(const Config& config, const std::vector<std::string>& extra) {
-  return benchmarks::run_child({.program = "psum_benchmark",
-                                .configuration = config.argument(),
-                                .extra = extra,
-                                .result_tag = std::string(kResultTag),
-                                .keys = {"wall_s", "cpu_s", "peak_rss_bytes", "psum_simulated_s",
-                                         "total_simulated_s", "setup_s", "pmap_s", "get_s", "read_s",
-                                         "read_cpu_s"}});
+  return benchmarks::run_child(
+      {.program = "psum_benchmark",
+       .configuration = config.argument(),
+       .extra = extra,
+       .result_tag = std::string(kResultTag),
+       .keys = {"wall_s", "cpu_s", "peak_rss_bytes", "psum_simulated_s", "total_simulated_s", "setup_s",
+                "pmap_s", "get_s", "read_s", "read_cpu_s"}});
 }
 
 // The bytes a configuration needs, or nullopt when it needs no planning (abstract arrays hold no values).
@@ -366,6 +385,7 @@ std::optional<double> estimated_bytes(const Config& config) {
     case Mode::abstract:
     case Mode::abstract_aggregated:
     case Mode::s4u_floor:
+    case Mode::s4u_ring:
       return std::nullopt;
   }
   return std::nullopt;
@@ -374,12 +394,14 @@ std::optional<double> estimated_bytes(const Config& config) {
 struct Row {
   Config config;
   enum class State { measured, skipped, failed } state = State::measured;
-  std::string note;  // skipped / failed
-  Measurement m;     // medians
+  std::string note;               // skipped / failed
+  std::vector<Measurement> runs;  // in the order they ran, interleaved with the other modes' at this p and n
+  Measurement m;                  // medians
   bool simulated_time_varied = false;
 };
 
-Row measure(const Config& config, int repeats, const std::vector<std::string>& extra) {
+// A row's verdict before any run: skipped when its estimated memory does not fit.
+Row planned(const Config& config) {
   Row row{config};
   if (auto need = estimated_bytes(config)) {
     const double available = mem_available_bytes();
@@ -387,22 +409,15 @@ Row measure(const Config& config, int repeats, const std::vector<std::string>& e
       row.state = Row::State::skipped;
       row.note = fmt::format("skipped: needs ~{:.1f} GiB (75% of MemAvailable is {:.1f} GiB)",
                              *need / (1 << 30), kMemoryBudget * available / (1 << 30));
-      return row;
     }
   }
-  std::vector<Measurement> runs;
-  for (int r = 0; r < repeats; ++r) {
-    benchmarks::ChildRun run = run_child(config, extra);
-    if (run.outcome != benchmarks::ChildRun::Outcome::finished) {
-      row.state = Row::State::failed;
-      row.note = "failed: " + run.failure;
-      return row;
-    }
-    runs.push_back(measurement_of(run.fields));
-  }
+  return row;
+}
+
+void take_medians(Row& row) {
   auto med = [&](double Measurement::*field) {
     std::vector<double> values;
-    for (const auto& m : runs) values.push_back(m.*field);
+    for (const auto& m : row.runs) values.push_back(m.*field);
     return median(values);
   };
   row.m = {med(&Measurement::wall_s),
@@ -415,10 +430,39 @@ Row measure(const Config& config, int repeats, const std::vector<std::string>& e
            med(&Measurement::get_s),
            med(&Measurement::read_s),
            med(&Measurement::read_cpu_s)};
-  for (const auto& m : runs)
+  for (const auto& m : row.runs)
     row.simulated_time_varied =
-        row.simulated_time_varied || m.psum_simulated_s != runs.front().psum_simulated_s;
-  return row;
+        row.simulated_time_varied || m.psum_simulated_s != row.runs.front().psum_simulated_s;
+}
+
+// The modes of one p and n, run by run in turn (repeat 1 of every mode, then repeat 2, ...), so that a change
+// in the machine's load weighs on all of them alike and their ratios can be taken run by run.
+std::vector<Row> measure_side_by_side(int p, std::int64_t n, const std::vector<Mode>& modes, int repeats,
+                                      const std::vector<std::string>& extra) {
+  std::vector<Row> rows;
+  for (Mode mode : modes) rows.push_back(planned({p, n, mode}));
+  for (int r = 0; r < repeats; ++r)
+    for (Row& row : rows) {
+      if (row.state != Row::State::measured) continue;
+      benchmarks::ChildRun run = run_child(row.config, extra);
+      if (run.outcome != benchmarks::ChildRun::Outcome::finished) {
+        row.state = Row::State::failed;
+        row.note = "failed: " + run.failure;
+        continue;
+      }
+      row.runs.push_back(measurement_of(run.fields));
+    }
+  for (Row& row : rows)
+    if (row.state == Row::State::measured) take_medians(row);
+  return rows;
+}
+
+// The median over the runs of a's field divided by b's, run by run (both rows ran side by side).
+double median_ratio(const Row& a, const Row& b, double Measurement::*field) {
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < a.runs.size() && i < b.runs.size(); ++i)
+    ratios.push_back(a.runs[i].*field / b.runs[i].*field);
+  return median(ratios);
 }
 
 std::string size_label(std::int64_t bytes) {
@@ -426,16 +470,44 @@ std::string size_label(std::int64_t bytes) {
 }
 
 void print_usage() {
-  fmt::print(stderr, "usage: psum_benchmark [--quick] [--repeats N] [--cfg=name:value ...]\n");
+  fmt::print(
+      stderr,
+      "usage: psum_benchmark [--quick] [--devices P,...] [--sizes N,...] [--modes MODE,...] [--repeats N] "
+      "[--cfg=name:value ...]\n");
+}
+
+// A comma-separated list of --devices, --sizes or --modes.
+template <class T, class Parse>
+std::vector<T> parse_list(const std::string& option, const std::string& text, Parse parse) {
+  std::vector<T> values;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) values.push_back(parse(item));
+  if (values.empty()) throw std::invalid_argument(fmt::format("{} needs at least one value", option));
+  return values;
 }
 
 int parent_main(const std::vector<std::string>& args) {
-  bool quick = false;
+  std::vector<int> device_counts{8, 64, 512};
+  std::vector<std::int64_t> sizes{1 * kMiB, 64 * kMiB};
+  std::vector<Mode> modes(std::begin(kModes), std::end(kModes));
   int repeats = 3;
   std::vector<std::string> simgrid_args;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--quick") {
-      quick = true;
+      device_counts = {8, 64};
+    } else if (args[i] == "--devices" && i + 1 < args.size()) {
+      device_counts = parse_list<int>("--devices", args[++i], [](const std::string& p) {
+        if (std::stoi(p) < 1) throw std::invalid_argument("--devices: every count must be at least 1");
+        return std::stoi(p);
+      });
+    } else if (args[i] == "--sizes" && i + 1 < args.size()) {
+      sizes = parse_list<std::int64_t>("--sizes", args[++i], [](const std::string& n) {
+        if (std::stoll(n) < 4 || std::stoll(n) % 4 != 0)
+          throw std::invalid_argument("--sizes: every size is a positive multiple of 4 bytes");
+        return std::stoll(n);
+      });
+    } else if (args[i] == "--modes" && i + 1 < args.size()) {
+      modes = parse_list<Mode>("--modes", args[++i], [](const std::string& m) { return parse_mode(m); });
     } else if (args[i] == "--repeats" && i + 1 < args.size()) {
       repeats = std::stoi(args[++i]);
       if (repeats < 1) throw std::invalid_argument("--repeats must be at least 1");
@@ -446,15 +518,13 @@ int parent_main(const std::vector<std::string>& args) {
       throw std::invalid_argument(fmt::format("unknown argument '{}'", args[i]));
     }
   }
-  const std::vector<int> device_counts = quick ? std::vector<int>{8, 64} : std::vector<int>{8, 64, 512};
-  const std::vector<std::int64_t> sizes{1 * kMiB, 64 * kMiB};
-
   fmt::print(
       "psum_benchmark: psum of n bytes of float32 per device (n / 4 floats) over p devices,\n"
       "switch cluster with default_switch_cluster(p) (A100-like, NVLink-class fabric), network model {}.\n"
       "Machine: {} CPUs, {}, MemAvailable {:.1f} GiB, load average {}.\n"
-      "Median of {} runs, each in its own process.\n\n",
-      simgrid_args.empty() ? "the platform's (CM02 alpha-beta)" : fmt::format("{}", fmt::join(simgrid_args, " ")),
+      "Median of {} runs, each in its own process, the modes of one p and n taking turns.\n\n",
+      simgrid_args.empty() ? "the platform's (CM02 alpha-beta)"
+                           : fmt::format("{}", fmt::join(simgrid_args, " ")),
       sysconf(_SC_NPROCESSORS_ONLN), cpu_model(), mem_available_bytes() / (1 << 30), load_average(), repeats);
   fmt::print("{:>4}  {:>7}  {:<13}  {:>10}  {:>10}  {:>12}  {:>12}  {:>12}  {:>14}\n", "p", "n", "mode",
              "wall s", "cpu s", "peak RSS MiB", "sim psum s", "sim total s", "/ bare wall");
@@ -465,8 +535,8 @@ int parent_main(const std::vector<std::string>& args) {
   for (int p : device_counts)
     for (std::int64_t n : sizes) {
       std::optional<Measurement> bare;
-      for (Mode mode : kModes) {
-        Row row = measure({p, n, mode}, repeats, simgrid_args);
+      for (Row& row : measure_side_by_side(p, n, modes, repeats, simgrid_args)) {
+        const Mode mode = row.config.mode;
         std::string line = fmt::format("{:>4}  {:>7}  {:<13}  ", p, size_label(n), mode_name(mode));
         if (row.state != Row::State::measured) {
           failed = failed || row.state == Row::State::failed;
@@ -522,18 +592,38 @@ int parent_main(const std::vector<std::string>& args) {
     if (const Row* s4u = measured_beside(row, Mode::s4u_floor);
         s4u && row.config.mode == Mode::real_aggregated)
       floor = fmt::format("; SimGrid alone (s4u-floor) {:.2f}x cpu", s4u->m.cpu_s / bare->m.cpu_s);
-    fmt::print("  {} within 2x of bare, p = {}, n = {}: {} ({:.1f}x wall, {:.1f}x cpu; with the first read "
-               "of the stacked result {:.1f}x cpu{})\n",
-               mode_name(row.config.mode), row.config.devices, size_label(row.config.bytes_per_device),
-               ratio <= 2.0 ? "met" : "NOT met", ratio, row.m.cpu_s / bare->m.cpu_s,
-               (row.m.cpu_s + row.m.read_cpu_s) / bare->m.cpu_s, floor);
+    fmt::print(
+        "  {} within 2x of bare, p = {}, n = {}: {} ({:.1f}x wall, {:.1f}x cpu; with the first read "
+        "of the stacked result {:.1f}x cpu{})\n",
+        mode_name(row.config.mode), row.config.devices, size_label(row.config.bytes_per_device),
+        ratio <= 2.0 ? "met" : "NOT met", ratio, row.m.cpu_s / bare->m.cpu_s,
+        (row.m.cpu_s + row.m.read_cpu_s) / bare->m.cpu_s, floor);
   }
   for (const auto& row : rows)
     if ((row.config.mode == Mode::abstract || row.config.mode == Mode::abstract_aggregated) &&
         row.config.devices == 512 && row.state == Row::State::measured)
-      fmt::print("  {} p = 512 under 1 s, n = {}: {} ({:.3f} s wall, {:.3f} s cpu)\n", mode_name(row.config.mode),
-                 size_label(row.config.bytes_per_device), row.m.wall_s < 1.0 ? "met" : "NOT met",
-                 row.m.wall_s, row.m.cpu_s);
+      fmt::print("  {} p = 512 under 1 s, n = {}: {} ({:.3f} s wall, {:.3f} s cpu)\n",
+                 mode_name(row.config.mode), size_label(row.config.bytes_per_device),
+                 row.m.wall_s < 1.0 ? "met" : "NOT met", row.m.wall_s, row.m.cpu_s);
+  // Issue 17: the per-message mode near SimGrid's own per-message ring.
+  for (const auto& row : rows) {
+    if (row.config.mode != Mode::abstract || row.state != Row::State::measured) continue;
+    const Row* ring = measured_beside(row, Mode::s4u_ring);
+    if (ring == nullptr) continue;
+    const double wall = median_ratio(row, *ring, &Measurement::wall_s);
+    const double memory = median_ratio(row, *ring, &Measurement::peak_rss_bytes);
+    fmt::print(
+        "  abstract within 1.2x of s4u-ring's wall and 3x of its peak RSS, p = {}, n = {}: {} ({:.2f}x wall, "
+        "{:.2f}x cpu, {:.2f}x peak RSS; simulated psum and total {:.9g} s and {:.9g} s, s4u-ring's {})\n",
+        row.config.devices, size_label(row.config.bytes_per_device),
+        wall <= 1.2 && memory <= 3.0 ? "met" : "NOT met", wall, median_ratio(row, *ring, &Measurement::cpu_s),
+        memory, row.m.psum_simulated_s, row.m.total_simulated_s,
+        row.m.psum_simulated_s == ring->m.psum_simulated_s &&
+                row.m.total_simulated_s == ring->m.total_simulated_s
+            ? "the same"
+            : fmt::format("DIFFER ({:.9g} s and {:.9g} s)", ring->m.psum_simulated_s,
+                          ring->m.total_simulated_s));
+  }
 
   fmt::print("\nLoad average at the end: {}\n", load_average());
   if (failed) {
