@@ -14,6 +14,7 @@
 #include "commands/demo/run.hpp"
 #include "commands/kernels/run.hpp"
 #include "commands/memory/run.hpp"
+#include "commands/merge/run.hpp"
 #include "commands/presets/run.hpp"
 #include "commands/train/run.hpp"
 #include "common/command_line.hpp"
@@ -57,6 +58,11 @@ constexpr Command kCommands[] = {
      "device memory of one training step per model and strategy, by tag, against the ZeRO paper and the "
      "capacity; --fit finds the largest batch or number of layers that fits",
      &cli::memory::run},
+    {"merge",
+     "joins the CSV or JSON files of a sweep's shards (collectives, train or memory with --shard K/N, e.g. "
+     "the "
+     "tasks of a Slurm job array) into what the unsharded run writes",
+     &cli::merge::run},
 };
 
 // `text` in lines of at most `width` characters, the second and later ones indented by `indent` spaces.

@@ -324,7 +324,7 @@ std::vector<BadInput> bad_inputs() {
        "{config}: unknown key 'bytes'; valid: minbytes, maxbytes, stepfactor, collectives, algorithms, "
        "devices, "
        "dtype, topology, preset, nodes, platform, csv, json, plot, abstract-above, check, aggregate, "
-       "dimension-algorithms, channels, protocol",
+       "dimension-algorithms, channels, protocol, shard",
        "devices = 4\nbytes = 1K\n"},
       {"BadConfigValue", "",
        "{config}, key maxbytes: bad size '64KB' for --maxbytes: expected a whole number of bytes with an "

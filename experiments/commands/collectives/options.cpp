@@ -41,7 +41,7 @@ void check_algorithm_words(const SweepOptions& options) {
 
 std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
   std::string min_bytes, max_bytes, step_factor, collectives, algorithms, devices, dtype, abstract_above,
-      dimension_algorithms, channels;
+      dimension_algorithms, channels, shard;
   PlatformRequest platform;
   SweepOptions options;
   po::options_description described("spmdsim collectives options");
@@ -83,7 +83,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "when the devices span several nodes, else 1)")(
       "protocol", po::value(&options.protocol),
       "NCCL's protocol for nccl_ring on a node preset of NVIDIA GPUs, as NCCL_PROTO: LL, LL128, Simple "
-      "(default: the one NCCL's tuner picks for each size; docs/collectives.md#protocols)");
+      "(default: the one NCCL's tuner picks for each size; docs/collectives.md#protocols)")(
+      "shard", po::value(&shard), kShardHelp);
   add_config_option(described);
   const OptionValues values(args, described);
   if (values.map().count("help")) {
@@ -147,6 +148,18 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
   values.attributed({"abstract-above"}, [&] {
     if (values.map().count("abstract-above"))
       options.abstract_above = parse_size(abstract_above, "--abstract-above");
+  });
+  options.shard = values.attributed({"shard"}, [&] { return parse_shard_option(shard); });
+  values.attributed({"shard", "plot"}, [&] {
+    refuse_with_shard(options.shard, "--plot", !options.plot_prefix.empty(),
+                      "it plots the whole sweep; plot the shards' --json merged by `spmdsim merge` with "
+                      "experiments/plot_collectives.py (docs/sweeps_on_slurm.md)");
+  });
+  values.attributed({"shard", "abstract-above"}, [&] {
+    if (options.shard && !options.abstract_above)
+      throw UsageError(
+          "--shard needs --abstract-above: without it each shard takes the threshold from its own machine's "
+          "MemAvailable, and the shards could disagree on which rows run real and which abstract");
   });
   return options;
 }

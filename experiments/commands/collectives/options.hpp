@@ -7,6 +7,7 @@
 
 #include "commands/collectives/catalog.hpp"
 #include "common/platform_options.hpp"
+#include "common/shard.hpp"
 #include "common/sizes.hpp"
 
 namespace spmdsim::cli::collectives {
@@ -29,6 +30,7 @@ struct SweepOptions {
   std::vector<std::string> dimension_algorithms;  // SimulationOptions::dimension_algorithms
   int channels = 0;                               // SimulationOptions::channels (0: per group)
   std::string protocol;                           // SimulationOptions::protocol (empty: NCCL's tuner's)
+  std::optional<Shard> shard;                     // --shard: this slice of the plan's rows only
 };
 
 // The options of `args` (SimGrid's taken out), from the command line and --config; nothing when --help was

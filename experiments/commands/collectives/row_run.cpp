@@ -8,8 +8,11 @@
 #include <variant>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands/collectives/check.hpp"
+#include "common/forked_run.hpp"
+#include "common/sizes.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/pmap.hpp"
 
@@ -96,6 +99,35 @@ RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bo
   result.algbw = result.time > 0 ? static_cast<double>(row.bytes) / result.time / 1e9 : 0;
   result.busbw = result.algbw * result.bus_factor;
   if (check && !row.abstract) result.max_error = max_error(row, input, sim.device_get(output).leaf());
+  return result;
+}
+
+RowResult run_row_in_child(Simulation& sim, const PlannedRow& row, const Array& input, bool check,
+                           const SimulationOptions& options) {
+  // The figures cross as JSON, whose numbers nlohmann writes and reads back to the same double.
+  const Seconds start = sim.now();
+  const auto text = run_in_child(
+      fmt::format("{} {} p={} {}", row.collective->name, row.algorithm, row.p, size_text(row.bytes)), [&] {
+        const RowResult r = run_row(sim, row, input, check, options);
+        nlohmann::json j{{"time", r.time},
+                         {"algbw", r.algbw},
+                         {"busbw", r.busbw},
+                         {"bus_factor", r.bus_factor},
+                         {"simulated", sim.now() - start}};
+        if (r.max_error) j["max_error"] = *r.max_error;
+        if (r.nccl) j["nccl"] = {r.nccl->protocol, r.nccl->channels};
+        return j.dump();
+      });
+  const auto j = nlohmann::json::parse(text);
+  RowResult result{.row = row,
+                   .time = j["time"].get<double>(),
+                   .algbw = j["algbw"].get<double>(),
+                   .busbw = j["busbw"].get<double>(),
+                   .bus_factor = j["bus_factor"].get<double>(),
+                   .simulated = j["simulated"].get<double>()};
+  if (j.contains("max_error")) result.max_error = j["max_error"].get<double>();
+  if (j.contains("nccl"))
+    result.nccl = NcclRingChoice{j["nccl"][0].get<std::string>(), j["nccl"][1].get<int>()};
   return result;
 }
 

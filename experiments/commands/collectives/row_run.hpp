@@ -1,4 +1,5 @@
-// Running one planned row: its input data, its collective in a pmap, its time from the call's report.
+// Running one planned row: its input data, its collective in a pmap, its time from the call's report; each
+// row in a process of its own, from the same start.
 #pragma once
 
 #include <optional>
@@ -25,6 +26,7 @@ struct RowResult {
   double bus_factor = 0;
   std::optional<double> max_error;  // with --check, on real data
   std::optional<NcclRingChoice> nccl;  // nccl_ring's protocol and channels, on a platform with NCCL's figures
+  Seconds simulated = 0;               // the simulated time the row took, its host transfers with it
 };
 
 // Runs `row` on `input` (one array of (p, elements_in)) in `sim`; with `check`, compares a real row's result
@@ -32,5 +34,11 @@ struct RowResult {
 // `options` are the simulation's (for nccl_ring's choice).
 RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bool check,
                   const SimulationOptions& options);
+
+// run_row in a child process forked from `sim` as it stands: every row starts from the same simulated clock
+// and state, so that its figures, to the last bit, are the same whichever rows ran before it (a --shard runs
+// a slice of the rows). `sim` itself does not move.
+RowResult run_row_in_child(Simulation& sim, const PlannedRow& row, const Array& input, bool check,
+                           const SimulationOptions& options);
 
 }  // namespace spmdsim::cli::collectives

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -20,6 +21,8 @@
 #include "common/plotting.hpp"
 #include "common/progress_bar.hpp"
 #include "common/rows.hpp"
+#include "common/shard.hpp"
+#include "common/shard_files.hpp"
 #include "common/simulation_start.hpp"
 #include "common/sizes.hpp"
 #include "spmdsim/simulation.hpp"
@@ -48,6 +51,27 @@ void check_reduction_dtype(const Simulation& sim, const SweepOptions& options, i
   }
 }
 
+// The JSON's notes (rows left out, and why), in the order the table shows them: the collectives with rows
+// in the plan's order, then those without. From the whole plan, so that every shard has the same.
+std::vector<std::string> sweep_notes(const Plan& plan, const std::vector<const Collective*>& collectives) {
+  std::vector<const Collective*> order;
+  for (const auto& row : plan.rows)
+    if (order.empty() || order.back() != row.collective) order.push_back(row.collective);
+  for (const auto* c : collectives)
+    if (std::none_of(plan.rows.begin(), plan.rows.end(), [&](const auto& r) { return r.collective == c; }))
+      order.push_back(c);
+  std::vector<std::string> notes;
+  for (const auto* c : order)
+    if (const auto it = plan.notes.find(c); it != plan.notes.end())
+      for (const auto& text : it->second) notes.push_back(fmt::format("{}: {}", c->name, text));
+  return notes;
+}
+
+// A row's configuration, as the sweep's identity takes it (shard_files.hpp).
+std::string row_label(const PlannedRow& row) {
+  return fmt::format("{} {} p={} bytes={}", row.collective->name, row.algorithm, row.p, row.bytes);
+}
+
 }  // namespace
 
 int run(const std::string& program, const std::vector<std::string>& args) {
@@ -67,6 +91,11 @@ int run(const std::string& program, const std::vector<std::string>& args) {
                                     : default_abstract_threshold(max_devices, contexts, limits);
   const Plan plan = make_plan(options, threshold.bytes);
   check_real_rows_fit(plan, threshold, contexts, limits);
+  if (options.shard) check_shard_has_rows(*options.shard, plan.rows.size());
+  // The plan's rows this run runs: all of them, or the slice --shard names.
+  std::vector<std::size_t> mine(plan.rows.size());
+  std::iota(mine.begin(), mine.end(), std::size_t{0});
+  if (options.shard) mine = shard_rows(*options.shard, plan.rows.size());
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
   const SimulationOptions simulation_options{.channels = options.channels,
@@ -99,24 +128,26 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   Rows results{.columns = sweep_columns(algorithm_width)};
   TableWriter table(std::cout, results.columns);
   table.header(info);
-  ProgressBar progress(plan.rows.size(), isatty(STDERR_FILENO) && plan.rows.size() > 20);
+  if (options.shard)
+    std::cout << fmt::format(
+        "# shard:    {} ({} of the sweep's {} rows; spmdsim merge joins the shards' files)\n",
+        shard_text(*options.shard), mine.size(), plan.rows.size());
+  ProgressBar progress(mine.size(), isatty(STDERR_FILENO) && mine.size() > 20);
 
-  std::vector<std::string> all_notes;
   const Collective* current = nullptr;
   const auto close_section = [&] {
     if (current == nullptr) return;
     auto it = plan.notes.find(current);
     if (it == plan.notes.end()) return;
-    for (const auto& text : it->second) {
-      table.note(text);
-      all_notes.push_back(fmt::format("{}: {}", current->name, text));
-    }
+    for (const auto& text : it->second) table.note(text);
   };
   // One input per collective, device count and size, shared by its algorithms: they see the same data.
   std::optional<Array> input;
   const PlannedRow* input_for = nullptr;
+  Seconds simulated = 0;
   progress.show(0);
-  for (const auto& row : plan.rows) {
+  for (const std::size_t index : mine) {
+    const PlannedRow& row = plan.rows[index];
     if (row.collective != current) {
       progress.clear();
       close_section();
@@ -130,7 +161,9 @@ int run(const std::string& program, const std::vector<std::string>& args) {
                            : random_input(row, options.dtype);
       input_for = &row;
     }
-    results.cells.push_back(row_cells(run_row(sim, row, *input, options.check, simulation_options), options.dtype));
+    const RowResult result = run_row_in_child(sim, row, *input, options.check, simulation_options);
+    simulated += result.simulated;
+    results.cells.push_back(row_cells(result, options.dtype));
     progress.clear();
     table.row(results.cells.back());
     progress.show(results.cells.size());
@@ -146,12 +179,18 @@ int run(const std::string& program, const std::vector<std::string>& args) {
     }
   const double wall = progress.elapsed();
   std::cout << fmt::format("\n# {} rows in {:.2f} s wall time; simulated time {:.6f} s\n",
-                           results.cells.size(), wall, sim.now());
+                           results.cells.size(), wall, simulated);
 
-  if (!options.csv_path.empty())
-    outputs.write(options.csv_path, [&](std::ostream& out) { write_csv(out, results); });
-  const auto json = [&](std::ostream& out) { write_json(out, info, results, all_notes, wall, sim.now()); };
-  if (!options.json_path.empty()) outputs.write(options.json_path, json);
+  const std::vector<std::string> notes = sweep_notes(plan, options.collectives);
+  const auto json = [&](std::ostream& out) { write_json(out, info, results, notes, wall, simulated); };
+  std::optional<ShardTag> tag;
+  if (options.shard) {
+    std::vector<std::string> labels;
+    for (const auto& row : plan.rows) labels.push_back(row_label(row));
+    tag = shard_tag("collectives", *options.shard, labels, json);
+  }
+  if (!options.csv_path.empty()) outputs.write(options.csv_path, csv_writer(tag, results));
+  if (!options.json_path.empty()) outputs.write(options.json_path, json_writer(tag, json));
   if (!options.plot_prefix.empty()) write_plots(python, "plot_collectives.py", outputs, json);
   outputs.commit();
   if (!options.plot_prefix.empty())

@@ -34,7 +34,7 @@ std::int64_t fit_unit(const MemoryCommandOptions& options) {
 }
 
 std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, model_list, strategy_list, batch, micro_batches, precision, fit, fit_max, jobs;
+  std::string devices, model_list, strategy_list, batch, micro_batches, precision, fit, fit_max, jobs, shard;
   PlatformRequest platform;
   ModelRequest model;
   ZeroRequest zero;
@@ -67,6 +67,7 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       "--fit: the search's upper bound (default: 65536 for batch, 4096 for layers)");
   add_platform_options(described, platform);
   described.add_options()("jobs", po::value(&jobs), kJobsHelp);
+  described.add_options()("shard", po::value(&shard), kShardHelp);
   described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
       "json", po::value(&options.json_path),
       "also write the rows (and device 0's timelines) as JSON to this file")(
@@ -148,6 +149,12 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   });
   options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
                                        [&] { return choose_platform(platform, setup.devices); });
+  options.shard = values.attributed({"shard"}, [&] { return parse_shard_option(shard); });
+  values.attributed({"shard", "plot"}, [&] {
+    refuse_with_shard(options.shard, "--plot", !options.plot_prefix.empty(),
+                      "it plots the whole sweep; plot the shards' --json merged by `spmdsim merge` with "
+                      "experiments/plot_memory.py (docs/sweeps_on_slurm.md)");
+  });
   return options;
 }
 

@@ -10,6 +10,7 @@
 #include "commands/memory/memory_run.hpp"
 #include "common/model_options.hpp"
 #include "common/platform_options.hpp"
+#include "common/shard.hpp"
 
 namespace spmdsim::cli::memory {
 
@@ -28,6 +29,7 @@ struct MemoryCommandOptions {
   std::string json_path;
   std::string plot_prefix;
   int jobs = 0;  // --jobs; 0: parallel_runs decides (the --fit search runs one step after another)
+  std::optional<Shard> shard;  // --shard: this slice of the (model, strategy) pairs only
 };
 
 std::string_view fit_name(FitTarget fit);

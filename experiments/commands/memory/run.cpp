@@ -5,6 +5,8 @@
 #include <chrono>
 #include <functional>
 #include <iostream>
+#include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -20,6 +22,8 @@
 #include "common/plotting.hpp"
 #include "common/progress_bar.hpp"
 #include "common/rows.hpp"
+#include "common/shard.hpp"
+#include "common/shard_files.hpp"
 #include "common/training_options.hpp"
 
 namespace spmdsim::cli::memory {
@@ -52,33 +56,61 @@ MemorySetup setup_for(const MemoryCommandOptions& options, const ModelChoice& mo
   return setup;
 }
 
-// The files --csv and --json ask for, put in place by the run's commit.
-void write_files(const MemoryCommandOptions& options, OutputFiles& outputs,
-                 const std::function<void(std::ostream&)>& csv,
-                 const std::function<void(std::ostream&)>& json) {
-  if (!options.csv_path.empty()) outputs.write(options.csv_path, csv);
-  if (!options.json_path.empty()) outputs.write(options.json_path, json);
+// The (model, strategy) pairs of the sweep, in the table's order.
+std::vector<MemorySetup> sweep_setups(const MemoryCommandOptions& options) {
+  std::vector<MemorySetup> setups;
+  for (const auto& model : options.models)
+    for (auto strategy : options.strategies) setups.push_back(setup_for(options, model, strategy));
+  return setups;
 }
 
-int run_fit(const MemoryCommandOptions& options, const SplitArguments& split, OutputFiles& outputs) {
+// The sweep's rows this run measures: all of them, or the slice --shard names.
+std::vector<std::size_t> rows_to_run(const MemoryCommandOptions& options, std::size_t total) {
+  std::vector<std::size_t> mine(total);
+  std::iota(mine.begin(), mine.end(), std::size_t{0});
+  if (!options.shard) return mine;
+  check_shard_has_rows(*options.shard, total);
+  return shard_rows(*options.shard, total);
+}
+
+// The files --csv and --json ask for, put in place by the run's commit; a shard's say which rows they hold.
+void write_files(const MemoryCommandOptions& options, const std::vector<MemorySetup>& sweep,
+                 OutputFiles& outputs, const Rows& csv_rows, const std::function<void(std::ostream&)>& json) {
+  std::optional<ShardTag> tag;
+  if (options.shard) {
+    std::vector<std::string> labels;
+    for (const auto& setup : sweep)
+      labels.push_back(
+          fmt::format("{} {}", setup.model.name, models::strategy_name(setup.train_options.strategy)));
+    tag = shard_tag("memory", *options.shard, labels, json);
+    std::cout << fmt::format(
+        "# shard {}: {} of the sweep's {} (model, strategy) pairs; spmdsim merge joins the "
+        "shards' files\n",
+        shard_text(*options.shard), tag->rows.size(), sweep.size());
+  }
+  if (!options.csv_path.empty()) outputs.write(options.csv_path, csv_writer(tag, csv_rows));
+  if (!options.json_path.empty()) outputs.write(options.json_path, json_writer(tag, json));
+}
+
+int run_fit(const MemoryCommandOptions& options, const std::vector<MemorySetup>& sweep,
+            const SplitArguments& split, OutputFiles& outputs) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<FitRow> rows;
-  for (const auto& model : options.models)
-    for (auto strategy : options.strategies) {
-      const MemorySetup base = setup_for(options, model, strategy);
-      FitRow row{.model = model.name, .strategy = strategy};
-      row.search = search_largest_fit(options.fit_max, [&](std::int64_t value) {
-        MemorySetup setup = base;
-        if (options.fit == FitTarget::batch)
-          setup.per_device_batch = value * fit_unit(options);
-        else
-          setup.model = model.with_layers(value);
-        const auto& run =
-            row.runs.emplace(value, run_one(setup, options.platform, split.simgrid)).first->second;
-        return !run.out_of_memory;
-      });
-      rows.push_back(std::move(row));
-    }
+  for (const std::size_t index : rows_to_run(options, sweep.size())) {
+    const MemorySetup& base = sweep[index];
+    FitRow row{.model = base.model.name, .strategy = base.train_options.strategy};
+    row.search = search_largest_fit(options.fit_max, [&](std::int64_t value) {
+      MemorySetup setup = base;
+      if (options.fit == FitTarget::batch)
+        setup.per_device_batch = value * fit_unit(options);
+      else
+        setup.model = base.model.with_layers(value);
+      const auto& run =
+          row.runs.emplace(value, run_one(setup, options.platform, split.simgrid)).first->second;
+      return !run.out_of_memory;
+    });
+    rows.push_back(std::move(row));
+  }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
@@ -88,11 +120,9 @@ int run_fit(const MemoryCommandOptions& options, const SplitArguments& split, Ou
   int runs = 0;
   for (const auto& row : rows) runs += row.search.runs;
   std::cout << fmt::format("\n# {} simulations, one per step, in {:.2f} s wall time\n", runs, wall);
-  write_files(
-      options, outputs, [&](std::ostream& out) { write_csv(out, fit_rows(options, rows)); },
-      [&](std::ostream& out) {
-        write_fit_json(out, command_json(options, simgrid_args, first, wall), options, rows);
-      });
+  write_files(options, sweep, outputs, fit_rows(options, rows), [&](std::ostream& out) {
+    write_fit_json(out, command_json(options, simgrid_args, first, wall), options, rows);
+  });
   outputs.commit();
   return 0;
 }
@@ -114,19 +144,19 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   check_fits(fmt::format("--devices {}", options.setup.devices), "--devices", options.setup.devices, 1,
              demand, contexts, limits);
   const HostDemand step_demand = demand(options.setup.devices);
-  if (options.fit != FitTarget::none) return run_fit(options, split, outputs);
+  if (options.fit != FitTarget::none) return run_fit(options, sweep_setups(options), split, outputs);
   // Fail before the runs, not after them.
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
   options.setup.keep_timeline = !options.plot_prefix.empty() || !options.json_path.empty();
+  const std::vector<MemorySetup> sweep = sweep_setups(options);
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<MemorySetup> setups;
   std::vector<ChildRun> runs;
-  for (const auto& model : options.models)
-    for (auto strategy : options.strategies) {
-      setups.push_back(setup_for(options, model, strategy));
-      runs.push_back(measurement_run(setups.back(), options.platform, split.simgrid));
-    }
+  for (const std::size_t index : rows_to_run(options, sweep.size())) {
+    setups.push_back(sweep[index]);
+    runs.push_back(measurement_run(setups.back(), options.platform, split.simgrid));
+  }
   const int parallel = parallel_runs(options.jobs, step_demand, contexts, limits);
   ProgressBar progress(runs.size(), isatty(STDERR_FILENO) && runs.size() > 1, "simulations");
   progress.show(0);
@@ -146,8 +176,7 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const auto json = [&](std::ostream& out) {
     write_json(out, command_json(options, simgrid_args, rows.front().measurement, wall), options, rows);
   };
-  write_files(
-      options, outputs, [&](std::ostream& out) { write_csv(out, step_rows(rows)); }, json);
+  write_files(options, sweep, outputs, step_rows(rows), json);
   if (!options.plot_prefix.empty()) write_plots(python, "plot_memory.py", outputs, json);
   outputs.commit();
   if (!options.plot_prefix.empty())

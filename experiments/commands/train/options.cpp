@@ -28,7 +28,7 @@ std::string_view scaling_name(Scaling scaling) {
 
 std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch, seed,
-      jobs, fusion;
+      jobs, fusion, shard;
   double learning_rate = 0;
   PlatformRequest platform;
   ModelRequest model;
@@ -79,6 +79,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   add_model_shape_options(described, model);
   add_platform_options(described, platform);
   described.add_options()("jobs", po::value(&jobs), kJobsHelp);
+  described.add_options()("shard", po::value(&shard), kShardHelp);
   described.add_options()("csv", po::value(&options.csv_path), "also write the rows as CSV to this file")(
       "json", po::value(&options.json_path), "also write the run as JSON to this file")(
       "trace", po::value(&options.trace_path),
@@ -174,6 +175,14 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   });
   options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
                                        [&] { return choose_platform(platform, options.devices.back()); });
+  options.shard = values.attributed({"shard"}, [&] { return parse_shard_option(shard); });
+  values.attributed({"shard", "plot", "trace"}, [&] {
+    refuse_with_shard(options.shard, "--plot", !options.plot_prefix.empty(),
+                      "it plots the whole sweep; plot the shards' --json merged by `spmdsim merge` with "
+                      "experiments/plot_train.py (docs/sweeps_on_slurm.md)");
+    refuse_with_shard(options.shard, "--trace", !options.trace_path.empty(),
+                      "it traces the run at the largest device count; run that count on its own");
+  });
   return options;
 }
 

@@ -9,6 +9,7 @@
 
 #include "commands/train/training_run.hpp"
 #include "common/platform_options.hpp"
+#include "common/shard.hpp"
 
 namespace spmdsim::cli::train {
 
@@ -26,7 +27,8 @@ struct TrainCommandOptions {
   std::string json_path;
   std::string plot_prefix;
   std::string trace_path;
-  int jobs = 0;  // --jobs; 0: parallel_runs decides
+  int jobs = 0;                // --jobs; 0: parallel_runs decides
+  std::optional<Shard> shard;  // --shard: this slice of the device counts only
 };
 
 // The global batch at `devices`: fixed under strong scaling; under weak scaling it grows with the devices,

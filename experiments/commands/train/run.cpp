@@ -5,6 +5,7 @@
 #include <chrono>
 #include <iostream>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,8 @@
 #include "common/plotting.hpp"
 #include "common/progress_bar.hpp"
 #include "common/rows.hpp"
+#include "common/shard.hpp"
+#include "common/shard_files.hpp"
 
 namespace spmdsim::cli::train {
 namespace {
@@ -62,15 +65,30 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const HostLimits limits = read_host_limits();
   check_host_memory(options, contexts, limits);
 
+  // The device counts this run trains on: all of them, or --shard's slice, led by the smallest count when
+  // the slice lacks it: every row's efficiency is against the smallest count's throughput.
+  const std::size_t counts = options.devices.size();
+  std::vector<std::size_t> mine(counts);
+  std::iota(mine.begin(), mine.end(), std::size_t{0});
+  if (options.shard) {
+    check_shard_has_rows(*options.shard, counts);
+    mine = shard_rows(*options.shard, counts);
+  }
+  const bool smallest_as_base = mine.front() != 0;
+  std::vector<std::size_t> trained = mine;
+  if (smallest_as_base) trained.insert(trained.begin(), 0);
+
   const auto start = std::chrono::steady_clock::now();
   std::vector<ChildRun> runs;
-  for (int p : options.devices)
+  for (const std::size_t index : trained) {
+    const int p = options.devices[index];
     runs.push_back({fmt::format("--devices {}", p), [&, p] {
                       const bool traced = p == options.devices.back();
                       return nlohmann::json(run_training(options.setup, options.platform, split.simgrid, p,
                                                          global_batch(options, p), traced ? trace : ""))
                           .dump();
                     }});
+  }
   const int largest = options.devices.back();
   const int parallel = parallel_runs(
       options.jobs, training_host_demand(options.setup, largest, global_batch(options, largest)), contexts,
@@ -85,17 +103,29 @@ int run(const std::string& program, const std::vector<std::string>& args) {
 
   const std::vector<std::string> simgrid_args(split.simgrid.begin() + 1, split.simgrid.end());
   const std::string source = simgrid_source(options.platform, simgrid_args);
-  const Rows rows = training_rows(results);
+  Rows rows = training_rows(results);
+  if (smallest_as_base) rows.cells.erase(rows.cells.begin());
   write_table(std::cout, options, source, results.front(), rows);
+  if (options.shard)
+    std::cout << fmt::format(
+        "# shard {}: {} of the sweep's {} device counts{}; spmdsim merge joins the shards' "
+        "files\n",
+        shard_text(*options.shard), mine.size(), counts,
+        smallest_as_base ? " (and the smallest, the efficiency's base)" : "");
   std::cout << fmt::format("\n# {} simulations, one per device count, in {:.2f} s wall time\n",
-                           rows.cells.size(), wall);
+                           results.size(), wall);
 
-  if (!options.csv_path.empty())
-    outputs.write(options.csv_path, [&](std::ostream& out) { write_csv(out, rows); });
   const auto json = [&](std::ostream& out) {
     write_json(out, options, simgrid_args, results.front(), rows, wall);
   };
-  if (!options.json_path.empty()) outputs.write(options.json_path, json);
+  std::optional<ShardTag> tag;
+  if (options.shard) {
+    std::vector<std::string> labels;
+    for (int p : options.devices) labels.push_back(fmt::format("p={} batch={}", p, global_batch(options, p)));
+    tag = shard_tag("train", *options.shard, labels, json);
+  }
+  if (!options.csv_path.empty()) outputs.write(options.csv_path, csv_writer(tag, rows));
+  if (!options.json_path.empty()) outputs.write(options.json_path, json_writer(tag, json));
   if (!options.plot_prefix.empty()) write_plots(python, "plot_train.py", outputs, json);
   outputs.commit();
   if (!options.plot_prefix.empty())
