@@ -31,7 +31,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(build-essential cmake pkg-config libsimgrid-dev libeigen3-dev libboost-program-options-dev
           libgtest-dev libbenchmark-dev nlohmann-json3-dev libfmt-dev libjemalloc-dev python3-matplotlib
-          clang-14 libclang-rt-14-dev pybind11-dev python3-dev python3-venv)
+          clang-14 libclang-rt-14-dev pybind11-dev python3-dev python3-venv slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do
   if [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]]; then
