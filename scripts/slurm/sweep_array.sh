@@ -12,7 +12,8 @@
 #   --out DIR   the shards' files and logs, and the merged DIR/sweep.csv and DIR/sweep.json (default
 #               ./spmdsim-sweep); on a file system that every node sees
 #   --spmdsim   the spmdsim program (default: spmdsim on PATH, else this checkout's build/experiments/spmdsim)
-#   --wait      return when the merge job has ended, with its status (sbatch --wait)
+#   --wait      return when the merge job has ended: status 0 when it wrote DIR/sweep.csv and DIR/sweep.json,
+#               1 when it failed or was cancelled (a shard failed)
 #
 # sbatch's own settings come from its environment: SBATCH_PARTITION, SBATCH_TIMELIMIT, SBATCH_ACCOUNT, ...
 # (man sbatch, "INPUT ENVIRONMENT VARIABLES"). Prints the two jobs' ids as sbatch does.
@@ -67,6 +68,11 @@ fi
 spmdsim=$(realpath "$spmdsim")
 mkdir -p "$out"
 out=$(realpath "$out")
+# Files of an earlier sweep would be taken for this one's (and --wait tells success by the merged files).
+shopt -s nullglob
+earlier=("$out"/shard-*.csv "$out"/shard-*.json "$out"/sweep.[c]sv "$out"/sweep.[j]son)
+shopt -u nullglob
+[[ ${#earlier[@]} -eq 0 ]] || die "--out $out holds an earlier sweep's files (${earlier[0]}, ...): give another folder or remove them"
 
 # --parsable prints "id" or "id;cluster".
 array=$(sbatch --parsable --array="0-$((shards - 1))" --job-name="spmdsim-$command" \
@@ -74,5 +80,13 @@ array=$(sbatch --parsable --array="0-$((shards - 1))" --job-name="spmdsim-$comma
 array=${array%%;*}
 echo "Submitted batch job $array: the array of $shards shards of spmdsim $command, their files in $out"
 echo "The merge job, once they all succeed, writes $out/sweep.csv and $out/sweep.json:"
+status=0
 sbatch "${wait[@]}" --dependency="afterok:$array" --kill-on-invalid-dep=yes --job-name="spmdsim-merge" \
-  --output="$out/merge.log" "$here/merge_job.sh" "$spmdsim" "$shards" "$out"
+  --output="$out/merge.log" "$here/merge_job.sh" "$spmdsim" "$shards" "$out" || status=$?
+# sbatch --wait returns 0 for a merge job cancelled because a shard failed: the merged files tell.
+if [[ ${#wait[@]} -gt 0 && ! ( -f "$out/sweep.csv" && -f "$out/sweep.json" ) ]]; then
+  echo "sweep_array.sh: the merge job wrote no $out/sweep.csv and sweep.json (status $status): a shard failed" \
+    "or was cancelled; see $out/shard-*.log and $out/merge.log" >&2
+  exit 1
+fi
+exit "$status"

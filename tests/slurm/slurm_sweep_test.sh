@@ -2,8 +2,9 @@
 # A sharded sweep on a real Slurm: starts a one-node cluster on this machine (its own munged, slurmctld and
 # slurmd, on free ports, every file in one temporary folder), submits a small `spmdsim collectives` sweep with
 # scripts/slurm/sweep_array.sh as a job array of shards and its merge job, waits, and compares the merged
-# CSV byte for byte, and the merged JSON but its wall and simulated times, with the single-process run.
-# Stops the daemons and removes the folder however it ends.
+# CSV byte for byte, and the merged JSON but its wall and simulated times, with the single-process run; then
+# submits it again with a shard that fails, whose merge job must be cancelled. Stops the daemons and removes
+# the folder however it ends.
 #
 #   tests/slurm/slurm_sweep_test.sh SPMDSIM REPOSITORY
 #
@@ -161,3 +162,19 @@ cmp "$work/whole.csv" "$work/sweep/sweep.csv"
 times='s/"\(wall_time_s\|simulated_time_s\)": [0-9.e+-]*/"\1": <time>/'
 cmp <(sed "$times" "$work/whole.json") <(sed "$times" "$work/sweep/sweep.json")
 echo "PASS: $rows rows in 3 shards on Slurm merge into the single-process run's CSV and JSON"
+
+# A shard that fails: Slurm cancels the merge job, and sweep_array.sh --wait says so.
+cat > "$work/failing_spmdsim" << EOF
+#!/usr/bin/env bash
+[[ "\${SLURM_ARRAY_TASK_ID:-}" != 1 ]] || { echo "shard 1 fails on purpose" >&2; exit 3; }
+exec "$spmdsim" "\$@"
+EOF
+chmod +x "$work/failing_spmdsim"
+if timeout 240 bash "$repository/scripts/slurm/sweep_array.sh" --wait --shards 3 --out "$work/failing" \
+  --spmdsim "$work/failing_spmdsim" "${sweep[@]}" 2> "$work/failing.err"; then
+  echo "FAIL: sweep_array.sh --wait succeeded though shard 1 failed" >&2
+  exit 1
+fi
+grep -q "the merge job wrote no" "$work/failing.err"
+[[ ! -e "$work/failing/merge.log" && ! -e "$work/failing/sweep.csv" ]]
+echo "PASS: a failing shard cancels the merge job"
