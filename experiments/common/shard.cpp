@@ -8,7 +8,6 @@
 #include "common/command_line.hpp"
 
 namespace spmdsim::cli {
-
 namespace {
 
 // The whole number `text` from `least` to `most`, or nothing.

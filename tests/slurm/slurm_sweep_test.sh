@@ -103,7 +103,8 @@ print(*(s.getsockname()[1] for s in sockets))')
 # One node of this machine's CPUs, reached on 127.0.0.1; no cgroups: processes tracked by their parent ids,
 # tasks not bound. Root runs the daemons here; another user runs them as itself.
 user=$(id -un)
-host=$(hostname -s)
+host=$(uname -n)
+host=${host%%.*}  # the short name, as slurmctld compares it with SlurmctldHost
 mkdir "$work/state" "$work/spool"
 cat > "$work/slurm.conf" << EOF
 ClusterName=spmdsimtest
@@ -150,8 +151,9 @@ sweep=(collectives -b 1K -e 256K -f 4 --devices 2,4 --collectives all_reduce,all
   --abstract-above 64K --check --cfg=network/model:CM02 --cfg=network/crosstraffic:0)
 "$spmdsim" "${sweep[@]}" --csv "$work/whole.csv" --json "$work/whole.json" > "$work/whole.txt"
 
-# The merge job ends the array's work: --wait returns with its status.
-timeout 240 bash "$repository/scripts/slurm/sweep_array.sh" --wait --shards 3 --out "$work/sweep" \
+# The merge job ends the array's work: --wait returns with its status. Each wait is bounded so that the whole
+# test ends, its daemons stopped, before ctest's TIMEOUT.
+timeout 120 bash "$repository/scripts/slurm/sweep_array.sh" --wait --shards 3 --out "$work/sweep" \
   --spmdsim "$spmdsim" "${sweep[@]}"
 
 rows=$(($(wc -l < "$work/whole.csv") - 1))
@@ -170,7 +172,7 @@ cat > "$work/failing_spmdsim" << EOF
 exec "$spmdsim" "\$@"
 EOF
 chmod +x "$work/failing_spmdsim"
-if timeout 240 bash "$repository/scripts/slurm/sweep_array.sh" --wait --shards 3 --out "$work/failing" \
+if timeout 120 bash "$repository/scripts/slurm/sweep_array.sh" --wait --shards 3 --out "$work/failing" \
   --spmdsim "$work/failing_spmdsim" "${sweep[@]}" 2> "$work/failing.err"; then
   echo "FAIL: sweep_array.sh --wait succeeded though shard 1 failed" >&2
   exit 1
