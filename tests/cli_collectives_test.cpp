@@ -59,14 +59,16 @@ TEST(CollectivesSweep, TableMatchesGoldenFile) {
 // A node preset is a whole platform, run under its own network model; --devices 4 runs on its first 4 GPUs.
 TEST(CollectivesSweep, NodePresetMatchesGoldenFile) {
   expect_sweep_matches_golden(
-      "--preset dgx_h100 --devices 4,8 -b 1K -e 64K -f 4 --collectives all_reduce --abstract-above 16K --check",
+      "--preset dgx_h100 --devices 4,8 -b 1K -e 64K -f 4 --collectives all_reduce --abstract-above 16K "
+      "--check",
       "collectives_dgx_h100.txt");
 }
 
 // NCCL's choices per size on a node preset: the tuner's protocol and the channels each size earns.
 TEST(CollectivesSweep, NcclRingChoicesOnANodePresetMatchGoldenFile) {
   expect_sweep_matches_golden(
-      "--preset dgx_h100 --algorithms nccl_ring --collectives all_reduce,all_gather --devices 8 -b 8 -e 4G -f 8 "
+      "--preset dgx_h100 --algorithms nccl_ring --collectives all_reduce,all_gather --devices 8 -b 8 -e 4G "
+      "-f 8 "
       "--abstract-above 0",
       "collectives_nccl_dgx_h100.txt");
 }
@@ -335,7 +337,7 @@ std::vector<BadInput> bad_inputs() {
        "--config: cannot read '/nonexistent/sweep.ini' (No such file or directory)"},
       {"UnknownDtype", "--dtype bool",
        "unknown --dtype 'bool'; valid: float32, bfloat16, float16, float64, int32"},
-      {"BadDeviceCount", "--devices 8,1", "--devices: '1' is not a device count from 2 to 1024"},
+      {"BadDeviceCount", "--devices 8,1", "--devices: '1' is not a device count from 2 to 131072"},
       {"UnknownOption", "--bogus", "unrecognised option '--bogus'"},
       {"ZeroChannels", "--channels 0", "--channels must be a whole number from 1 to 64 (got '0')"},
   };

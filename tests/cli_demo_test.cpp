@@ -93,10 +93,10 @@ TEST(Demo, SummaryIsTheReportsTotalsPerDevice) {
 TEST(Demo, RefusesAnOutOfRangeDeviceCount) {
   testing::expect_refused(
       SPMDSIM_CLI, "demo",
-      {"OneDevice", "--devices 1", "--devices must be a whole number from 2 to 1024 (got '1')"});
-  testing::expect_refused(
-      SPMDSIM_CLI, "demo",
-      {"TooManyDevices", "--devices 2048", "--devices must be a whole number from 2 to 1024 (got '2048')"});
+      {"OneDevice", "--devices 1", "--devices must be a whole number from 2 to 131072 (got '1')"});
+  testing::expect_refused(SPMDSIM_CLI, "demo",
+                          {"TooManyDevices", "--devices 262144",
+                           "--devices must be a whole number from 2 to 131072 (got '262144')"});
 }
 
 }  // namespace

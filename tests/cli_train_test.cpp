@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ using testing::read_file;
 using testing::scratch_dir;
 using testing::table_rows;
 
+// The table with each row's last figure, the loss, cut to five decimals: the MLP's float32 loss of a real run
+// differs in its sixth decimal from one CPU to another (glibc picks its expf and logf by the CPU's features).
+std::string loss_to_five_decimals(const std::string& table) {
+  return std::regex_replace(table, std::regex(R"(( [0-9]+\.[0-9]{5})[0-9]\n)"), "$1\n");
+}
+
 // `spmdsim train <args>`.
 testing::CliRun run_train(const std::string& args, const fs::path& dir) {
   return testing::run_cli(SPMDSIM_CLI, "train", args, dir);
@@ -41,7 +48,7 @@ constexpr const char* kGoldenRun = "--devices 1,2,4 --steps 2 --batch 64 --optim
 TEST(Train, TableMatchesGoldenFile) {
   const auto run = run_train(kGoldenRun, scratch_dir());
   ASSERT_EQ(run.status, 0) << run.err;
-  expect_matches_golden(normalised(run.out), "train_dp_1_2_4_devices.txt");
+  expect_matches_golden(loss_to_five_decimals(normalised(run.out)), "train_dp_1_2_4_devices.txt");
 }
 
 // The same run with dp-overlap and buckets of 0.1 MiB (the MLP's gradients make three): part of the
@@ -50,7 +57,7 @@ TEST(Train, DpOverlapTableMatchesGoldenFile) {
   const auto run =
       run_train(fmt::format("{} --strategy dp-overlap --bucket-mb 0.1", kGoldenRun), scratch_dir());
   ASSERT_EQ(run.status, 0) << run.err;
-  expect_matches_golden(normalised(run.out), "train_dp_overlap_1_2_4_devices.txt");
+  expect_matches_golden(loss_to_five_decimals(normalised(run.out)), "train_dp_overlap_1_2_4_devices.txt");
 }
 
 // A transformer trains abstract (implied): the header names the model, its parameter count and says so.
@@ -230,7 +237,7 @@ TEST(Train, PrefetchTableMatchesGoldenFile) {
   const auto run =
       run_train("--devices 1,2 --steps 3 --batch 64 --optimizer adam --prefetch 1", scratch_dir());
   ASSERT_EQ(run.status, 0) << run.err;
-  expect_matches_golden(normalised(run.out), "train_dp_prefetch_1_2_devices.txt");
+  expect_matches_golden(loss_to_five_decimals(normalised(run.out)), "train_dp_prefetch_1_2_devices.txt");
 }
 
 TEST(Train, ConfigFileGivesThePrefetch) {
@@ -293,7 +300,7 @@ std::vector<BadInput> bad_inputs() {
        "--max-live-parameters must be a whole number from 1 to 1000000000000000 (got '0')"},
       {"BatchNotDivisible", "--devices 1,3 --batch 64",
        "--batch 64 is not divisible by 3 devices: each device gets an equal share of the global batch"},
-      {"ZeroDevices", "--devices 0", "--devices: '0' is not a device count from 1 to 1024"},
+      {"ZeroDevices", "--devices 0", "--devices: '0' is not a device count from 1 to 131072"},
       {"UnknownOptimizer", "--optimizer lamb", "unknown --optimizer 'lamb'; valid: sgd, momentum, adam"},
       {"MicroBatchesNotDividing", "--devices 4 --batch 64 --micro-batches 3",
        "the per-device batch 16 at 4 devices is not divisible by --micro-batches 3"},

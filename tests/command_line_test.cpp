@@ -41,26 +41,26 @@ TEST(DeviceList, KeepsTheOrderGivenAndDropsRepeats) {
 
 TEST(DeviceList, RefusesWhatIsNoDeviceCountInRange) {
   EXPECT_EQ(error_of([] { parse_device_list("8,1", 2); }),
-            "--devices: '1' is not a device count from 2 to 1024");
-  EXPECT_EQ(error_of([] { parse_device_list("1025", 1); }),
-            "--devices: '1025' is not a device count from 1 to 1024");
+            "--devices: '1' is not a device count from 2 to 131072");
+  EXPECT_EQ(error_of([] { parse_device_list("131073", 1); }),
+            "--devices: '131073' is not a device count from 1 to 131072");
   EXPECT_EQ(error_of([] { parse_device_list("4x", 1); }),
-            "--devices: '4x' is not a device count from 1 to 1024");
+            "--devices: '4x' is not a device count from 1 to 131072");
   EXPECT_EQ(error_of([] { parse_device_list("-2", 1); }),
-            "--devices: '-2' is not a device count from 1 to 1024");
+            "--devices: '-2' is not a device count from 1 to 131072");
   EXPECT_EQ(error_of([] { parse_device_list("99999999999", 1); }),
-            "--devices: '99999999999' is not a device count from 1 to 1024");
+            "--devices: '99999999999' is not a device count from 1 to 131072");
   EXPECT_EQ(error_of([] { parse_device_list(",,", 1); }), "--devices names no device count");
 }
 
 TEST(DeviceCount, OneCountInRange) {
   EXPECT_EQ(parse_device_count("8", 1), 8);
   EXPECT_EQ(error_of([] { parse_device_count("1", 2); }),
-            "--devices must be a whole number from 2 to 1024 (got '1')");
+            "--devices must be a whole number from 2 to 131072 (got '1')");
   EXPECT_EQ(error_of([] { parse_device_count("2,4", 1); }),
-            "--devices must be a whole number from 1 to 1024 (got '2,4')");
-  EXPECT_EQ(error_of([] { parse_device_count("2048", 1); }),
-            "--devices must be a whole number from 1 to 1024 (got '2048')");
+            "--devices must be a whole number from 1 to 131072 (got '2,4')");
+  EXPECT_EQ(error_of([] { parse_device_count("262144", 1); }),
+            "--devices must be a whole number from 1 to 131072 (got '262144')");
 }
 
 TEST(Count, SaysItsRangeForAnyTextOutOfIt) {

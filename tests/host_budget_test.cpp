@@ -28,7 +28,9 @@ TEST(HostBudget, EstimateCountsDataStacksAndMaps) {
   EXPECT_EQ(use.maps, 20);
   ActorContexts no_guard = default_contexts();
   no_guard.guard_bytes = 0;
-  EXPECT_EQ(estimate_host_use({.actors = 10}, no_guard).maps, 10);
+  EXPECT_EQ(estimate_host_use({.actors = 10}, no_guard).maps, 0);
+  EXPECT_DOUBLE_EQ(estimate_host_use({.actors = 10, .abstract = true}, no_guard).resident_bytes,
+                   10 * kResidentBytesPerAbstractActor);
 }
 
 TEST(HostBudget, EachLimitIsNamedWhenItIsPassed) {
@@ -117,7 +119,21 @@ TEST(HostBudget, ActorContextsFollowTheLastSetting) {
                                             "--cfg=contexts/guard-size:0,contexts/stack-size:1024"});
   EXPECT_EQ(set.stack_bytes, 1024 * 1024);
   EXPECT_EQ(set.guard_bytes, 0);
-  EXPECT_EQ(set.maps_per_actor(), 1);
+  EXPECT_EQ(set.maps_per_actor(), 0);
+}
+
+TEST(HostBudget, GuardPagesGoWhenTheMemoryMapsWouldRunOut) {
+  const HostLimits limits{.max_map_count = 65530, .maps_used = 100};
+  std::vector<std::string> argv{"spmdsim"};
+  EXPECT_GT(fit_actor_contexts(argv, 30000, limits).guard_bytes, 0);  // 60,000 maps fit
+  EXPECT_EQ(argv, std::vector<std::string>{"spmdsim"});
+  const ActorContexts fitted = fit_actor_contexts(argv, 196609, limits);  // 131,072 devices' actors
+  EXPECT_EQ(fitted.guard_bytes, 0);
+  EXPECT_EQ(argv, (std::vector<std::string>{"spmdsim", "--cfg=contexts/guard-size:0"}));
+  // A guard size the user chose stays, and the estimate then refuses the run (host_shortfall).
+  std::vector<std::string> chosen{"spmdsim", "--cfg=contexts/guard-size:2"};
+  EXPECT_GT(fit_actor_contexts(chosen, 196609, limits).guard_bytes, 0);
+  EXPECT_EQ(chosen.size(), 2u);
 }
 
 TEST(SimgridArguments, SettingsOfSimulationOptionsAreCheckedToo) {

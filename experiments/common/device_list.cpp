@@ -12,7 +12,7 @@ std::vector<int> parse_device_list(const std::string& text, int least) {
   std::vector<int> counts;
   for (const auto& item : split_list(text)) {
     int p = 0;
-    if (item.size() > 4 || item.find_first_not_of("0123456789") != std::string::npos ||
+    if (item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos ||
         (p = std::stoi(item)) < least || p > kMaxDevices)
       throw UsageError(
           fmt::format("--devices: '{}' is not a device count from {} to {}", item, least, kMaxDevices));

@@ -50,7 +50,8 @@ HostLimits read_host_limits(const HostFiles& files) {
 
 HostEstimate estimate_host_use(const HostDemand& demand, const ActorContexts& contexts) {
   const auto actors = static_cast<double>(demand.actors);
-  return {.resident_bytes = demand.data_bytes + actors * kResidentBytesPerActor,
+  const double resident_per_actor = demand.abstract ? kResidentBytesPerAbstractActor : kResidentBytesPerActor;
+  return {.resident_bytes = demand.data_bytes + actors * resident_per_actor,
           .address_bytes =
               demand.data_bytes + actors * static_cast<double>(contexts.stack_bytes + contexts.guard_bytes),
           .maps = demand.actors * contexts.maps_per_actor()};
@@ -107,6 +108,19 @@ void check_fits(const std::string& what, std::string_view option, std::int64_t v
   throw UsageError(fmt::format("{}: {}; {}", what, *shortfall,
                                nearest ? fmt::format("{} {} fits", option, *nearest * step)
                                        : fmt::format("nothing fits, not even {} {}", option, first * step)));
+}
+
+ActorContexts fit_actor_contexts(std::vector<std::string>& simgrid_argv, std::int64_t actors,
+                                 const HostLimits& limits) {
+  ActorContexts contexts = actor_contexts(simgrid_argv);
+  const bool guard_set = std::any_of(simgrid_argv.begin(), simgrid_argv.end(), [](const std::string& arg) {
+    return arg.starts_with("--cfg=") && arg.find("contexts/guard-size") != std::string::npos;
+  });
+  const bool maps_short =
+      limits.max_map_count && actors * contexts.maps_per_actor() > *limits.max_map_count - limits.maps_used;
+  if (guard_set || !maps_short || contexts.guard_bytes == 0) return contexts;
+  simgrid_argv.emplace_back("--cfg=contexts/guard-size:0");
+  return actor_contexts(simgrid_argv);
 }
 
 int runs_side_by_side(const HostDemand& demand, const ActorContexts& contexts, const HostLimits& limits) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "spmdsim/simgrid_arguments.hpp"
 
@@ -40,14 +41,18 @@ HostLimits read_host_limits(const HostFiles& files = {});
 struct HostDemand {
   double data_bytes = 0;    // real arrays (host and devices: a device buffer is host memory)
   std::int64_t actors = 0;  // SimGrid actors alive at once
+  bool abstract = false;    // the actors compute on shapes only (Array::abstract): their stacks stay shallow
 };
 
 // Pages an actor touches on its stack and in SimGrid's bookkeeping, counted against MemAvailable: the
 // demo at 256 devices peaks at 337 MB resident, about 1.2 MiB per device with its two actors.
 inline constexpr double kResidentBytesPerActor = 512 * 1024;
+// The same for an actor of an abstract run: a psum over 131,072 devices on shapes only peaks at 3.2 GB
+// resident, about 24 KiB per device (docs/performance.md).
+inline constexpr double kResidentBytesPerAbstractActor = 32 * 1024;
 
 struct HostEstimate {
-  double resident_bytes = 0;  // data + actors x kResidentBytesPerActor
+  double resident_bytes = 0;  // data + actors x kResidentBytesPerActor (or PerAbstractActor)
   double address_bytes = 0;   // data + actors x (stack + guard)
   std::int64_t maps = 0;      // actors x maps per actor
 };
@@ -70,6 +75,13 @@ std::optional<std::int64_t> largest_fitting(std::int64_t least, std::int64_t mos
 void check_fits(const std::string& what, std::string_view option, std::int64_t value, std::int64_t least,
                 const std::function<HostDemand(std::int64_t)>& demand, const ActorContexts& contexts,
                 const HostLimits& limits, std::int64_t step = 1);
+
+// SimGrid's guard pages split each actor's stack into two memory maps. When `actors` would run out of
+// vm.max_map_count with them and `simgrid_argv` leaves contexts/guard-size alone, appends
+// "--cfg=contexts/guard-size:0" (one map per stack; an overflowing stack is then no longer stopped by a
+// guard page, and spmdsim's actors use a few KiB of theirs). Returns the contexts in force.
+ActorContexts fit_actor_contexts(std::vector<std::string>& simgrid_argv, std::int64_t actors,
+                                 const HostLimits& limits);
 
 // How many runs of `demand` fit side by side in MemAvailable (each child its own address space and maps),
 // at least 1.

@@ -105,7 +105,7 @@ std::vector<int> dimensions_of(std::string_view text, std::string_view form) {
   for (;;) {
     const auto end = text.find('x');
     const auto item = text.substr(0, end);
-    if (item.empty() || item.size() > 4 || item.find_first_not_of("0123456789") != std::string_view::npos)
+    if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string_view::npos)
       throw bad();
     dimensions.push_back(std::stoi(std::string(item)));
     product *= dimensions.back();
@@ -257,7 +257,7 @@ void check_whole_platform(const PlatformRequest& request, std::string_view prese
 }
 
 int node_count(const std::string& text) {
-  if (text.empty() || text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos ||
+  if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos ||
       std::stoi(text) < 1 || std::stoi(text) > kMaxDevices)
     throw UsageError(fmt::format("--nodes: '{}' is not a node count from 1 to {}", text, kMaxDevices));
   return std::stoi(text);

@@ -58,7 +58,7 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "call); "
       "'all' = every registered one plus auto, 'default' = the collective's default")(
       "devices", po::value(&devices)->default_value("8,64"),
-      "device counts p to run each collective on (2 to 1024), each on the first p devices of the platform")(
+      "device counts p to run each collective on (2 to 131072), each on the first p devices of the platform")(
       "dtype", po::value(&dtype)->default_value("float32"),
       "element type: float32, bfloat16, float16, float64, int32");
   add_platform_options(described, platform);

@@ -87,7 +87,8 @@ Plan make_plan(const SweepOptions& options, ByteCount abstract_above) {
 
 HostDemand sweep_demand(int max_devices, ByteCount largest_real_row) {
   return {.data_bytes = kRealCopies * max_devices * static_cast<double>(largest_real_row),
-          .actors = sweep_actors(max_devices)};
+          .actors = sweep_actors(max_devices),
+          .abstract = largest_real_row == 0};
 }
 
 AbstractThreshold default_abstract_threshold(int max_devices, const ActorContexts& contexts,

@@ -33,6 +33,10 @@ struct AbstractThreshold {
   std::string source;
 };
 
+// What a sweep holds at once at `max_devices` devices when its real rows go up to `largest_real_row` bytes
+// (0: every row abstract).
+HostDemand sweep_demand(int max_devices, ByteCount largest_real_row);
+
 // The largest size (a power of two) whose real rows at `max_devices` fit in half of MemAvailable, the
 // address space RLIMIT_AS leaves and the memory maps, with the actors' stacks (host_budget.hpp), and where
 // that comes from.

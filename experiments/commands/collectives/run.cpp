@@ -75,7 +75,7 @@ std::string row_label(const PlannedRow& row) {
 }  // namespace
 
 int run(const std::string& program, const std::vector<std::string>& args) {
-  const auto split = split_simgrid_arguments(program, args);
+  auto split = split_simgrid_arguments(program, args);
   const auto parsed = parse(split.ours);
   if (!parsed) return 0;
   const SweepOptions& options = *parsed;
@@ -84,8 +84,9 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
 
   const int max_devices = *std::max_element(options.devices.begin(), options.devices.end());
-  const ActorContexts contexts = actor_contexts(split.simgrid);
   const HostLimits limits = read_host_limits();
+  const ActorContexts contexts =
+      fit_actor_contexts(split.simgrid, sweep_demand(max_devices, 0).actors, limits);
   AbstractThreshold threshold = options.abstract_above
                                     ? AbstractThreshold{*options.abstract_above, "--abstract-above"}
                                     : default_abstract_threshold(max_devices, contexts, limits);

@@ -130,16 +130,17 @@ int run_fit(const MemoryCommandOptions& options, const std::vector<MemorySetup>&
 }  // namespace
 
 int run(const std::string& program, const std::vector<std::string>& args) {
-  const auto split = split_simgrid_arguments(program, args);
+  auto split = split_simgrid_arguments(program, args);
   const auto parsed = parse(split.ours);
   if (!parsed) return 0;
   MemoryCommandOptions options = *parsed;
   OutputFiles outputs({{"--csv", options.csv_path}, {"--json", options.json_path}}, options.plot_prefix);
   // Abstract steps: the actors' stacks are all the host memory a run takes.
-  const ActorContexts contexts = actor_contexts(split.simgrid);
   const HostLimits limits = read_host_limits();
+  const ActorContexts contexts =
+      fit_actor_contexts(split.simgrid, training_actors(options.setup.devices), limits);
   const auto demand = [](std::int64_t devices) {
-    return HostDemand{.actors = training_actors(static_cast<int>(devices))};
+    return HostDemand{.actors = training_actors(static_cast<int>(devices)), .abstract = true};
   };
   check_fits(fmt::format("--devices {}", options.setup.devices), "--devices", options.setup.devices, 1,
              demand, contexts, limits);

@@ -38,7 +38,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   po::options_description described("spmdsim train options");
   described.add_options()("help,h", "show this help")(
       "devices", po::value(&devices)->default_value("1,2,4,8"),
-      "device counts p to train on (1 to 1024), each in its own simulation on the first p devices of the "
+      "device counts p to train on (1 to 131072), each in its own simulation on the first p devices of the "
       "platform")("scaling", po::value(&scaling)->default_value("strong"),
                   "strong: the same global batch at every count; weak: the per-device batch of the smallest "
                   "count at every "

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <numeric>
@@ -21,6 +22,7 @@
 #include "common/rows.hpp"
 #include "common/shard.hpp"
 #include "common/shard_files.hpp"
+#include "common/training_options.hpp"
 
 namespace spmdsim::cli::train {
 namespace {
@@ -51,7 +53,7 @@ void check_host_memory(const TrainCommandOptions& options, const ActorContexts& 
 }  // namespace
 
 int run(const std::string& program, const std::vector<std::string>& args) {
-  const auto split = split_simgrid_arguments(program, args);
+  auto split = split_simgrid_arguments(program, args);
   const auto parsed = parse(split.ours);
   if (!parsed) return 0;
   const TrainCommandOptions& options = *parsed;
@@ -61,8 +63,10 @@ int run(const std::string& program, const std::vector<std::string>& args) {
       options.plot_prefix);
   const std::string trace = options.trace_path.empty() ? "" : outputs.staged(options.trace_path).string();
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
-  const ActorContexts contexts = actor_contexts(split.simgrid);
   const HostLimits limits = read_host_limits();
+  const ActorContexts contexts = fit_actor_contexts(
+      split.simgrid, training_actors(*std::max_element(options.devices.begin(), options.devices.end())),
+      limits);
   check_host_memory(options, contexts, limits);
 
   // The device counts this run trains on: all of them, or --shard's slice, led by the smallest count when

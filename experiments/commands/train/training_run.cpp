@@ -55,8 +55,9 @@ void check_float32_peak(const Simulation& sim, int devices) {
 }  // namespace
 
 HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::int64_t global_batch) {
-  HostDemand demand{.actors = training_actors(devices)};
-  if (setup.abstract || setup.model.is_transformer()) return demand;
+  HostDemand demand{.actors = training_actors(devices),
+                    .abstract = setup.abstract || setup.model.is_transformer()};
+  if (demand.abstract) return demand;
   const auto& sizes = setup.model.layer_sizes;
   const double batch = static_cast<double>(global_batch);
   const double features = static_cast<double>(sizes.front());

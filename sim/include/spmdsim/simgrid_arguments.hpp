@@ -33,8 +33,11 @@ struct ActorContexts {
   std::string factory;
   std::int64_t stack_bytes = 0;
   std::int64_t guard_bytes = 0;
-  // Memory maps per actor: the stack, split in two by the protected guard pages when there are some.
-  int maps_per_actor() const { return guard_bytes > 0 ? 2 : 1; }
+  // Memory maps each actor adds: its stack and the protected guard pages below it (a thread's stack has a
+  // guard page of its own). A stack without guard pages is plain malloc'd memory, which the kernel merges
+  // with the maps beside it: 131,072 actors without guard pages ran within the default vm.max_map_count of
+  // 65,530 (docs/performance.md).
+  int maps_per_actor() const { return guard_bytes > 0 || factory == "thread" ? 2 : 0; }
 };
 ActorContexts actor_contexts(const std::vector<std::string>& arguments);
 

@@ -14,11 +14,11 @@ namespace spmdsim::detail {
 
 // The calling device's context; NameError unless pmap bound every name of axis_name.
 DeviceContext& device_for(const AxisName& axis_name);
-// The call ranks of the group this device reduces with: the axis group's, or the part of it `groups` puts
-// this device in (groups index positions in the axis group). ValueError when the groups do not cover the
+// The group this device reduces with and its position there: the axis group, or the part of it `groups`
+// puts this device in (groups index positions in the axis group). ValueError when the groups do not cover the
 // axis exactly once or differ in size.
-std::vector<int> my_group(const AxisGroup& axis, const AxisIndexGroups& groups);
-std::vector<int> my_group(const DeviceContext& ctx, const AxisName& axis_name, const AxisIndexGroups& groups);
+AxisGroup my_group(const AxisGroup& axis, const AxisIndexGroups& groups);
+AxisGroup my_group(const DeviceContext& ctx, const AxisName& axis_name, const AxisIndexGroups& groups);
 // all_gather along an axis group (pmap's own gathers of a nested pmap's results use it).
 Array all_gather(const Array& x, const AxisGroup& axis, int out_axis);
 // The configured all-reduce algorithm over x, timed as the collective `name` on the caller's track.

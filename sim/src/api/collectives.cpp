@@ -41,12 +41,12 @@ namespace spmdsim::detail {
 DeviceContext& device_for(const AxisName& axis_name) {
   DeviceContext* ctx = detail::current_device();
   if (ctx == nullptr) throw NameError(fmt::format("unbound axis name: {}", axis_name.names().front()));
-  ctx->axis_group(axis_name);  // NameError for a name the call did not bind
+  ctx->axis_levels(axis_name);  // NameError for a name the call did not bind
   return *ctx;
 }
 
-std::vector<int> my_group(const AxisGroup& axis, const AxisIndexGroups& groups) {
-  if (groups.empty()) return axis.members;
+AxisGroup my_group(const AxisGroup& axis, const AxisIndexGroups& groups) {
+  if (groups.empty()) return axis;
   std::vector<int> seen;
   for (const auto& g : groups) seen.insert(seen.end(), g.begin(), g.end());
   std::sort(seen.begin(), seen.end());
@@ -56,16 +56,15 @@ std::vector<int> my_group(const AxisGroup& axis, const AxisIndexGroups& groups) 
   for (const auto& g : groups)
     if (g.size() != groups.front().size()) throw ValueError("axis_index_groups must all be the same size");
   for (const auto& g : groups)
-    if (std::find(g.begin(), g.end(), axis.position) != g.end()) {
+    if (const auto mine = std::find(g.begin(), g.end(), axis.position); mine != g.end()) {
       std::vector<int> ranks;
-      for (int index : g) ranks.push_back(axis.members[static_cast<std::size_t>(index)]);
-      return ranks;
+      for (int index : g) ranks.push_back(axis.ranks()[static_cast<std::size_t>(index)]);
+      return {std::make_shared<const GroupRanks>(std::move(ranks)), static_cast<int>(mine - g.begin())};
     }
   throw std::logic_error("unreachable: every axis index is in a group");
 }
 
-std::vector<int> my_group(const DeviceContext& ctx, const AxisName& axis_name,
-                          const AxisIndexGroups& groups) {
+AxisGroup my_group(const DeviceContext& ctx, const AxisName& axis_name, const AxisIndexGroups& groups) {
   return my_group(ctx.axis_group(axis_name), groups);
 }
 
@@ -97,12 +96,12 @@ class CollectiveSpan {
 };
 
 // The platform's logical shape applies when the group is every device in platform order.
-std::vector<int> group_dimensions(const DeviceContext& ctx, const std::vector<int>& group) {
+std::vector<int> group_dimensions(const DeviceContext& ctx, const AxisGroup& group) {
   const auto& platform = ctx.runtime().platform();
-  bool whole_platform = group.size() == platform.devices.size() && !platform.dimensions.empty();
-  for (std::size_t i = 0; whole_platform && i < group.size(); ++i)
-    whole_platform = ctx.device_at(group[i]) == static_cast<int>(i);
-  return whole_platform ? platform.dimensions : std::vector<int>{static_cast<int>(group.size())};
+  const bool whole_platform = static_cast<std::size_t>(group.size()) == platform.devices.size() &&
+                              !platform.dimensions.empty() && group.members->in_call_order &&
+                              ctx.call().devices_in_platform_order;
+  return whole_platform ? platform.dimensions : std::vector<int>{group.size()};
 }
 
 // The simulation's channel count, or (0) NCCL's ring channels on a platform with NCCL's figures, else one
@@ -116,19 +115,19 @@ int call_channels(const detail::Runtime& runtime, const std::vector<int>& dimens
 // One collective on this device: its span in the report, its communicator, and the algorithm chosen for it.
 class CollectiveCall {
  public:
-  CollectiveCall(DeviceContext& ctx, std::vector<int> group, const char* name, CollectiveKind kind,
+  CollectiveCall(DeviceContext& ctx, AxisGroup group, const char* name, CollectiveKind kind,
                  const CollectiveOptions& options, double bytes, DType dtype)
       : ctx_(ctx), name_(name), span_(ctx, name) {
     const auto& runtime = ctx.runtime();
     algorithm_ = options.algorithm.empty() ? runtime.collectives().algorithm(kind) : options.algorithm;
     const char* chosen_by = options.algorithm.empty() ? "the simulation's" : "the call's";
     if (algorithm_ == "auto") {
-      algorithm_ = collectives::choose_algorithm(kind, collectives::cost_inputs(ctx, group, bytes, dtype));
+      algorithm_ = collectives::choose_algorithm(kind, collectives::cost_inputs(ctx, group.ranks(), bytes, dtype));
       chosen_by = "auto's lowest closed form";
     }
-    XBT_VERB("%s on device %d: %zu ranks, %.0f bytes, algorithm '%s' (%s)", name, ctx.device(), group.size(),
+    XBT_VERB("%s on device %d: %d ranks, %.0f bytes, algorithm '%s' (%s)", name, ctx.device(), group.size(),
              bytes, algorithm_.c_str(), chosen_by);
-    check_device_count(kind, algorithm_, static_cast<int>(group.size()));
+    check_device_count(kind, algorithm_, group.size());
     if (options.pipeline_chunks < 0)
       throw ValueError(fmt::format("pipeline_chunks must be at least 1, or 0 for the simulation's (got {})",
                                    options.pipeline_chunks));
@@ -228,7 +227,7 @@ Array permute(const Array& x, const AxisName& axis_name, const std::vector<std::
                                  fmt::join(pairs, ", "), pairs.size() == 1 ? "," : ""));
   }
   CollectiveSpan span(ctx, name);
-  DeviceCommunicator comm(ctx, axis.members, name, 1, {axis.size()});
+  DeviceCommunicator comm(ctx, axis, name, 1, {axis.size()});
   std::optional<Array> received;
   for (auto [src, dst] : perm)
     if (src == axis.position) comm.send(dst, x);
@@ -556,7 +555,7 @@ Array broadcast(const Array& x, const AxisName& axis_name, int root, const Colle
   const AxisGroup axis = ctx.axis_group(axis_name);
   if (root < 0 || root >= axis.size())
     throw IndexError(fmt::format("broadcast root {} out of range for axis size {}", root, axis.size()));
-  CollectiveCall call(ctx, axis.members, "broadcast", CollectiveKind::broadcast, options,
+  CollectiveCall call(ctx, axis, "broadcast", CollectiveKind::broadcast, options,
                       static_cast<double>(x.nbytes()), x.dtype());
   Array out = find_broadcast(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), root);
   return call.finish(out.reshaped(x.shape()));
@@ -567,7 +566,7 @@ Array reduce(const Array& x, const AxisName& axis_name, int root, const Collecti
   const AxisGroup axis = ctx.axis_group(axis_name);
   if (root < 0 || root >= axis.size())
     throw IndexError(fmt::format("reduce root {} out of range for axis size {}", root, axis.size()));
-  CollectiveCall call(ctx, axis.members, "reduce", CollectiveKind::reduce, options,
+  CollectiveCall call(ctx, axis, "reduce", CollectiveKind::reduce, options,
                       static_cast<double>(x.nbytes()), x.dtype());
   Array out =
       find_reduce(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), ReduceOp::sum, root);

@@ -521,6 +521,7 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
       call.axes.push_back(check_nested_level(levels_[level], level_args));
   }
   call.devices = call_devices(runtime, options_, call.axes);
+  call.devices_in_platform_order = detail::GroupRanks(call.devices).in_call_order;
   for (auto& leaf : leaves) leaf.resident = already_in_place(leaf, call.devices);
 
   const auto n = call.devices.size();

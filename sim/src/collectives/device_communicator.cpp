@@ -15,8 +15,19 @@
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
 
 namespace spmdsim::detail {
+namespace {
 
-DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective,
+// A group of these call ranks (a part of a communicator's group), with the calling device among them.
+AxisGroup group_with(const DeviceContext& ctx, std::vector<int> call_ranks) {
+  const auto mine = std::find(call_ranks.begin(), call_ranks.end(), ctx.rank());
+  if (mine == call_ranks.end()) throw std::logic_error("a communicator without this device");
+  const auto position = static_cast<int>(mine - call_ranks.begin());
+  return {std::make_shared<const GroupRanks>(std::move(call_ranks)), position};
+}
+
+}  // namespace
+
+DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, AxisGroup group, std::string collective,
                                        int pipeline_chunks, std::vector<int> dimensions,
                                        std::vector<std::string> dimension_algorithms, int channels,
                                        std::string protocol)
@@ -30,14 +41,14 @@ DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, std::vector<int> grou
       dimension_algorithms_(std::move(dimension_algorithms)),
       pending_sends_(std::make_shared<std::vector<PendingSend>>()),
       phase_(std::make_shared<Phase>()) {
-  rank_ = static_cast<int>(std::find(group_.begin(), group_.end(), ctx_.rank()) - group_.begin());
-  if (rank_ == static_cast<int>(group_.size())) throw std::logic_error("a communicator without this device");
+  if (group_.ranks().at(static_cast<std::size_t>(group_.position)) != ctx_.rank())
+    throw std::logic_error("a communicator without this device");
 }
 
 std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> members) {
   std::vector<int> call_ranks;
-  for (int m : members) call_ranks.push_back(group_.at(static_cast<std::size_t>(m)));
-  auto sub = std::make_unique<DeviceCommunicator>(ctx_, std::move(call_ranks), collective_, pipeline_chunks_,
+  for (int m : members) call_ranks.push_back(group_.ranks().at(static_cast<std::size_t>(m)));
+  auto sub = std::make_unique<DeviceCommunicator>(ctx_, group_with(ctx_, std::move(call_ranks)), collective_, pipeline_chunks_,
                                                   std::vector<int>{static_cast<int>(members.size())},
                                                   std::vector<std::string>{}, channels_, protocol_name_);
   sub->lane_ = lane_;
@@ -56,10 +67,10 @@ void DeviceCommunicator::in_parallel(const std::vector<std::vector<int>>& rings,
     std::vector<int> call_ranks;
     std::vector<int> nodes;
     for (int m : rings[static_cast<std::size_t>(c)]) {
-      call_ranks.push_back(group_.at(static_cast<std::size_t>(m)));
+      call_ranks.push_back(group_.ranks().at(static_cast<std::size_t>(m)));
       nodes.push_back(m / node_size);
     }
-    DeviceCommunicator comm(ctx_, std::move(call_ranks), collective_, pipeline_chunks_, dimensions_,
+    DeviceCommunicator comm(ctx_, group_with(ctx_, std::move(call_ranks)), collective_, pipeline_chunks_, dimensions_,
                             dimension_algorithms_, 1, protocol_name_);
     comm.lane_ = c;
     comm.protocol_ = protocol;
@@ -100,7 +111,7 @@ const NcclNode* DeviceCommunicator::nccl_node() const {
   return nccl ? &*nccl : nullptr;
 }
 
-int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.at(static_cast<std::size_t>(peer))); }
+int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.ranks().at(static_cast<std::size_t>(peer))); }
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
   XBT_VERB("%s: device %d sends %lld bytes to device %d", collective_.c_str(), ctx_.device(),
@@ -114,7 +125,7 @@ simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk
 
 Seconds DeviceCommunicator::step_overhead(int peer) const {
   const bool across = !nodes_.empty() && nodes_.at(static_cast<std::size_t>(peer)) !=
-                                             nodes_.at(static_cast<std::size_t>(rank_));
+                                             nodes_.at(static_cast<std::size_t>(rank()));
   return across ? protocol_.step_overhead_across : protocol_.step_overhead;
 }
 

@@ -18,16 +18,16 @@ namespace spmdsim::detail {
 
 class DeviceCommunicator final : public Communicator {
  public:
-  // group: the call ranks (axis indices) taking part, in group order; ctx's rank must be among them.
+  // group: the call ranks taking part, in group order, and ctx's position among them.
   // dimension_algorithms: one per dimension, or empty for ring along every one.
-  DeviceCommunicator(DeviceContext& ctx, std::vector<int> group, std::string collective, int pipeline_chunks,
+  DeviceCommunicator(DeviceContext& ctx, AxisGroup group, std::string collective, int pipeline_chunks,
                      std::vector<int> dimensions, std::vector<std::string> dimension_algorithms = {},
                      int channels = 1, std::string protocol = {});
 
-  int rank() const override { return rank_; }
-  int size() const override { return static_cast<int>(group_.size()); }
+  int rank() const override { return group_.position; }
+  int size() const override { return group_.size(); }
   // The call ranks taking part, in group order.
-  const std::vector<int>& group() const { return group_; }
+  const std::vector<int>& group() const { return group_.ranks(); }
   void send(int peer, const Array& chunk) override;
   void send_and_wait(int peer, const Array& chunk) override;
   Array recv(int peer) override;
@@ -87,8 +87,7 @@ class DeviceCommunicator final : public Communicator {
   int device_of(int peer) const;
 
   DeviceContext& ctx_;
-  std::vector<int> group_;
-  int rank_ = -1;
+  AxisGroup group_;
   std::string collective_;
   int pipeline_chunks_;
   int channels_;

@@ -44,7 +44,12 @@ int DeviceContext::index_along(std::size_t level) const {
   return (rank_ / stride) % call_.axes[level].size;
 }
 
-AxisGroup DeviceContext::axis_group(const AxisName& name) const {
+GroupRanks::GroupRanks(std::vector<int> call_ranks) : ranks(std::move(call_ranks)) {
+  in_call_order = true;
+  for (std::size_t i = 0; in_call_order && i < ranks.size(); ++i) in_call_order = ranks[i] == static_cast<int>(i);
+}
+
+std::vector<std::size_t> DeviceContext::axis_levels(const AxisName& name) const {
   std::vector<std::size_t> levels;
   for (const std::string& one : name.names()) {
     auto level = call_.axes.size();
@@ -52,8 +57,10 @@ AxisGroup DeviceContext::axis_group(const AxisName& name) const {
     if (level == 0) throw NameError(fmt::format("unbound axis name: {}", one));
     levels.push_back(level - 1);
   }
-  return axis_group(levels);
+  return levels;
 }
+
+AxisGroup DeviceContext::axis_group(const AxisName& name) const { return axis_group(axis_levels(name)); }
 
 AxisGroup DeviceContext::axis_group(const std::vector<std::size_t>& levels) const {
   // Every rank that agrees with this one off `levels`, enumerated with the first listed level major.
@@ -61,17 +68,24 @@ AxisGroup DeviceContext::axis_group(const std::vector<std::size_t>& levels) cons
   std::vector<int> strides(axes.size(), 1);
   for (std::size_t l = axes.size(); l-- > 1;) strides[l - 1] = strides[l] * axes[l].size;
   int base = rank_;
-  for (std::size_t l : levels) base -= index_along(l) * strides[l];
-  AxisGroup group{{base}, 0};
+  int position = 0;
   for (std::size_t l : levels) {
-    std::vector<int> wider;
-    for (int member : group.members)
-      for (int k = 0; k < axes[l].size; ++k) wider.push_back(member + k * strides[l]);
-    group.members = std::move(wider);
+    base -= index_along(l) * strides[l];
+    position = position * axes[l].size + index_along(l);
   }
-  group.position =
-      static_cast<int>(std::find(group.members.begin(), group.members.end(), rank_) - group.members.begin());
-  return group;
+  auto& members = call_.axis_groups[{levels, base}];
+  if (!members) {
+    std::vector<int> ranks{base};
+    for (std::size_t l : levels) {
+      std::vector<int> wider;
+      wider.reserve(ranks.size() * static_cast<std::size_t>(axes[l].size));
+      for (int member : ranks)
+        for (int k = 0; k < axes[l].size; ++k) wider.push_back(member + k * strides[l]);
+      ranks = std::move(wider);
+    }
+    members = std::make_shared<const GroupRanks>(std::move(ranks));
+  }
+  return {members, position};
 }
 
 Array DeviceContext::place(const Array& value, MemoryTag tag, std::string label) const {

@@ -4,6 +4,7 @@
 // (comm_stream.hpp), each with a context of its own on its own track; both report into the device's times.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,12 +26,22 @@ struct MappedAxis {
   int size = 1;
 };
 
-// The devices a collective runs among: the call ranks of the calling device's group, in group order, and the
-// caller's position there (its axis index).
+// The call ranks of a group of devices, in group order. Built once per group and shared by its members: a psum
+// over 131,072 devices holds one list of them, not one per device, and what is known of the list is worked out
+// once with it.
+struct GroupRanks {
+  explicit GroupRanks(std::vector<int> call_ranks);
+  std::vector<int> ranks;
+  bool in_call_order = false;  // ranks are 0, 1, ..., the call's size - 1
+};
+
+// The devices a collective runs among: the calling device's group and the caller's position there (its axis
+// index).
 struct AxisGroup {
-  std::vector<int> members;
+  std::shared_ptr<const GroupRanks> members;
   int position = 0;
-  int size() const { return static_cast<int>(members.size()); }
+  int size() const { return static_cast<int>(members->ranks.size()); }
+  const std::vector<int>& ranks() const { return members->ranks; }
 };
 
 // The devices of one pmap call and what they report.
@@ -39,6 +50,10 @@ struct CallState {
   // index over them, row-major (the outer axis major), as XLA numbers the replicas of nested pmaps.
   std::vector<MappedAxis> axes;
   std::vector<int> devices;  // global indices, position = call rank
+  bool devices_in_platform_order = false;  // devices are 0, 1, ..., their count - 1
+  // The groups along the call's axes, by the levels named and the group's first rank: built by the first
+  // member that asks, shared by the others.
+  std::map<std::pair<std::vector<std::size_t>, int>, std::shared_ptr<const GroupRanks>> axis_groups;
   CallReport report;
   SharedRingReductions shared_ring_reductions;  // booked ring all-reduces on real data
 };
@@ -70,6 +85,8 @@ class DeviceContext {
   AxisGroup axis_group(const AxisName& name) const;
   // The group along the call's axes at these levels, the first major.
   AxisGroup axis_group(const std::vector<std::size_t>& levels) const;
+  // The call's levels bound to the named axes (the innermost binding of each name); NameError as axis_group.
+  std::vector<std::size_t> axis_levels(const AxisName& name) const;
 
   // The same values in a new buffer of this device, tagged; throws OutOfMemoryError if it does not fit.
   Array place(const Array& value, MemoryTag tag, std::string label) const;
