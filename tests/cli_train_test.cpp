@@ -233,6 +233,22 @@ TEST(Train, PrefetchHidesTheBatchTransferAndKeepsTheLoss) {
             p.at("peak_memory_bytes").get<double>() + 32 * (784 * 4 + 4));
 }
 
+// --aggregate books each ring phase of the abstract gradient all-reduce as one transfer each way: under the
+// presets' alpha-beta model the step takes the same simulated time as message by message.
+TEST(Train, AggregatedRingPhasesGiveTheSameStepTime) {
+  const std::string args = "--model gpt2_small --devices 4 --batch 4 --steps 1 --precision mixed_bf16";
+  const auto per_message = run_train(args, scratch_dir());
+  const auto aggregated = run_train(args + " --aggregate", scratch_dir());
+  ASSERT_EQ(per_message.status, 0) << per_message.err;
+  ASSERT_EQ(aggregated.status, 0) << aggregated.err;
+  const auto expected = table_rows(per_message.out);
+  const auto actual = table_rows(aggregated.out);
+  ASSERT_EQ(expected.size(), 1u);
+  ASSERT_EQ(actual.size(), 1u);
+  EXPECT_EQ(actual[0][5], expected[0][5]);    // step(us)
+  EXPECT_EQ(actual[0][12], expected[0][12]);  // peak(MiB)
+}
+
 TEST(Train, PrefetchTableMatchesGoldenFile) {
   const auto run =
       run_train("--devices 1,2 --steps 3 --batch 64 --optimizer adam --prefetch 1", scratch_dir());

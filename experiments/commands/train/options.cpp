@@ -63,6 +63,10 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
       "abstract", po::bool_switch(&options.setup.abstract),
       "train on shapes only: every cost and size, no values (and no loss)")(
+      "aggregate", po::bool_switch(&options.setup.aggregate),
+      "simulate each ring phase of a collective on shapes (a transformer's, or --abstract) as one transfer "
+      "each way, plus the other messages' latencies, instead of message by message: the same times under "
+      "the alpha-beta model, for large device counts")(
       "read-loss", po::bool_switch(&options.setup.read_loss_every_step),
       "read the loss back to the host after every step, as the tutorials' loop prints it: a device->host "
       "transfer per step (the transfer column); otherwise only the last step's loss is read, after the run")(

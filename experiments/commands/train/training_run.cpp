@@ -87,7 +87,7 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
                             std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
                             const std::string& trace_path) {
   const auto simulation =
-      start_training_simulation(platform, std::move(simgrid_argv), devices, false, setup.fusion);
+      start_training_simulation(platform, std::move(simgrid_argv), devices, setup.aggregate, setup.fusion);
   Simulation& sim = *simulation;
 
   const models::TrainStep step(setup.model.trainable(), setup.optimizer, devices, setup.train_options);

@@ -39,6 +39,9 @@ struct TrainingSetup {
   int prefetch = 0;
   // SimulationOptions::fusion: XLA's fusion of elementwise chains (--fusion off: every op its own kernel).
   bool fusion = true;
+  // SimulationOptions::aggregate_ring_phases: each ring phase of an abstract collective as one transfer each
+  // way (--aggregate), what makes a step at 16,384 devices a matter of seconds (docs/performance.md).
+  bool aggregate = false;
 };
 
 // The host memory of run_training at `devices` and `global_batch` (host_budget.hpp): the actors, and on real
