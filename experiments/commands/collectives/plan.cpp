@@ -117,6 +117,10 @@ void check_real_rows_fit(const Plan& plan, const AbstractThreshold& threshold, c
     if (!row.abstract) largest = std::max(largest, row.bytes);
   }
   if (max_devices == 0) return;
+  // The actors alone first: no threshold helps a device count whose actors do not fit.
+  check_fits(
+      fmt::format("--devices {}", max_devices), "--devices", max_devices, 2,
+      [](std::int64_t p) { return sweep_demand(static_cast<int>(p), 0); }, contexts, limits);
   const auto shortfall = host_shortfall(sweep_demand(max_devices, largest), contexts, limits);
   if (!shortfall) return;
   const auto fitting = default_abstract_threshold(max_devices, contexts, limits);
