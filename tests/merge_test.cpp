@@ -17,19 +17,12 @@
 #include "common/rows.hpp"
 #include "common/shard.hpp"
 #include "common/shard_files.hpp"
+#include "expect_usage_error.hpp"
 
 namespace spmdsim::cli::merge {
 namespace {
 
-template <class Run>
-void expect_usage_error(Run run, const std::string& message) {
-  try {
-    run();
-    ADD_FAILURE() << "no error; expected: " << message;
-  } catch (const UsageError& e) {
-    EXPECT_EQ(e.what(), message);
-  }
-}
+using spmdsim::testing::expect_usage_error;
 
 // A sweep of `total` rows, as a command would hold them.
 struct Sweep {

@@ -14,20 +14,12 @@
 #include "common/rows.hpp"
 #include "common/shard.hpp"
 #include "common/shard_files.hpp"
+#include "expect_usage_error.hpp"
 
 namespace spmdsim::cli {
 namespace {
 
-// `run` throws a UsageError whose message is `message`.
-template <class Run>
-void expect_usage_error(Run run, const std::string& message) {
-  try {
-    run();
-    ADD_FAILURE() << "no error; expected: " << message;
-  } catch (const UsageError& e) {
-    EXPECT_EQ(e.what(), message);
-  }
-}
+using spmdsim::testing::expect_usage_error;
 
 TEST(ShardOption, ReadsKOfNCountingFromZero) {
   const Shard first = parse_shard("0/4");
