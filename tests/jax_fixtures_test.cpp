@@ -268,6 +268,39 @@ DeviceFunction inner_sum(const FixtureParams&) {
   return [](const Args& a) -> Tree { return psum(a[0].array(), "j"); };
 }
 
+// The pmap a nested_called case's function calls in its body.
+PmappedFunction called_pmap(const FixtureParams& p, DeviceFunction fn) {
+  return pmap(std::move(fn), testing::pmap_options(p.inner_called.at(0), "inner"));
+}
+
+DeviceFunction called_in_body(const FixtureParams& p) {
+  const auto inner = called_pmap(p, [](const Args& a) -> Tree {
+    return psum(a[0].array(), "j") + axis_index("j") + axis_index("i") * 10;
+  });
+  return [inner](const Args& a) -> Tree {
+    const Array& x = a[0].array();
+    return inner({x * 2.0 + psum(x, "i")}).leaf() + 1.0;
+  };
+}
+
+DeviceFunction called_over_both(const FixtureParams& p) {
+  const auto inner = called_pmap(p, [](const Args& a) -> Tree { return psum(a[0].array(), {"i", "j"}); });
+  return [inner](const Args& a) -> Tree { return inner({a[0].array()}).leaf() + axis_index("i"); };
+}
+
+DeviceFunction called_twice(const FixtureParams& p) {
+  const auto twice = called_pmap(p, [](const Args& a) -> Tree { return a[0].array() * 2.0; });
+  const auto total = called_pmap(p, [](const Args& a) -> Tree { return psum(a[0].array(), "j"); });
+  return [twice, total](const Args& a) -> Tree {
+    return twice({a[0].array()}).leaf() + total({a[0].array()}).leaf();
+  };
+}
+
+DeviceFunction called_after_unbound_psum(const FixtureParams& p) {
+  const auto inner = called_pmap(p, [](const Args& a) -> Tree { return a[0].tree(); });
+  return [inner](const Args& a) -> Tree { return psum(a[0].array(), "j") + inner({a[0].array()}).leaf(); };
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // The dispatch table: category -> the function it runs and how its outputs compare with JAX's.
 
@@ -402,6 +435,14 @@ const std::map<std::string, Category, std::less<>>& categories() {
       {"error_nested_too_few_devices", {"x", identity}},
       {"error_nested_too_many_devices", {"x", identity}},
       {"error_nested_unbound_name", {"lax.psum(x, ('i', 'k'))", psum_body}},
+      // Nested pmap called in the body: pmap(lambda x: ... pmap(g, axis_name='j')(...) ..., axis_name='i').
+      {"nested_called_in_body",
+       {"pmap(psum(v, 'j') + axis_index('j') + 10 * axis_index('i'))(x * 2 + psum(x, 'i')) + 1",
+        called_in_body, Compare::summed}},
+      {"nested_called_over_both",
+       {"pmap(psum(v, ('i', 'j')))(x) + axis_index('i')", called_over_both, Compare::summed}},
+      {"nested_called_twice", {"pmap(v * 2)(x) + pmap(psum(v, 'j'))(x)", called_twice, Compare::summed}},
+      {"error_nested_called_unbound_name", {"psum(x, 'j') + pmap(v)(x)", called_after_unbound_psum}},
   };
   return table;
 }
@@ -417,8 +458,9 @@ const Category* find_category(std::string_view case_name) {
 // JAX had 8 CPU devices; a case that passed devices=jax.devices()[:n] runs on a cluster of n (of 8 when the
 // nested pmap needs more than n). jax_enable_x64 as the case ran it.
 Simulation make_simulation(const FixtureParams& params) {
-  const int devices =
-      params.inner.empty() ? params.devices.value_or(testing::kJaxDeviceCount) : testing::kJaxDeviceCount;
+  const int devices = params.inner.empty() && params.inner_called.empty()
+                          ? params.devices.value_or(testing::kJaxDeviceCount)
+                          : testing::kJaxDeviceCount;
   SimulationOptions options;
   options.enable_x64 = params.x64;
   return Simulation(topologies::switch_cluster(spmdsim::testing::round_numbers_cluster(devices)), options);

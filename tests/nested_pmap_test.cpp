@@ -1,5 +1,6 @@
-// Nested pmap (pmap of a pmap, as jax.pmap's docstring nests them): the devices it takes, the collectives
-// over either axis or both, what stays on the devices, and the forms refused before the simulation starts.
+// Nested pmap (pmap of a pmap, as jax.pmap's docstring nests them, or a pmap called in the function's body):
+// the devices it takes, the collectives over either axis or both, what stays on the devices, and the forms
+// refused.
 // JAX's values for the same programs are in tests/reference/fixtures/nested_*.json (jax_fixtures_test).
 #include <gtest/gtest.h>
 
@@ -142,11 +143,74 @@ TEST(NestedPmap, RefusesWhatItCannotRunBeforeTheSimulationStarts) {
       "(num_replicas=16)");
 }
 
-TEST(NestedPmap, APmapCalledInsideARunningOneIsAnErrorNotADeadlock) {
+// The other form of nesting, a pmap called in the function's body with work around it (JAX's values for such
+// programs are in tests/reference/fixtures/nested_called_*.json). The outer function runs on every device of
+// the inner axis alike: a psum over 'i' before the inner pmap is a ring of 2 devices per inner index, a psum
+// over 'j' inside it a ring of 4 per outer index.
+TEST(NestedPmap, APmapCalledInTheBodyRunsOnItsDeclaredAxis) {
+  Simulation sim = make_simulation(8);
+  const auto inner = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "j"); }, {.axis_name = "j"});
+  const auto outer = pmap(
+      [&](const Args& a) -> Tree {
+        const Array& x = a[0].array();
+        return inner({x + psum(x, "i")}).leaf() * 2.0;
+      },
+      {.axis_name = "i", .inner_axes = {{"j", 4}}});
+  const Array x = Array::from_values({2, 4, 8}, std::vector<double>(64, 1.0));
+  const Tree out = outer(sim, {x});
+  // Each element: (1 + 2) summed over 4 inner devices, doubled.
+  EXPECT_EQ(sim.device_get(out).leaf().to_doubles(), std::vector<double>(64, 24.0));
+  const SimulationReport report = sim.report();
+  const auto& call = report.calls.at(0);
+  EXPECT_EQ(call.devices, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  auto ring = [](int p, double bytes) { return 2.0 * (p - 1) * 2e-6 + 2.0 * (p - 1) / p * bytes / 100e9; };
+  // A ring of 2 over 'i' on the outer slice (4 x 8 floats), then a ring of 4 over 'j' on the inner one (8).
+  EXPECT_NEAR(call.times.at(0).communication.at("psum"), ring(2, 128) + ring(4, 32), 1e-12);
+}
+
+TEST(NestedPmap, APmapCalledInTheBodyWithoutADeclaredAxisIsAnErrorNotADeadlock) {
   Simulation sim = make_simulation(8);
   const auto inner = pmap([](const Args& a) -> Tree { return a[0].array(); }, {.axis_name = "j"});
   const auto outer = pmap([&](const Args& a) -> Tree { return inner(sim, a); }, {.axis_name = "i"});
-  EXPECT_THROW(outer(sim, {Array::zeros({2, 4})}), NotImplementedError);
+  try {
+    outer(sim, {Array::zeros({2, 4})});
+    ADD_FAILURE() << "no error";
+  } catch (const NotImplementedError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "pmap (axis_name 'j', size 4) called inside a pmapped function whose options declare no axis "
+              "for it: spmdsim picks the devices before the function runs, so declare the inner pmap in the "
+              "outer pmap's options, inner_axes = {{\"j\", 4}}, or nest the functions, pmap(pmap(f, ...), "
+              "...)");
+  }
+}
+
+TEST(NestedPmap, APmapCalledInTheBodyMustMatchItsDeclaredAxis) {
+  Simulation sim = make_simulation(8);
+  const auto inner = pmap([](const Args& a) -> Tree { return a[0].array(); }, {.axis_name = "j"});
+  const auto outer =
+      pmap([&](const Args& a) -> Tree { return inner(a); }, {.axis_name = "i", .inner_axes = {{"j", 2}}});
+  try {
+    outer(sim, {Array::zeros({2, 4})});
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(
+        std::string(e.what()),
+        "pmap called inside a pmapped function maps axis_name 'j' of size 4, but the axis declared for it "
+        "(inner_axes) is 'j' of size 2");
+  }
+}
+
+TEST(NestedPmap, InnerAxesBelongToTheFunctionThatCallsThePmap) {
+  Simulation sim = make_simulation(8);
+  const DeviceFunction same = [](const Args& a) -> Tree { return a[0].tree(); };
+  expect_refused_before_start(
+      sim, pmap(pmap(same, {.axis_name = "j"}), {.axis_name = "i", .inner_axes = {{"k", 2}}}),
+      Array::zeros({2, 2}), "ValueError",
+      "pmap: inner_axes belong to the options of the pmap whose function calls the inner "
+      "pmap; this one's function is the nested pmap inside it");
+  expect_refused_before_start(sim, pmap(same, {.axis_name = "i", .inner_axes = {{"j", 0}}}),
+                              Array::zeros({2, 2}), "ValueError",
+                              "pmap: inner_axes sizes must be at least 1, got 0");
 }
 
 }  // namespace

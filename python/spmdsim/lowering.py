@@ -3,8 +3,10 @@
 Each equation becomes one instruction: its primitive's name, its input and output slots, its output shapes
 and dtypes (JAX's, which the engine keeps), and its parameters as the C++ rule reads them. Call-like
 primitives (pjit, custom_jvp_call, custom_vjp_call, remat, closed_call) are inlined: their inner jaxpr's
-equations join the program. A primitive spmdsim has no rule for fails here, before anything runs, naming the
-primitive and the line of the user's function it comes from.
+equations join the program. A nested pmap (an xla_pmap equation) becomes one instruction that calls the
+program of its own jaxpr; its axis is recorded, one per depth of nesting, so that the outer pmap takes the
+devices of every axis before it starts. A primitive spmdsim has no rule for fails here, before anything runs,
+naming the primitive and the line of the user's function it comes from.
 """
 import numpy as np
 from jax._src import core as jcore
@@ -41,19 +43,15 @@ def constant(value, dtype):
     return _core.array(np.asarray(value, dtype=np.float64), np.dtype(dtype).name)
 
 
-def _axis_name(eqn, names):
-    """The one axis name a collective runs over (pmap's)."""
-    if isinstance(names, (tuple, list)):
-        if len(names) != 1:
+def _axis_names(eqn, names):
+    """The axis names a collective runs over: pmap's, or a tuple of them under nested pmap."""
+    names = tuple(names) if isinstance(names, (tuple, list)) else (names,)
+    for name in names:
+        if not isinstance(name, str):
             raise UnsupportedPrimitiveError(
-                f"{eqn.primitive.name} over the axes {tuple(names)} at {where(eqn)}: spmdsim runs collectives "
-                "over one pmap axis name")
-        names = names[0]
-    if not isinstance(names, str):
-        raise UnsupportedPrimitiveError(
-            f"{eqn.primitive.name} over the positional axis {names!r} at {where(eqn)}: spmdsim runs collectives "
-            "over a pmap axis name")
-    return names
+                f"{eqn.primitive.name} over the positional axis {name!r} at {where(eqn)}: spmdsim runs "
+                "collectives over pmap axis names")
+    return list(names)
 
 
 def _groups(groups):
@@ -92,34 +90,46 @@ def _parameters(eqn, ins):
         config = p["padding_config"]
         ins.ints, ins.ints2, ins.groups = [c[0] for c in config], [c[1] for c in config], [[c[2] for c in config]]
     elif name in ("psum", "pmax", "pmin"):
-        ins.text = _axis_name(eqn, p["axes"])
+        ins.axis_names = _axis_names(eqn, p["axes"])
         ins.groups = _groups(p["axis_index_groups"])
     elif name == "all_gather":
-        ins.text = _axis_name(eqn, p["axis_name"])
+        ins.axis_names = _axis_names(eqn, p["axis_name"])
         ins.ints = [p["all_gather_dimension"], int(p["tiled"])]
         ins.groups = _groups(p["axis_index_groups"])
     elif name == "reduce_scatter":
-        ins.text = _axis_name(eqn, p["axis_name"])
+        ins.axis_names = _axis_names(eqn, p["axis_name"])
         ins.ints = [p["scatter_dimension"], int(p["tiled"])]
         ins.groups = _groups(p["axis_index_groups"])
     elif name == "all_to_all":
-        ins.text = _axis_name(eqn, p["axis_name"])
+        ins.axis_names = _axis_names(eqn, p["axis_name"])
         # The primitive splits and concatenates in place whatever its `tiled` (lax.all_to_all reshapes around
         # it when not tiled): spmdsim's tiled all_to_all.
         ins.ints = [p["split_axis"], p["concat_axis"], 1]
         ins.groups = _groups(p["axis_index_groups"])
     elif name == "ppermute":
-        ins.text = _axis_name(eqn, p["axis_name"])
+        ins.axis_names = _axis_names(eqn, p["axis_name"])
         ins.groups = [list(pair) for pair in p["perm"]]
     elif name == "axis_index":
-        ins.text = _axis_name(eqn, p["axis_name"])
+        ins.axis_names = _axis_names(eqn, p["axis_name"])
+
+
+# In the encoding of a nested pmap's in_axes and out_axes: None (a jaxpr's axes are otherwise non-negative).
+_UNMAPPED = -1
+
+
+def axes_ints(axes):
+    """pmap's in_axes or out_axes as the engine reads them (python/src/program.hpp, pmap_axes)."""
+    return [_UNMAPPED if a is None else int(a) for a in axes]
 
 
 class Lowering:
-    """Builds one Program from a jaxpr, inlining call-like primitives."""
+    """Builds one Program from a jaxpr, inlining call-like primitives. `inner_axes` collects the axes of the
+    nested pmaps, (name, size) per depth of nesting below this program, outermost first."""
 
-    def __init__(self):
+    def __init__(self, inner_axes=None, depth=0):
         self.program = _core.Program()
+        self.inner_axes = inner_axes if inner_axes is not None else []
+        self.depth = depth
 
     def slot_of(self, env, atom):
         if isinstance(atom, jcore.Literal):
@@ -133,6 +143,9 @@ class Lowering:
             inputs = [self.slot_of(env, v) for v in eqn.invars]
             if name in _INLINED:
                 self.inline(eqn, inputs, env)
+                continue
+            if name == "xla_pmap":
+                self.nested_pmap(eqn, inputs, env)
                 continue
             if name not in self.known:
                 raise UnsupportedPrimitiveError(
@@ -167,12 +180,43 @@ class Lowering:
         for outer, inner in zip(eqn.outvars, callee.outvars):
             env[outer] = self.slot_of(inner_env, inner)
 
+    def nested_pmap(self, eqn, inputs, env):
+        """An xla_pmap inside the program: one instruction that runs its jaxpr's program on the depth's axis."""
+        p = eqn.params
+        axis = (str(p["axis_name"]), int(p["axis_size"]))
+        if len(self.inner_axes) == self.depth:
+            self.inner_axes.append(axis)
+        elif self.inner_axes[self.depth] != axis:
+            declared = self.inner_axes[self.depth]
+            raise UnsupportedPrimitiveError(
+                f"a pmap over axis '{axis[0]}' of size {axis[1]} at {where(eqn)}, where an earlier pmap at the "
+                f"same depth maps '{declared[0]}' of size {declared[1]}: spmdsim runs the pmaps of one depth of "
+                "nesting over one axis")
+        if p["devices"] is not None:
+            raise ValueError("Nested pmap with explicit devices argument.")
+        callee = lower_per_device(p["call_jaxpr"], inner_axes=self.inner_axes, depth=self.depth + 1)
+        ins = _core.Instruction()
+        ins.primitive = "xla_pmap"
+        ins.where = where(eqn)
+        ins.inputs = inputs
+        ins.outputs = [self.program.add_slot() for _ in eqn.outvars]
+        ins.out_shapes = [list(v.aval.shape) for v in eqn.outvars]
+        ins.out_dtypes = [dtype_name(v.aval) for v in eqn.outvars]
+        ins.axis_names = [axis[0]]
+        ins.ints, ins.ints2 = axes_ints(p["in_axes"]), axes_ints(p["out_axes"])
+        ins.number = axis[1]
+        ins.callees = [callee]
+        self.program.add(ins)
+        for v, slot in zip(eqn.outvars, ins.outputs):
+            env[v] = slot
+
     known = _core.primitives()
 
 
-def lower_per_device(jaxpr, const_values=()):
-    """The Program of pmap's call_jaxpr; its inputs are jaxpr's invars in order."""
-    lowering = Lowering()
+def lower_per_device(jaxpr, const_values=(), inner_axes=None, depth=0):
+    """The Program of pmap's call_jaxpr; its inputs are jaxpr's invars in order. The axes of the pmaps nested in
+    it are appended to `inner_axes`, (name, size) per depth, outermost first."""
+    lowering = Lowering(inner_axes, depth)
     env = {}
     for var, value in zip(jaxpr.constvars, const_values):
         env[var] = lowering.program.add_constant(constant(value, var.aval.dtype))

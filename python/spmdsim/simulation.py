@@ -5,7 +5,7 @@ import jax
 import numpy as np
 
 from spmdsim import _core
-from spmdsim.lowering import UnsupportedPrimitiveError, lower_per_device
+from spmdsim.lowering import UnsupportedPrimitiveError, axes_ints, lower_per_device
 
 
 def _is_static(arg):
@@ -39,11 +39,12 @@ class _Traced:
         p = eqn.params
         self.axis_name = str(p["axis_name"])
         self.axis_size = int(p["axis_size"])
-        self.in_axes = list(p["in_axes"])
-        self.out_axes = list(p["out_axes"])
+        self.in_axes = axes_ints(p["in_axes"])
+        self.out_axes = axes_ints(p["out_axes"])
         self.devices = [d.id for d in p["devices"]] if p["devices"] is not None else None
         self.name = p["name"]
-        self.program = lower_per_device(p["call_jaxpr"])
+        self.inner_axes = []  # the nested pmaps' axes, which the call takes devices for before it starts
+        self.program = lower_per_device(p["call_jaxpr"], inner_axes=self.inner_axes)
         # Where each pmap operand comes from: an argument leaf, a constant of the trace, or a literal.
         self.consts = dict(zip(jaxpr.constvars, closed.consts))
         self.arg_index = {v: i for i, v in enumerate(jaxpr.invars)}
@@ -102,7 +103,7 @@ class Simulation:
         abstract = any(isinstance(x, jax.ShapeDtypeStruct) for x in leaves)
         operands = [self._operand(traced, v, leaves, abstract) for v in traced.operands]
         out = self._sim.run_pmap(traced.program, operands, traced.in_axes, traced.out_axes, traced.axis_name,
-                                 traced.axis_size, traced.devices, traced.name)
+                                 traced.axis_size, traced.devices, traced.name, traced.inner_axes)
         if abstract:
             return traced.out_shape
         results = []

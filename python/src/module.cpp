@@ -71,24 +71,21 @@ py::array_t<double> values_of(const Array& a) {
   return out;
 }
 
-Axes axes_of(const std::vector<std::optional<int>>& axes) {
-  std::vector<Axes> items;
-  for (const auto& a : axes) items.emplace_back(a ? Axes(Axis(*a)) : Axes(none));
-  return Axes::tuple(std::move(items));
-}
-
 // One pmap call of `program`; the outputs read back to the host (device_get).
+// `inner_axes`: the nested pmaps' (axis name, size) per depth, outermost first.
 std::vector<Array> run_pmap(Simulation& sim, std::shared_ptr<Program> program, const std::vector<Array>& args,
-                            const std::vector<std::optional<int>>& in_axes,
-                            const std::vector<std::optional<int>>& out_axes, const std::string& axis_name,
+                            const std::vector<std::int64_t>& in_axes,
+                            const std::vector<std::int64_t>& out_axes, const std::string& axis_name,
                             std::int64_t axis_size, const std::optional<std::vector<int>>& devices,
-                            const std::string& name) {
-  PmapOptions options{.in_axes = axes_of(in_axes),
-                      .out_axes = axes_of(out_axes),
+                            const std::string& name,
+                            const std::vector<std::pair<std::string, std::int64_t>>& inner_axes) {
+  PmapOptions options{.in_axes = pmap_axes(in_axes),
+                      .out_axes = pmap_axes(out_axes),
                       .axis_name = axis_name,
                       .devices = devices,
                       .axis_size = axis_size,
                       .name = name};
+  for (const auto& [inner_name, size] : inner_axes) options.inner_axes.push_back({inner_name, size});
   const auto pmapped = pmap([program](const Args& a) { return program->run(a); }, std::move(options));
   const Args call_args(args.begin(), args.end());
   Tree out;
@@ -152,7 +149,8 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("ints2", &Instruction::ints2)
       .def_readwrite("groups", &Instruction::groups)
       .def_readwrite("number", &Instruction::number)
-      .def_readwrite("text", &Instruction::text);
+      .def_readwrite("axis_names", &Instruction::axis_names)
+      .def_readwrite("callees", &Instruction::callees);
   py::class_<DType>(m, "DType");
 
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <utility>
 
@@ -514,41 +515,62 @@ Arrays pad(const Arrays& in, const Instruction& ins) {
   })};
 }
 
-// ---- Collectives (one axis name: pmap's) -----------------------------------------------------------------
+// ---- Collectives (over pmap's axis name, or a tuple of names under nested pmap)
+// -------------------------------
+
+AxisName axis_of(const Instruction& ins) {
+  if (ins.axis_names.size() == 1) return AxisName(ins.axis_names.front());
+  return AxisName(ins.axis_names);
+}
 
 Arrays psum_rule(const Arrays& in, const Instruction& ins) {
-  if (in.size() == 1) return {psum(in[0], ins.text, groups_of(ins))};
+  if (in.size() == 1) return {psum(in[0], axis_of(ins), groups_of(ins))};
   std::vector<Tree> leaves(in.begin(), in.end());
-  return psum(Tree::tuple(std::move(leaves)), ins.text, groups_of(ins)).leaves();
+  return psum(Tree::tuple(std::move(leaves)), axis_of(ins), groups_of(ins)).leaves();
 }
 
 template <Array (*Op)(const Array&, const AxisName&, const AxisIndexGroups&, const CollectiveOptions&)>
 Arrays per_operand(const Arrays& in, const Instruction& ins) {
   Arrays out;
-  for (const auto& a : in) out.push_back(Op(a, ins.text, groups_of(ins), {}));
+  for (const auto& a : in) out.push_back(Op(a, axis_of(ins), groups_of(ins), {}));
   return out;
 }
 
 Arrays all_gather_rule(const Arrays& in, const Instruction& ins) {
-  return {all_gather(in[0], ins.text, axis_int(ins.ints.at(0)), ins.ints.at(1) != 0, groups_of(ins))};
+  return {all_gather(in[0], axis_of(ins), axis_int(ins.ints.at(0)), ins.ints.at(1) != 0, groups_of(ins))};
 }
 Arrays reduce_scatter_rule(const Arrays& in, const Instruction& ins) {
-  return {psum_scatter(in[0], ins.text, axis_int(ins.ints.at(0)), ins.ints.at(1) != 0, groups_of(ins))};
+  return {psum_scatter(in[0], axis_of(ins), axis_int(ins.ints.at(0)), ins.ints.at(1) != 0, groups_of(ins))};
 }
 Arrays all_to_all_rule(const Arrays& in, const Instruction& ins) {
-  return {all_to_all(in[0], ins.text, axis_int(ins.ints.at(0)), axis_int(ins.ints.at(1)), ins.ints.at(2) != 0,
-                     groups_of(ins))};
+  return {all_to_all(in[0], axis_of(ins), axis_int(ins.ints.at(0)), axis_int(ins.ints.at(1)),
+                     ins.ints.at(2) != 0, groups_of(ins))};
 }
 Arrays ppermute_rule(const Arrays& in, const Instruction& ins) {
   std::vector<std::pair<int, int>> perm;
   for (const auto& pair : ins.groups)
     perm.emplace_back(static_cast<int>(pair.at(0)), static_cast<int>(pair.at(1)));
   Arrays out;
-  for (const auto& a : in) out.push_back(ppermute(a, ins.text, perm));
+  for (const auto& a : in) out.push_back(ppermute(a, axis_of(ins), perm));
   return out;
 }
 Arrays axis_index_rule(const Arrays&, const Instruction& ins) {
-  return {axis_index(ins.text)};
+  return {axis_index(axis_of(ins))};
+}
+
+// ---- Nested pmap
+// -------------------------------------------------------------------------------------------
+
+// An xla_pmap in the program: its own program run as the pmap the engine expects on the next declared axis.
+Arrays xla_pmap_rule(const Arrays& in, const Instruction& ins) {
+  const std::shared_ptr<const Program> callee = ins.callees.at(0);
+  const auto inner = pmap([callee](const Args& a) { return callee->run(a); },
+                          {.in_axes = pmap_axes(ins.ints),
+                           .out_axes = pmap_axes(ins.ints2),
+                           .axis_name = ins.axis_names.at(0),
+                           .axis_size = static_cast<std::int64_t>(ins.number),
+                           .name = "pmap"});
+  return inner(Args(in.begin(), in.end())).leaves();
 }
 
 const std::map<std::string, Rule, std::less<>>& rules() {
@@ -637,6 +659,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"all_to_all", all_to_all_rule},
       {"ppermute", ppermute_rule},
       {"axis_index", axis_index_rule},
+      {"xla_pmap", xla_pmap_rule},
   };
   return table;
 }

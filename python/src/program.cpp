@@ -10,6 +10,13 @@
 
 namespace spmdsim::python {
 
+Axes pmap_axes(const std::vector<std::int64_t>& encoded) {
+  std::vector<Axes> items;
+  for (const auto a : encoded)
+    items.emplace_back(a == kUnmapped ? Axes(none) : Axes(Axis(static_cast<int>(a))));
+  return Axes::tuple(std::move(items));
+}
+
 int Program::add_input() {
   inputs_.push_back(num_slots_);
   return num_slots_++;

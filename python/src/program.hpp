@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 namespace spmdsim::python {
 
 struct Instruction;
+class Program;
 // Runs one primitive on the calling device: its input values to its output values.
 using Rule = std::vector<Array> (*)(const std::vector<Array>& inputs, const Instruction& instruction);
 
@@ -28,8 +30,14 @@ struct Instruction {
   std::vector<std::int64_t> ints, ints2;
   std::vector<std::vector<std::int64_t>> groups;  // axis_index_groups, ppermute's pairs, per-dimension lists
   double number = 0;
-  std::string text;  // an axis name
+  std::vector<std::string> axis_names;            // a collective's axis names, or a nested pmap's axis name
+  std::vector<std::shared_ptr<Program>> callees;  // the programs a call-like instruction runs
 };
+
+// pmap's in_axes or out_axes as python/spmdsim/lowering.py encodes them: one int per argument or result, with
+// kUnmapped for None (a jaxpr's axes are otherwise non-negative).
+inline constexpr std::int64_t kUnmapped = -1;
+Axes pmap_axes(const std::vector<std::int64_t>& encoded);
 
 // The rule of `primitive`; throws ValueError naming the primitive, `where` it is and the primitives spmdsim
 // runs.

@@ -1031,6 +1031,49 @@ def add_nested():
          "pmap(pmap(lambda x, y: x + y, axis_name='j'), axis_name='i')(x, y); x float32 (2,4,3), y float32 (2,3,3): the inner mapped sizes are 4 and 3",
          {"axis_name": "i", "inner": [inner_params("j", arg_names=["u", "v"])]}, b, expect="error", category=cat)
 
+
+def add_nested_called():
+    """A pmap called inside the pmapped function's body, with work around it (the other form of nesting)."""
+    cat = "nested"
+    called = [{"axis_name": "j", "mapped_size": 4}]
+
+    def b(rng):
+        x = normal(rng, (2, 4, 3))
+        inner = jax.pmap(lambda v: lax.psum(v, "j") + lax.axis_index("j") + 10 * lax.axis_index("i"), axis_name="j")
+        fn = jax.pmap(lambda v: inner(v * 2 + lax.psum(v, "i")) + 1, axis_name="i", devices=devs(8))
+        return (lambda x: fn(x)), [x]
+    case("nested_called_in_body_p8", 8,
+         "pmap(lambda x: pmap(lambda v: psum(v, 'j') + axis_index('j') + 10 * axis_index('i'), axis_name='j')(x * 2 + psum(x, 'i')) + 1, axis_name='i')(x), x float32 (2,4,3)",
+         {"axis_name": "i", "inner_called": called}, b, category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4, 3))
+        inner = jax.pmap(lambda v: lax.psum(v, ("i", "j")), axis_name="j")
+        fn = jax.pmap(lambda v: inner(v) + lax.axis_index("i"), axis_name="i", devices=devs(8))
+        return (lambda x: fn(x)), [x]
+    case("nested_called_over_both_p8", 8,
+         "pmap(lambda x: pmap(lambda v: psum(v, ('i', 'j')), axis_name='j')(x) + axis_index('i'), axis_name='i')(x), x float32 (2,4,3)",
+         {"axis_name": "i", "inner_called": called}, b, category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4, 3))
+        double = jax.pmap(lambda v: v * 2, axis_name="j")
+        total = jax.pmap(lambda v: lax.psum(v, "j"), axis_name="j")
+        fn = jax.pmap(lambda v: double(v) + total(v), axis_name="i", devices=devs(8))
+        return (lambda x: fn(x)), [x]
+    case("nested_called_twice_p8", 8,
+         "pmap(lambda x: pmap(lambda v: v * 2, axis_name='j')(x) + pmap(lambda v: psum(v, 'j'), axis_name='j')(x), axis_name='i')(x), x float32 (2,4,3)",
+         {"axis_name": "i", "inner_called": called}, b, category=cat)
+
+    def b(rng):
+        x = normal(rng, (2, 4, 3))
+        inner = jax.pmap(lambda v: v, axis_name="j")
+        fn = jax.pmap(lambda v: lax.psum(v, "j") + inner(v), axis_name="i", devices=devs(8))
+        return (lambda x: fn(x)), [x]
+    case("error_nested_called_unbound_name", 8,
+         "pmap(lambda x: psum(x, 'j') + pmap(lambda v: v, axis_name='j')(x), axis_name='i')(x): 'j' is bound inside the inner pmap only; x float32 (2,4,3)",
+         {"axis_name": "i", "inner_called": called}, b, expect="error", category=cat)
+
 # ---------------------------------------------------------------------------
 # Driver
 # ---------------------------------------------------------------------------
@@ -1081,6 +1124,7 @@ def build_catalogue():
     add_errors()
     add_dtypes()
     add_nested()
+    add_nested_called()
     names = [c["name"] for c in CASES]
     dup = {n for n in names if names.count(n) > 1}
     if dup:

@@ -136,6 +136,7 @@ FixtureParams params_from_json(const json& node) {
                "axis_size",
                "arg_names",
                "inner",
+               "inner_called",
                "x64",
                "op",
                "collective_axis_name",
@@ -169,6 +170,8 @@ FixtureParams params_from_json(const json& node) {
     p.collective_axis_names = node.at("collective_axis_names").get<std::vector<std::string>>();
   if (node.contains("inner"))
     for (const json& inner : node.at("inner")) p.inner.push_back(params_from_json(inner));
+  if (node.contains("inner_called"))
+    for (const json& inner : node.at("inner_called")) p.inner_called.push_back(params_from_json(inner));
   if (node.contains("x64")) p.x64 = node.at("x64").get<bool>();
   read_optional(node, "axis", p.axis);
   read_optional(node, "tiled", p.tiled);
@@ -263,6 +266,8 @@ PmapOptions pmap_options(const FixtureParams& params, std::string name) {
   options.axis_size = params.axis_size;
   options.name = std::move(name);
   options.arg_names = params.arg_names;
+  for (const FixtureParams& inner : params.inner_called)
+    options.inner_axes.push_back({inner.axis_name, inner.mapped_size.value_or(1)});
   return options;
 }
 

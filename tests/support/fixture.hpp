@@ -33,7 +33,9 @@ struct FixtureParams {
   std::optional<std::int64_t> axis_size;
   std::vector<std::string> arg_names;  // the Python function's parameters, which JAX's messages quote
   std::vector<FixtureParams> inner;    // nested pmaps' own arguments, outermost first
-  bool x64 = false;                    // run with jax_enable_x64 (absent: JAX's default, off)
+  // The pmaps the function calls in its body (axis_name and mapped_size each), outermost first.
+  std::vector<FixtureParams> inner_called;
+  bool x64 = false;  // run with jax_enable_x64 (absent: JAX's default, off)
 
   // The collective the function calls.
   std::optional<std::string> op;                    // psum, pmean, pmax, pmin, all_gather, psum_scatter

@@ -50,6 +50,14 @@ class Arg {
 using Args = std::vector<Arg>;
 using DeviceFunction = std::function<Tree(const Args&)>;
 
+// The axis of a pmap that the function calls while it runs (JAX's nesting written in the body,
+// pmap(lambda x: pmap(g, axis_name='j')(x * 2) + 1, axis_name='i')). JAX traces the whole function before it
+// picks the devices, so it knows the inner pmap's size; spmdsim runs the function as it goes and is told.
+struct InnerAxis {
+  std::optional<std::string> name;  // the inner pmap's axis_name
+  std::int64_t size = 1;            // the inner pmap's mapped size
+};
+
 struct PmapOptions {
   // An int or None for every argument, or a tuple with one prefix tree per positional argument.
   Axes in_axes = Axes(0);
@@ -66,6 +74,12 @@ struct PmapOptions {
   // Parameter names of the function, for messages ("argument x" rather than "args[0]"), as JAX gets them
   // from the Python signature.
   std::vector<std::string> arg_names;
+  // The pmaps the function calls while it runs, outermost first (one per level of nesting). The call takes
+  // the product of all the axes' sizes in devices, as XLA counts the replicas: what the function computes
+  // outside an inner pmap runs on every device of the inner axes alike (replicated, as XLA runs it), and each
+  // inner pmap's results reach all of them. An inner pmap whose name or size differs from its declared axis
+  // is a ValueError at its call.
+  std::vector<InnerAxis> inner_axes;
 };
 
 class PmappedFunction {
@@ -77,11 +91,16 @@ class PmappedFunction {
   // results reach every device of its group (an all_gather along the inner axis) and the outer pmap stacks
   // them. The inner pmap may not pass `devices` (JAX's "Nested pmap with explicit devices argument.") nor
   // None in out_axes; both are refused before the simulation starts, as is every other JAX error of the
-  // inner pmap's arguments. A pmap called any other way inside a pmapped function raises
-  // NotImplementedError.
+  // inner pmap's arguments. A pmap called inside a running function is the other form of nesting: see
+  // PmapOptions::inner_axes.
   PmappedFunction(PmappedFunction inner, PmapOptions options);
-  // Runs the call on `sim`'s devices; returns the outputs (device-resident, readable on the host).
+  // Runs the call on `sim`'s devices; returns the outputs (device-resident, readable on the host). Called
+  // inside a pmapped function, it is the inner pmap of PmapOptions::inner_axes (as the overload below).
   Tree operator()(Simulation& sim, const Args& args) const;
+  // Inside a pmapped function only: runs as the next of the call's declared inner axes on the calling
+  // device's group along it; returns the results stacked over that axis, on every device of the group.
+  // Called where no inner axis was declared, raises NotImplementedError naming PmapOptions::inner_axes.
+  Tree operator()(const Args& args) const;
   // The outermost pmap's options.
   const PmapOptions& options() const { return levels_.front(); }
 

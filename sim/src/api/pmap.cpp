@@ -453,30 +453,84 @@ detail::MappedAxis check_nested_level(const PmapOptions& options, Args& args) {
   return {options.axis_name, static_cast<int>(size)};
 }
 
-// A device's share of levels[level] and the pmaps inside it: its slice of each mapped argument along that
-// level's axis (a dynamic slice on the device, as XLA shards a nested pmap's inputs), the function, then each
-// result gathered from the level's group and stacked at its out axis (XLA gathers with an all-reduce of
-// zero-padded buffers, the same values).
+// The call's axis that a nested pmap of these options and arguments runs over: the next one the device has
+// not bound, which must be there (declared) and agree with the pmap's name and size.
+std::size_t next_axis_for(const DeviceContext& ctx, const PmapOptions& options, const Args& args) {
+  const std::size_t level = ctx.bound_levels();
+  const auto& axes = ctx.call().axes;
+  Args shapes = args;
+  const detail::MappedAxis wanted = check_nested_level(options, shapes);
+  const auto name = [](const std::optional<std::string>& n) {
+    return n ? "'" + *n + "'" : std::string("None");
+  };
+  if (level == axes.size())
+    throw NotImplementedError(fmt::format(
+        "{} (axis_name {}, size {}) called inside a pmapped function whose options declare no axis for it: "
+        "spmdsim picks the devices before the function runs, so declare the inner pmap in the outer pmap's "
+        "options, inner_axes = {{{{{}, {}}}}}, or nest the functions, pmap(pmap(f, ...), ...)",
+        options.name, name(wanted.name), wanted.size, wanted.name ? "\"" + *wanted.name + "\"" : "{}",
+        wanted.size));
+  const detail::MappedAxis& declared = axes[level];
+  if (declared.name != wanted.name || declared.size != wanted.size)
+    throw ValueError(fmt::format(
+        "{} called inside a pmapped function maps axis_name {} of size {}, but the axis declared for it "
+        "(inner_axes) is {} of size {}",
+        options.name, name(wanted.name), wanted.size, name(declared.name), declared.size));
+  return level;
+}
+
+// A device's share of levels[level] and the pmaps inside it, on the call's next unbound axis: its slice of
+// each mapped argument along that axis (a dynamic slice on the device, as XLA shards a nested pmap's inputs),
+// the function with the axis bound, then each result gathered from the axis's group and stacked at its out
+// axis (XLA gathers with an all-reduce of zero-padded buffers, the same values).
 Tree run_levels(DeviceContext& ctx, const std::vector<PmapOptions>& levels, std::size_t level,
                 const DeviceFunction& fn, const Args& args) {
   if (level == levels.size()) return fn(args);
   const PmapOptions& options = levels[level];
+  const std::size_t axis = next_axis_for(ctx, options, args);
   std::vector<std::size_t> leaf_position;
   auto leaves = flatten_inputs(args, options, leaf_position);
-  mapped_size(leaves, options, leaf_position);  // checked on the host; here it makes negative axes positive
-  const int index = ctx.index_along(level);
+  mapped_size(leaves, options, leaf_position);  // checked above; here it makes negative axes positive
+  const int index = ctx.index_along(axis);
   std::vector<Array> mine;
   for (const auto& leaf : leaves)
     mine.push_back(leaf.axis ? take(leaf.value, *leaf.axis, index) : leaf.value);
+  ctx.bind_levels(axis + 1);
   const Tree out = run_levels(ctx, levels, level + 1, fn, device_args(args, options, mine));
+  ctx.bind_levels(axis);
   const auto axes = detail::broadcast_prefix(options.out_axes, out, "pmap out_axes", "");
-  const detail::AxisGroup group = ctx.axis_group(std::vector<std::size_t>{level});
+  const detail::AxisGroup group = ctx.axis_group(std::vector<std::size_t>{axis});
   std::vector<Array> gathered;
   const auto results = out.leaves();
   for (std::size_t i = 0; i < results.size(); ++i)
     gathered.push_back(
         detail::all_gather(results[i], group, out_axis_in_range(*axes[i].axis, results[i].ndim() + 1)));
   return out.rebuild(gathered);
+}
+
+// The axes a call maps: the outer pmap's, each nested pmap's (from the shapes its devices pass it), then
+// those its function declares for the pmaps it calls.
+std::vector<detail::MappedAxis> call_axes(const std::vector<PmapOptions>& levels, const Args& args,
+                                          const std::vector<InputLeaf>& leaves, std::int64_t size) {
+  std::vector<detail::MappedAxis> axes{{levels.front().axis_name, static_cast<int>(size)}};
+  if (levels.size() > 1) {  // a mapped axis of size 0 has no first shard: call_devices refuses it later
+    Args level_args = device_args(args, levels.front(), first_shard_shapes(leaves));
+    for (std::size_t level = 1; level < levels.size(); ++level)
+      axes.push_back(check_nested_level(levels[level], level_args));
+  }
+  for (std::size_t level = 0; level + 1 < levels.size(); ++level)
+    if (!levels[level].inner_axes.empty())
+      throw ValueError(fmt::format(
+          "{}: inner_axes belong to the options of the pmap whose function calls the inner pmap; this one's "
+          "function is the nested pmap inside it",
+          levels[level].name));
+  for (const InnerAxis& inner : levels.back().inner_axes) {
+    if (inner.size < 1)
+      throw ValueError(
+          fmt::format("{}: inner_axes sizes must be at least 1, got {}", levels.back().name, inner.size));
+    axes.push_back({inner.name, static_cast<int>(inner.size)});
+  }
+  return axes;
 }
 
 }  // namespace
@@ -497,13 +551,23 @@ PmappedFunction pmap(PmappedFunction inner, PmapOptions options) {
   return PmappedFunction(std::move(inner), std::move(options));
 }
 
+Tree PmappedFunction::operator()(const Args& args) const {
+  DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr)
+    throw ValueError(
+        fmt::format("{} called without a Simulation outside a pmapped function: call it as "
+                    "fn(sim, args)",
+                    options().name));
+  return run_levels(*ctx, levels_, 0, fn_, args);
+}
+
 Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
-  if (detail::current_device() != nullptr)
-    throw NotImplementedError(fmt::format(
-        "{} called inside a pmapped function: spmdsim runs a nested pmap only as a pmap of a pmap, "
-        "pmap(pmap(f, {{.axis_name = \"j\"}}), {{.axis_name = \"i\"}}) (jax.pmap(jax.pmap(f, axis_name='j'), "
-        "axis_name='i')); do the work around the inner pmap inside f",
-        options().name));
+  if (DeviceContext* ctx = detail::current_device()) {
+    if (&ctx->runtime() != &sim.runtime())
+      throw ValueError(
+          fmt::format("{} called inside a pmapped function of another Simulation", options().name));
+    return (*this)(args);
+  }
   Runtime& runtime = sim.runtime();
   const PmapOptions& options_ = levels_.front();
   check_static_argnums(options_, args.size());
@@ -514,12 +578,7 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   const auto size = mapped_size(leaves, options_, leaf_position);
   check_axis_size(options_, size);
   CallState call;
-  call.axes.push_back({options_.axis_name, static_cast<int>(size)});
-  if (levels_.size() > 1) {
-    Args level_args = device_args(args, options_, first_shard_shapes(leaves));
-    for (std::size_t level = 1; level < levels_.size(); ++level)
-      call.axes.push_back(check_nested_level(levels_[level], level_args));
-  }
+  call.axes = call_axes(levels_, args, leaves, size);
   call.devices = call_devices(runtime, options_, call.axes);
   call.devices_in_platform_order = detail::GroupRanks(call.devices).in_call_order;
   for (auto& leaf : leaves) leaf.resident = already_in_place(leaf, call.devices);

@@ -22,6 +22,7 @@ std::shared_ptr<StreamJob> CommStream::start(std::string name, std::function<Tre
   auto job = std::make_shared<StreamJob>();
   job->name = std::move(name);
   job->run = std::move(run);
+  job->bound_levels = program_.bound_levels();
   queue_.push_back(job);
   started_.push_back(job);
   ++unfinished_;
@@ -59,6 +60,7 @@ void CommStream::serve() {
     if (queue_.empty() && closing_) return;
     const std::shared_ptr<StreamJob> job = queue_.front();
     queue_.pop_front();
+    context_.bind_levels(job->bound_levels);
     try {
       job->result = job->run();
       job->run = nullptr;  // releases the input's buffer

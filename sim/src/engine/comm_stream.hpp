@@ -26,6 +26,7 @@ namespace spmdsim::detail {
 struct StreamJob {
   std::string name;
   std::function<Tree()> run;
+  std::size_t bound_levels = 1;  // the program's bound axes when it queued the job (nested pmap)
   std::optional<Tree> result;
   simgrid::s4u::SemaphorePtr done = simgrid::s4u::Semaphore::create(0);  // released once, when done
   bool collected = false;                                                // waited for by the program

@@ -52,7 +52,7 @@ GroupRanks::GroupRanks(std::vector<int> call_ranks) : ranks(std::move(call_ranks
 std::vector<std::size_t> DeviceContext::axis_levels(const AxisName& name) const {
   std::vector<std::size_t> levels;
   for (const std::string& one : name.names()) {
-    auto level = call_.axes.size();
+    auto level = bound_levels_;
     while (level > 0 && call_.axes[level - 1].name != one) --level;
     if (level == 0) throw NameError(fmt::format("unbound axis name: {}", one));
     levels.push_back(level - 1);

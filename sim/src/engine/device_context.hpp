@@ -26,9 +26,9 @@ struct MappedAxis {
   int size = 1;
 };
 
-// The call ranks of a group of devices, in group order. Built once per group and shared by its members: a psum
-// over 131,072 devices holds one list of them, not one per device, and what is known of the list is worked out
-// once with it.
+// The call ranks of a group of devices, in group order. Built once per group and shared by its members: a
+// psum over 131,072 devices holds one list of them, not one per device, and what is known of the list is
+// worked out once with it.
 struct GroupRanks {
   explicit GroupRanks(std::vector<int> call_ranks);
   std::vector<int> ranks;
@@ -49,7 +49,7 @@ struct CallState {
   // The mapped axes, outermost first: one for a pmap, one more per nested pmap. A device's call rank is its
   // index over them, row-major (the outer axis major), as XLA numbers the replicas of nested pmaps.
   std::vector<MappedAxis> axes;
-  std::vector<int> devices;  // global indices, position = call rank
+  std::vector<int> devices;                // global indices, position = call rank
   bool devices_in_platform_order = false;  // devices are 0, 1, ..., their count - 1
   // The groups along the call's axes, by the levels named and the group's first rank: built by the first
   // member that asks, shared by the others.
@@ -80,12 +80,18 @@ class DeviceContext {
   Track track() const { return track_; }
   // The channel between two devices in this actor's namespace and lane (DeviceChannels::channel).
   simgrid::s4u::Mailbox* channel(int from_device, int to_device, int lane = 0) const;
+  // How many of the call's axes are bound now, outermost first: 1 while the outer function runs, one more
+  // inside each nested pmap. Collectives see the bound axes only, as JAX binds a name inside its pmap.
+  std::size_t bound_levels() const { return bound_levels_; }
+  // Binds the call's first `count` axes: one more as a nested pmap starts, one fewer as it ends; the stream
+  // binds those of the program when it queued the collective it runs.
+  void bind_levels(std::size_t count) { bound_levels_ = count; }
   // The group of the named axes (the innermost binding of each name); NameError ("unbound axis name: j")
-  // for a name no pmap of the call bound.
+  // for a name no pmap bound so far.
   AxisGroup axis_group(const AxisName& name) const;
   // The group along the call's axes at these levels, the first major.
   AxisGroup axis_group(const std::vector<std::size_t>& levels) const;
-  // The call's levels bound to the named axes (the innermost binding of each name); NameError as axis_group.
+  // The bound levels of the named axes (the innermost binding of each name); NameError as axis_group.
   std::vector<std::size_t> axis_levels(const AxisName& name) const;
 
   // The same values in a new buffer of this device, tagged; throws OutOfMemoryError if it does not fit.
@@ -123,6 +129,7 @@ class DeviceContext {
   int rank_;
   Track track_;
   std::unique_ptr<CommStream> stream_;
+  std::size_t bound_levels_ = 1;
   Seconds booked_compute_ = 0;
   std::optional<double> fused_flops_;
 };

@@ -1,0 +1,93 @@
+"""The Python front end's cost over the C++ API's, measured side by side in one run (docs/python.md,
+"Performance"): the same kind of training step simulated both ways, wall time of each and their ratio.
+
+  .venv/bin/python benchmarks/python_frontend_benchmark.py [--devices 1024] [--repeats 1]
+
+- gpt_7b, abstract: the 7B transformer written in plain JAX (python/tests/jax_gpt.py) run by sim.run from
+  jax.ShapeDtypeStruct leaves, against `spmdsim train --model gpt_7b --abstract`, one step each on the same
+  platform (H100s behind one switch).
+- mlp, real data: a data-parallel MLP step in plain JAX (784-256-128-10, tanh, softmax cross-entropy, SGD)
+  against `spmdsim train` on the same MLP, one step each.
+
+Each simulation runs in its own process (SimGrid has one engine per process); the wall time is the child's,
+start to end, so both sides pay their start-up: the front end its imports, tracing and lowering, the command
+its platform and model set-up. The rows alternate between the two sides, so a loaded machine slows both.
+"""
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPMDSIM = ROOT / "build" / "experiments" / "spmdsim"
+PYTHON = ROOT / ".venv" / "bin" / "python"
+
+FRONT_END_GPT = """
+import sys; sys.path.insert(0, {tests!r})
+import jax, jax.numpy as jnp, spmdsim, jax_gpt
+sim = spmdsim.Simulation(preset="h100", topology="switch", devices={p})
+step = jax_gpt.data_parallel_step(jax_gpt.GPT_7B)
+tokens = jax.ShapeDtypeStruct(({p}, 1, jax_gpt.GPT_7B.seq), jnp.int32)
+sim.run(step, jax_gpt.param_shapes(jax_gpt.GPT_7B), tokens, tokens)
+"""
+
+FRONT_END_MLP = """
+import jax, jax.numpy as jnp, numpy as np, spmdsim
+def loss_fn(params, x, y):
+    for w, b in params[:-1]:
+        x = jnp.tanh(x @ w + b)
+    w, b = params[-1]
+    return -jnp.mean(jnp.sum(jax.nn.log_softmax(x @ w + b) * y, axis=-1))
+def step(params, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    grads = jax.lax.pmean(grads, "batch")
+    return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads), jax.lax.pmean(loss, "batch")
+rng = np.random.default_rng(0)
+sizes = [784, 256, 128, 10]
+params = [(rng.standard_normal((a, b), np.float32) * 0.05, np.zeros(b, np.float32)) for a, b in zip(sizes, sizes[1:])]
+x = rng.standard_normal(({p}, {batch} // {p}, 784), np.float32)
+y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, ({p}, {batch} // {p}))]
+sim = spmdsim.Simulation(preset="h100", topology="switch", devices={p})
+sim.run(jax.pmap(step, axis_name="batch", in_axes=(None, 0, 0), out_axes=(None, None)), params, x, y)
+"""
+
+
+def timed(command):
+    start = time.perf_counter()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    return time.perf_counter() - start
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--devices", type=int, default=1024, help="devices of the gpt_7b rows (default 1024)")
+    parser.add_argument("--mlp-devices", type=int, default=8, help="devices of the MLP rows (default 8)")
+    parser.add_argument("--repeats", type=int, default=1, help="runs of each side per row (default 1)")
+    args = parser.parse_args()
+    for needed in (SPMDSIM, PYTHON):
+        if not needed.exists():
+            sys.exit(f"error: {needed} is missing: run `bash scripts/bootstrap.sh demo` first")
+    p, q, batch = args.devices, args.mlp_devices, 256
+    common = ["--steps", "1", "--preset", "h100", "--topology", "switch", "--optimizer", "sgd"]
+    rows = [
+        ("gpt_7b abstract", p,
+         [str(PYTHON), "-c", FRONT_END_GPT.format(tests=str(ROOT / "python" / "tests"), p=p)],
+         [str(SPMDSIM), "train", "--model", "gpt_7b", "--devices", str(p), "--batch", str(p), "--abstract",
+          "--precision", "mixed_bf16", *common]),
+        ("mlp real data", q, [str(PYTHON), "-c", FRONT_END_MLP.format(p=q, batch=batch)],
+         [str(SPMDSIM), "train", "--devices", str(q), "--batch", str(batch), *common]),
+    ]
+    print(f"{'#step':<16} {'devices':>7} {'python(s)':>10} {'c++(s)':>10} {'ratio':>6}")
+    for name, devices, front_end, command in rows:
+        python_s = cxx_s = 0.0
+        for _ in range(args.repeats):
+            python_s += timed(front_end)
+            cxx_s += timed(command)
+        python_s /= args.repeats
+        cxx_s /= args.repeats
+        print(f"{name:<16} {devices:>7} {python_s:>10.2f} {cxx_s:>10.2f} {python_s / cxx_s:>6.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
