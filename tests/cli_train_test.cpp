@@ -233,6 +233,23 @@ TEST(Train, PrefetchHidesTheBatchTransferAndKeepsTheLoss) {
             p.at("peak_memory_bytes").get<double>() + 32 * (784 * 4 + 4));
 }
 
+// --strategy zero3 with its knobs from the command line: each layer's all-gather prefetched behind the
+// layer before it is hidden communication (FSDP's forward and backward prefetch, the default depth 1);
+// --prefetch-depth 0 exposes every gather. The stream carries the same collectives either way, so what the
+// default hides the program waits for without prefetching; the values are the same.
+TEST(Train, Zero3PrefetchHidesGathersAndDepthZeroExposesThem) {
+  const std::string run = "--strategy zero3 --devices 4 --steps 1";
+  const auto prefetched = run_json(run).at("rows").at(0);
+  const auto unprefetched = run_json(run + " --prefetch-depth 0").at("rows").at(0);
+  const double hidden = prefetched.at("hidden_communication_us").get<double>();
+  const double exposed = prefetched.at("communication_us").get<double>();
+  EXPECT_GT(hidden, 0);
+  EXPECT_NEAR(unprefetched.at("hidden_communication_us").get<double>(), 0, 1e-9);
+  EXPECT_NEAR(unprefetched.at("communication_us").get<double>(), exposed + hidden, 1e-9 * (exposed + hidden));
+  EXPECT_GT(unprefetched.at("step_time_us").get<double>(), prefetched.at("step_time_us").get<double>());
+  EXPECT_EQ(unprefetched.at("last_loss").get<double>(), prefetched.at("last_loss").get<double>());
+}
+
 // --aggregate books each ring phase of the abstract gradient all-reduce as one transfer each way: under the
 // presets' alpha-beta model the step takes the same simulated time as message by message.
 TEST(Train, AggregatedRingPhasesGiveTheSameStepTime) {

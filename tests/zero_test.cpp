@@ -143,7 +143,7 @@ struct FullyRecomputed {
   std::vector<int> fetch_order() const { return transformer.fetch_order(); }
 };
 
-// L 4, h 256, a 4, s 64, V 256, untied: every leaf a multiple of 4 elements, so no shard is padded.
+// L 4, h 512, a 8, s 64, V 256, untied: every leaf a multiple of 4 elements, so no shard is padded.
 const TransformerConfig kSmall{
     .layers = 4, .hidden = 512, .heads = 8, .seq_len = 64, .vocab = 256, .tied_embeddings = false};
 constexpr std::int64_t kBatch = 1;  // sequences per device
