@@ -3,9 +3,13 @@
 Each equation becomes one instruction: its primitive's name, its input and output slots, its output shapes
 and dtypes (JAX's, which the engine keeps), and its parameters as the C++ rule reads them. Call-like
 primitives (pjit, custom_jvp_call, custom_vjp_call, remat, closed_call) are inlined: their inner jaxpr's
-equations join the program. A primitive spmdsim has no rule for fails here, before anything runs, naming the
+equations join the program. Control flow (cond, while, scan) keeps its structure: its jaxprs are lowered to
+programs of their own, the instruction's callees, which its rule runs on the device as many times as the
+device's values say. A primitive spmdsim has no rule for fails here, before anything runs, naming the
 primitive and the line of the user's function it comes from.
 """
+import math
+
 import numpy as np
 from jax._src import core as jcore
 from jax._src import source_info_util
@@ -54,6 +58,41 @@ def _axis_name(eqn, names):
             f"{eqn.primitive.name} over the positional axis {names!r} at {where(eqn)}: spmdsim runs collectives "
             "over a pmap axis name")
     return names
+
+
+def _callee(eqn):
+    """The jaxpr an inlined call-like primitive calls."""
+    callee = eqn.params.get(_INLINED[eqn.primitive.name])
+    if callee is None:
+        callee = next(v for v in eqn.params.values() if isinstance(v, (jcore.Jaxpr, jcore.ClosedJaxpr)))
+    return callee
+
+
+def _open(jaxpr):
+    return jaxpr.jaxpr if isinstance(jaxpr, jcore.ClosedJaxpr) else jaxpr
+
+
+def _work(jaxpr):
+    """A static count of a jaxpr's work, to choose the branch an abstract cond runs: dot_general's FLOPs and
+    every other equation's elements written, a scan's body once per iteration, a while loop's once."""
+    total = 0
+    for eqn in jaxpr.eqns:
+        name, p = eqn.primitive.name, eqn.params
+        if name == "dot_general":
+            (lhs_contract, _), _ = p["dimension_numbers"]
+            contract = math.prod(eqn.invars[0].aval.shape[d] for d in lhs_contract)
+            total += 2 * contract * math.prod(eqn.outvars[0].aval.shape)
+        elif name == "cond":
+            total += max(_work(b.jaxpr) for b in p["branches"])
+        elif name == "scan":
+            total += p["length"] * _work(p["jaxpr"].jaxpr)
+        elif name == "while":
+            total += _work(p["cond_jaxpr"].jaxpr) + _work(p["body_jaxpr"].jaxpr)
+        elif name in _INLINED:
+            total += _work(_open(_callee(eqn)))
+        else:
+            total += sum(math.prod(getattr(v.aval, "shape", ())) for v in eqn.outvars)
+    return total
 
 
 def _groups(groups):
@@ -113,6 +152,19 @@ def _parameters(eqn, ins):
         ins.groups = [list(pair) for pair in p["perm"]]
     elif name == "axis_index":
         ins.text = _axis_name(eqn, p["axis_name"])
+    elif name == "cond":
+        branches = p["branches"]
+        for branch in branches:
+            ins.add_callee(lower_program(branch.jaxpr, branch.consts))
+        work = [_work(b.jaxpr) for b in branches]
+        ins.ints = [work.index(max(work))]
+    elif name == "while":
+        for closed in (p["cond_jaxpr"], p["body_jaxpr"]):
+            ins.add_callee(lower_program(closed.jaxpr, closed.consts))
+        ins.ints = [p["cond_nconsts"], p["body_nconsts"]]
+    elif name == "scan":
+        ins.add_callee(lower_program(p["jaxpr"].jaxpr, p["jaxpr"].consts))
+        ins.ints = [p["num_consts"], p["num_carry"], p["length"], int(p["reverse"])]
 
 
 class Lowering:
@@ -151,10 +203,7 @@ class Lowering:
                 env[v] = slot
 
     def inline(self, eqn, inputs, env):
-        param = _INLINED[eqn.primitive.name]
-        callee = eqn.params.get(param)
-        if callee is None:
-            callee = next(v for v in eqn.params.values() if isinstance(v, (jcore.Jaxpr, jcore.ClosedJaxpr)))
+        callee = _callee(eqn)
         inner_env = {}
         if isinstance(callee, jcore.ClosedJaxpr):
             for var, value in zip(callee.jaxpr.constvars, callee.consts):
@@ -170,8 +219,9 @@ class Lowering:
     known = _core.primitives()
 
 
-def lower_per_device(jaxpr, const_values=()):
-    """The Program of pmap's call_jaxpr; its inputs are jaxpr's invars in order."""
+def lower_program(jaxpr, const_values=()):
+    """The Program of a jaxpr (pmap's call_jaxpr, a branch, a loop's body); its inputs are jaxpr's invars in
+    order, its constants const_values."""
     lowering = Lowering()
     env = {}
     for var, value in zip(jaxpr.constvars, const_values):

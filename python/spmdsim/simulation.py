@@ -5,7 +5,7 @@ import jax
 import numpy as np
 
 from spmdsim import _core
-from spmdsim.lowering import UnsupportedPrimitiveError, lower_per_device
+from spmdsim.lowering import UnsupportedPrimitiveError, lower_program
 
 
 def _is_static(arg):
@@ -43,7 +43,7 @@ class _Traced:
         self.out_axes = list(p["out_axes"])
         self.devices = [d.id for d in p["devices"]] if p["devices"] is not None else None
         self.name = p["name"]
-        self.program = lower_per_device(p["call_jaxpr"])
+        self.program = lower_program(p["call_jaxpr"])
         # Where each pmap operand comes from: an argument leaf, a constant of the trace, or a literal.
         self.consts = dict(zip(jaxpr.constvars, closed.consts))
         self.arg_index = {v: i for i, v in enumerate(jaxpr.invars)}

@@ -152,7 +152,9 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("ints2", &Instruction::ints2)
       .def_readwrite("groups", &Instruction::groups)
       .def_readwrite("number", &Instruction::number)
-      .def_readwrite("text", &Instruction::text);
+      .def_readwrite("text", &Instruction::text)
+      .def("add_callee",
+           [](Instruction& i, std::shared_ptr<Program> program) { i.callees.push_back(std::move(program)); });
   py::class_<DType>(m, "DType");
 
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")

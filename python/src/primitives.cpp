@@ -11,36 +11,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "control_flow.hpp"
 #include "program.hpp"
+#include "rule_support.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
 
 namespace spmdsim::python {
 namespace {
-
-using Arrays = std::vector<Array>;
-
-double bytes_of(const Arrays& arrays) {
-  double bytes = 0;
-  for (const auto& a : arrays) bytes += static_cast<double>(a.nbytes());
-  return bytes;
-}
-
-bool any_abstract(const Arrays& arrays) {
-  return std::any_of(arrays.begin(), arrays.end(), [](const Array& a) { return a.is_abstract(); });
-}
-
-// `values` (or an abstract array when an input is abstract) as the instruction's output `i`, charged.
-Array charged(const Instruction& ins, const Arrays& in, double flops,
-              const std::function<std::vector<double>()>& values, std::size_t i = 0) {
-  const Shape& shape = ins.out_shapes[i];
-  const DType dtype = ins.out_dtypes[i];
-  Array result =
-      any_abstract(in) ? Array::abstract(shape, dtype) : Array::from_values(shape, values(), dtype);
-  return custom_op(ins.primitive, {flops, bytes_of(in) + static_cast<double>(result.nbytes())},
-                   std::move(result));
-}
 
 // Elementwise over inputs of the output's shape or of one element (JAX's literals and scalars).
 template <class F>
@@ -64,23 +43,6 @@ bool is_integer(const Instruction& ins) {
 }
 bool is_bool(DType dtype) {
   return dtype == DType::boolean;
-}
-
-// Row-major strides of `shape`.
-std::vector<std::int64_t> strides_of(const Shape& shape) {
-  std::vector<std::int64_t> strides(shape.size(), 1);
-  for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
-// The multi-index of flat index `flat` in `shape`.
-std::vector<std::int64_t> index_of(std::int64_t flat, const Shape& shape) {
-  std::vector<std::int64_t> index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = shape[d] == 0 ? 0 : flat % shape[d];
-    flat = shape[d] == 0 ? 0 : flat / shape[d];
-  }
-  return index;
 }
 
 int axis_int(std::int64_t axis) {
@@ -637,6 +599,9 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"all_to_all", all_to_all_rule},
       {"ppermute", ppermute_rule},
       {"axis_index", axis_index_rule},
+      {"cond", cond_rule},
+      {"while", while_rule},
+      {"scan", scan_rule},
   };
   return table;
 }

@@ -48,10 +48,12 @@ void Program::set_outputs(std::vector<int> outputs) {
   }
 }
 
-Tree Program::run(const Args& args) const {
+std::vector<Array> Program::call(std::vector<Array> inputs) const {
+  if (inputs.size() != inputs_.size())
+    throw ValueError(fmt::format("a program of {} inputs called with {}", inputs_.size(), inputs.size()));
   std::vector<Array> slots(static_cast<std::size_t>(num_slots_));
   for (std::size_t i = 0; i < inputs_.size(); ++i)
-    slots[static_cast<std::size_t>(inputs_[i])] = args.at(i).array();
+    slots[static_cast<std::size_t>(inputs_[i])] = std::move(inputs[i]);
   for (const auto& [slot, value] : constants_) slots[static_cast<std::size_t>(slot)] = value;
   std::vector<Array> in;
   for (std::size_t n = 0; n < instructions_.size(); ++n) {
@@ -79,8 +81,16 @@ Tree Program::run(const Args& args) const {
     in.clear();
     for (int s : released_after_[n]) slots[static_cast<std::size_t>(s)] = Array();
   }
+  std::vector<Array> results;
+  for (int s : outputs_) results.push_back(slots[static_cast<std::size_t>(s)]);
+  return results;
+}
+
+Tree Program::run(const Args& args) const {
+  std::vector<Array> inputs;
+  for (std::size_t i = 0; i < args.size(); ++i) inputs.push_back(args.at(i).array());
   std::vector<Tree> results;
-  for (int s : outputs_) results.emplace_back(slots[static_cast<std::size_t>(s)]);
+  for (auto& value : call(std::move(inputs))) results.emplace_back(std::move(value));
   return Tree::tuple(std::move(results));
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 namespace spmdsim::python {
 
 struct Instruction;
+class Program;
 // Runs one primitive on the calling device: its input values to its output values.
 using Rule = std::vector<Array> (*)(const std::vector<Array>& inputs, const Instruction& instruction);
 
@@ -29,6 +31,9 @@ struct Instruction {
   std::vector<std::vector<std::int64_t>> groups;  // axis_index_groups, ppermute's pairs, per-dimension lists
   double number = 0;
   std::string text;  // an axis name
+  // The programs a call-like primitive runs (cond's branches, while's condition and body, scan's body), each
+  // called by the primitive's rule with Program::call.
+  std::vector<std::shared_ptr<const Program>> callees;
 };
 
 // The rule of `primitive`; throws ValueError naming the primitive, `where` it is and the primitives spmdsim
@@ -47,7 +52,9 @@ class Program {
   void set_outputs(std::vector<int> outputs);
   std::size_t size() const { return instructions_.size(); }
 
-  // One device's run: `args` are the program's inputs in order; returns a tuple of its outputs.
+  // Runs the program on the calling device: its inputs in order to its outputs in order.
+  std::vector<Array> call(std::vector<Array> inputs) const;
+  // One device's run as pmap's per-device function: `args` are the program's inputs; returns a tuple.
   Tree run(const Args& args) const;
 
  private:
