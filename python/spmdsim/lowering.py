@@ -10,6 +10,7 @@ primitive and the line of the user's function it comes from.
 """
 import math
 
+import jax.numpy as jnp
 import numpy as np
 from jax._src import core as jcore
 from jax._src import source_info_util
@@ -95,6 +96,30 @@ def _work(jaxpr):
     return total
 
 
+# JAX's GatherScatterMode as python/src/indexing.cpp reads it.
+_MODES = {"CLIP": 0, "FILL_OR_DROP": 1, "PROMISE_IN_BOUNDS": 2}
+
+
+def _mode(eqn):
+    mode = eqn.params["mode"]
+    if mode.name not in _MODES:
+        raise UnsupportedPrimitiveError(
+            f"{eqn.primitive.name} with mode {mode.name} at {where(eqn)}: spmdsim runs the modes {', '.join(_MODES)}")
+    return _MODES[mode.name]
+
+
+def _fill_value(eqn):
+    """The value a FILL_OR_DROP gather gives out of bounds: JAX's default when the user gave none."""
+    fill, dtype = eqn.params["fill_value"], eqn.outvars[0].aval.dtype
+    if fill is not None:
+        return float(fill)
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return float("nan")
+    if dtype == jnp.bool_:
+        return 1.0
+    return float(jnp.iinfo(dtype).min)
+
+
 def _groups(groups):
     return [list(g) for g in groups] if groups else []
 
@@ -118,6 +143,8 @@ def _parameters(eqn, ins):
         ins.ints, ins.ints2 = [p["axis"]], [int(p["reverse"])]
     elif name == "broadcast_in_dim":
         ins.ints = list(p["broadcast_dimensions"])
+    elif name == "rev":
+        ins.ints = list(p["dimensions"])
     elif name == "transpose":
         ins.ints = list(p["permutation"])
     elif name == "slice":
@@ -152,6 +179,19 @@ def _parameters(eqn, ins):
         ins.groups = [list(pair) for pair in p["perm"]]
     elif name == "axis_index":
         ins.text = _axis_name(eqn, p["axis_name"])
+    elif name == "gather":
+        d = p["dimension_numbers"]
+        ins.groups = [list(d.offset_dims), list(d.collapsed_slice_dims), list(d.start_index_map),
+                      list(d.operand_batching_dims), list(d.start_indices_batching_dims), list(p["slice_sizes"])]
+        ins.ints = [_mode(eqn)]
+        ins.number = _fill_value(eqn)
+    elif name.startswith("scatter"):
+        d = p["dimension_numbers"]
+        ins.groups = [list(d.update_window_dims), list(d.inserted_window_dims), list(d.scatter_dims_to_operand_dims),
+                      list(d.operand_batching_dims), list(d.scatter_indices_batching_dims)]
+        ins.ints = [_mode(eqn)]
+    elif name == "sort":
+        ins.ints = [p["dimension"], p["num_keys"]]
     elif name == "cond":
         branches = p["branches"]
         for branch in branches:

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
+#include <numbers>
 #include <numeric>
 #include <utility>
 
@@ -12,8 +14,10 @@
 #include <fmt/ranges.h>
 
 #include "control_flow.hpp"
+#include "indexing.hpp"
 #include "program.hpp"
 #include "rule_support.hpp"
+#include "sorting.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
@@ -127,6 +131,32 @@ double tan(double x) {
 }
 double erf(double x) {
   return std::erf(x);
+}
+// Giles' single-precision approximation ("Approximating the erfinv function", GPU Computing Gems, 2011), the
+// one XLA uses, refined by two Newton steps on std::erf to double precision.
+double erf_inv(double y) {
+  if (std::abs(y) >= 1)
+    return std::abs(y) == 1 ? std::copysign(std::numeric_limits<double>::infinity(), y)
+                            : std::numeric_limits<double>::quiet_NaN();
+  double w = -std::log((1 - y) * (1 + y));
+  double p;
+  if (w < 5) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                     -0.00417768164, 0.246640727, 1.50140941})
+      p = c + p * w;
+  } else {
+    w = std::sqrt(w) - 3;
+    p = -0.000200214257;
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                     0.00943887047, 1.00167406, 2.83297682})
+      p = c + p * w;
+  }
+  double x = p * y;
+  for (int step = 0; step < 2; ++step)
+    x -= (std::erf(x) - y) / (2 / std::sqrt(std::numbers::pi) * std::exp(-x * x));
+  return x;
 }
 double floor(double x) {
   return std::floor(x);
@@ -393,6 +423,17 @@ Arrays window(const Arrays& in, const Instruction& ins, const std::vector<std::i
   })};
 }
 
+// rev: ints the dimensions reversed.
+Arrays rev(const Arrays& in, const Instruction& ins) {
+  const Shape& shape = in[0].shape();
+  std::vector<std::int64_t> start(shape.size(), 0), step(shape.size(), 1);
+  for (auto d : ins.ints) {
+    start[static_cast<std::size_t>(d)] = shape[static_cast<std::size_t>(d)] - 1;
+    step[static_cast<std::size_t>(d)] = -1;
+  }
+  return window(in, ins, start, step);
+}
+
 Arrays slice_rule(const Arrays& in, const Instruction& ins) {
   // ints: start indices, ints2: limits, groups[0]: strides (empty: 1).
   const auto& strides = ins.groups.empty() ? std::vector<std::int64_t>() : ins.groups[0];
@@ -543,6 +584,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"cos", unary_math<cos, 1>},
       {"tan", unary_math<tan, 1>},
       {"erf", unary_math<erf, 1>},
+      {"erf_inv", unary_math<erf_inv, 1>},
       {"cbrt", unary_math<cbrt, 1>},
       {"floor", unary_math<floor, 1>},
       {"ceil", unary_math<ceil, 1>},
@@ -586,6 +628,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"squeeze", reshape_rule},
       {"expand_dims", reshape_rule},
       {"transpose", transpose_rule},
+      {"rev", rev},
       {"slice", slice_rule},
       {"concatenate", concatenate_rule},
       {"dynamic_slice", dynamic_slice},
@@ -602,6 +645,13 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"cond", cond_rule},
       {"while", while_rule},
       {"scan", scan_rule},
+      {"gather", gather_rule},
+      {"scatter", scatter_rule},
+      {"scatter-add", scatter_rule},
+      {"scatter-mul", scatter_rule},
+      {"scatter-min", scatter_rule},
+      {"scatter-max", scatter_rule},
+      {"sort", sort_rule},
   };
   return table;
 }
