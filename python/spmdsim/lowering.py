@@ -26,6 +26,7 @@ _INLINED = {
     "custom_vjp_call": "call_jaxpr",
     "custom_vjp_call_jaxpr": "fun_jaxpr",
     "remat": "jaxpr",
+    "remat2": "jaxpr",  # jax.checkpoint's primitive
     "checkpoint": "jaxpr",
 }
 
