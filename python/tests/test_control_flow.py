@@ -63,6 +63,14 @@ def test_while_loop_runs_each_devices_own_trip_count():
     both(halvings, x * np.arange(1, n + 1, dtype=np.float32)[:, None, None] ** 3)
 
 
+def test_while_loop_closing_over_traced_values_in_condition_and_body():
+    def f(v):
+        limit, step = jnp.abs(v).sum() + 3, v.max() ** 2 + 0.5
+        return lax.while_loop(lambda c: c.sum() < limit, lambda c: c + step * jnp.ones_like(c), jnp.zeros(3))
+
+    both(f, x)
+
+
 def test_fori_loop_with_dynamic_and_static_bounds():
     both(lambda v, k: lax.fori_loop(0, k, lambda i, a: a * 0.5 + i, v), x, np.arange(n, dtype=np.int32))
     both(lambda v: lax.fori_loop(0, 5, lambda i, a: jnp.tanh(a) + i, v), x)
