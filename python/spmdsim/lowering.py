@@ -104,8 +104,8 @@ _MODES = {"CLIP": 0, "FILL_OR_DROP": 1, "PROMISE_IN_BOUNDS": 2}
 def _mode(eqn):
     mode = eqn.params["mode"]
     if mode.name not in _MODES:
-        raise UnsupportedPrimitiveError(
-            f"{eqn.primitive.name} with mode {mode.name} at {where(eqn)}: spmdsim runs the modes {', '.join(_MODES)}")
+        raise UnsupportedPrimitiveError(f"{eqn.primitive.name} with mode {mode.name} at {where(eqn)}: spmdsim "
+                                        f"runs the modes {', '.join(_MODES)}")
     return _MODES[mode.name]
 
 
@@ -188,8 +188,9 @@ def _parameters(eqn, ins):
         ins.number = _fill_value(eqn)
     elif name.startswith("scatter"):
         d = p["dimension_numbers"]
-        ins.groups = [list(d.update_window_dims), list(d.inserted_window_dims), list(d.scatter_dims_to_operand_dims),
-                      list(d.operand_batching_dims), list(d.scatter_indices_batching_dims)]
+        ins.groups = [list(d.update_window_dims), list(d.inserted_window_dims),
+                      list(d.scatter_dims_to_operand_dims), list(d.operand_batching_dims),
+                      list(d.scatter_indices_batching_dims)]
         ins.ints = [_mode(eqn)]
     elif name == "sort":
         ins.ints = [p["dimension"], p["num_keys"]]
