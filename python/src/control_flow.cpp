@@ -49,7 +49,7 @@ class StackedOutput {
   StackedOutput(Shape shape, DType dtype) : shape_(std::move(shape)), dtype_(dtype) {}
 
   void write_row(std::int64_t i, const Array& row) {
-    abstract_ = abstract_ || row.is_abstract();
+    abstract_ = abstract_ || row.is_abstract() || leaves_abstract(shape_);
     if (!abstract_) {
       // Kept only for real rows: an abstract run's ys may be far larger than the host's memory.
       if (values_.empty()) values_.resize(static_cast<std::size_t>(num_elements(shape_)));

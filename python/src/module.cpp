@@ -16,6 +16,7 @@
 #include "common/platform_options.hpp"
 #include "common/simulation_start.hpp"
 #include "program.hpp"
+#include "rule_support.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory.hpp"
@@ -94,6 +95,7 @@ std::vector<Array> run_pmap(Simulation& sim, std::shared_ptr<Program> program, c
   Tree out;
   {
     py::gil_scoped_release release;  // the simulation runs no Python
+    const AbstractRun abstract_run(any_abstract(args));
     out = sim.device_get(pmapped(sim, call_args));
   }
   return out.leaves();

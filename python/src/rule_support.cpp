@@ -5,6 +5,23 @@
 #include "spmdsim/ops.hpp"
 
 namespace spmdsim::python {
+namespace {
+
+bool abstract_run = false;
+
+}  // namespace
+
+AbstractRun::AbstractRun(bool abstract) : previous_(abstract_run) {
+  abstract_run = abstract;
+}
+
+AbstractRun::~AbstractRun() {
+  abstract_run = previous_;
+}
+
+bool leaves_abstract(const Shape& shape) {
+  return abstract_run && num_elements(shape) > kMaxRealElementsInAbstractRun;
+}
 
 double bytes_of(const Arrays& arrays) {
   double bytes = 0;
@@ -20,8 +37,8 @@ Array charged(const Instruction& ins, const Arrays& in, const OpCost& cost,
               const std::function<std::vector<double>()>& values, std::size_t i) {
   const Shape& shape = ins.out_shapes[i];
   const DType dtype = ins.out_dtypes[i];
-  Array result =
-      any_abstract(in) ? Array::abstract(shape, dtype) : Array::from_values(shape, values(), dtype);
+  Array result = any_abstract(in) || leaves_abstract(shape) ? Array::abstract(shape, dtype)
+                                                            : Array::from_values(shape, values(), dtype);
   return custom_op(ins.primitive, cost, std::move(result));
 }
 

@@ -13,6 +13,28 @@ namespace spmdsim::python {
 
 using Arrays = std::vector<Array>;
 
+// An abstract pmap call (some argument abstract) computes real values only where control flow may read them:
+// a value that constants alone feed (an iota, a broadcast literal, what follows from them) stays real while
+// it is small (a loop's counter, a branch index), and is abstract, costed the same, once it has more than
+// kMaxRealElementsInAbstractRun elements (a causal mask), so that an abstract run computes no large array on
+// every device and every iteration. AbstractRun marks the pmap call under way (module.cpp's run_pmap): all
+// its devices run inside it, on SimGrid's one thread, before the next call starts.
+constexpr std::int64_t kMaxRealElementsInAbstractRun = 1024;
+
+class AbstractRun {
+ public:
+  explicit AbstractRun(bool abstract);
+  ~AbstractRun();
+  AbstractRun(const AbstractRun&) = delete;  // one call, one scope
+  AbstractRun& operator=(const AbstractRun&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Whether a value of `shape` is left abstract by the call under way, though its inputs are real.
+bool leaves_abstract(const Shape& shape);
+
 double bytes_of(const Arrays& arrays);
 bool any_abstract(const Arrays& arrays);
 

@@ -1,7 +1,8 @@
 # Control flow on the device (lax.cond / lax.switch, lax.while_loop / fori_loop, lax.scan) against JAX on 8 CPU
 # host devices: each device takes its own branch and trip count, is charged only for what it ran, and scan
 # stacks its ys (also in reverse, also with no xs), also under jax.grad; abstract runs take the costliest
-# branch and refuse a while loop whose trip count depends on the arguments.
+# branch, refuse a while loop whose trip count depends on the arguments, and cost what they leave abstract as
+# the real run.
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -152,6 +153,22 @@ def test_abstract_cond_takes_the_costliest_branch_and_scan_gives_shapes():
     abstract_times = last_call_compute_times()
     # The real run whose devices take the matmuls' branch costs the same.
     sim.run(fn, -np.ones((n, 512, 512), np.float32))
+    assert last_call_compute_times() == pytest.approx(abstract_times, rel=1e-9)
+
+
+def test_abstract_run_costs_large_constants_as_the_real_run():
+    # The causal mask (64 x 64 from iotas, in every iteration) is abstract in an abstract run, costed the same.
+    def f(v):
+        def layer(h, w):
+            scores = h @ w @ h.T / 64
+            return jnp.tanh(jnp.where(jnp.tril(jnp.ones((64, 64), bool)), scores, 0.0) @ h), None
+
+        return lax.scan(layer, v[0], v[1:])[0]
+
+    fn = jax.pmap(f, axis_name="i")
+    sim.run(fn, jax.ShapeDtypeStruct((n, 4, 64, 64), jnp.float32))
+    abstract_times = last_call_compute_times()
+    both(f, rng.standard_normal((n, 4, 64, 64)).astype(np.float32) * 0.1, rtol=1e-5)
     assert last_call_compute_times() == pytest.approx(abstract_times, rel=1e-9)
 
 
