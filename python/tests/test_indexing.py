@@ -33,6 +33,8 @@ def both(f, *args, rtol=1e-6, **pmap_kwargs):
     lambda v, i: jnp.take(v, i * 3, axis=1, mode="clip"),
     lambda v, i: jnp.take(v, i * 3, axis=0),  # fill with NaN out of range
     lambda v, i: jnp.take(i, i * 3, mode="fill"),  # int32: the fill is int32's minimum
+    # Windows wider than one element, clamped into the operand: a batched dynamic_slice.
+    lambda v, i: jax.vmap(lambda row, j: lax.dynamic_slice(row, (j,), (3,)))(v, jnp.tile(i, 2)[:6]),
 ])
 def test_gather(index):
     both(index, x, idx)
@@ -46,6 +48,7 @@ def test_gather(index):
     lambda v, i: v.at[i * 3].max(0.25),  # out of range: dropped
     lambda v, i: v.at[i * 3].add(1.0, mode="clip"),
     lambda v, i: jnp.zeros(10).at[i + 6].add(v[:4, 0]),
+    lambda v, i: jax.vmap(lambda row, j: lax.dynamic_update_slice(row, -row[:2], (j,)))(v, jnp.tile(i, 2)[:6]),
 ])
 def test_scatter(update):
     both(update, x, idx)
