@@ -25,6 +25,7 @@ def both(f, *args, rtol=1e-6, **pmap_kwargs):
 
 @pytest.mark.parametrize("index", [
     lambda v, i: v[i],
+    lambda v, i: v[i * 2],  # out of range either side: clamped, as XLA's gather clamps
     lambda v, i: v[:, i[:3] % 5],
     lambda v, i: v[i, i % 5],
     lambda v, i: v[1:, i[1:3]][:, ::-1],
