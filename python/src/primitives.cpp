@@ -1,6 +1,7 @@
 // The rules: each JAX primitive spmdsim runs, as spmdsim's own op or collective where it has one (so its cost
 // is the C++ API's), else computed here element by element in double precision, rounded to JAX's result
-// type and charged through custom_op with its FLOPs and bytes. Shapes and dtypes come from the jaxpr.
+// type and charged through custom_op with its FLOPs and bytes. Shapes and dtypes come from the jaxpr. The
+// table at the end names every rule, those of control flow, indexing and sorting (their own files) too.
 #include <algorithm>
 #include <cmath>
 #include <functional>
