@@ -3,11 +3,16 @@
 Each equation becomes one instruction: its primitive's name, its input and output slots, its output shapes
 and dtypes (JAX's, which the engine keeps), and its parameters as the C++ rule reads them. Call-like
 primitives (pjit, custom_jvp_call, custom_vjp_call, remat, closed_call) are inlined: their inner jaxpr's
-equations join the program. A nested pmap (an xla_pmap equation) becomes one instruction that calls the
-program of its own jaxpr; its axis is recorded, one per depth of nesting, so that the outer pmap takes the
-devices of every axis before it starts. A primitive spmdsim has no rule for fails here, before anything runs,
-naming the primitive and the line of the user's function it comes from.
+equations join the program. Control flow (cond, while, scan) keeps its structure: its jaxprs are lowered to
+programs of their own, the instruction's callees, which its rule runs on the device as many times as the
+device's values say. A nested pmap (an xla_pmap equation) becomes one instruction whose callee is its jaxpr's
+program; its axis is recorded, one per depth of nesting, so that the outer pmap takes the devices of every
+axis before it starts. A primitive spmdsim has no rule for fails here, before anything runs, naming the
+primitive and the line of the user's function it comes from.
 """
+import math
+
+import jax.numpy as jnp
 import numpy as np
 from jax._src import core as jcore
 from jax._src import source_info_util
@@ -23,6 +28,7 @@ _INLINED = {
     "custom_vjp_call": "call_jaxpr",
     "custom_vjp_call_jaxpr": "fun_jaxpr",
     "remat": "jaxpr",
+    "remat2": "jaxpr",  # jax.checkpoint's primitive
     "checkpoint": "jaxpr",
 }
 
@@ -54,12 +60,72 @@ def _axis_names(eqn, names):
     return list(names)
 
 
+def _callee(eqn):
+    """The jaxpr an inlined call-like primitive calls."""
+    callee = eqn.params.get(_INLINED[eqn.primitive.name])
+    if callee is None:
+        callee = next(v for v in eqn.params.values() if isinstance(v, (jcore.Jaxpr, jcore.ClosedJaxpr)))
+    return callee
+
+
+def _open(jaxpr):
+    return jaxpr.jaxpr if isinstance(jaxpr, jcore.ClosedJaxpr) else jaxpr
+
+
+def _work(jaxpr):
+    """A static count of a jaxpr's work, to choose the branch an abstract cond runs: dot_general's FLOPs and
+    every other equation's elements written, a scan's body once per iteration, a while loop's once."""
+    total = 0
+    for eqn in jaxpr.eqns:
+        name, p = eqn.primitive.name, eqn.params
+        if name == "dot_general":
+            (lhs_contract, _), _ = p["dimension_numbers"]
+            contract = math.prod(eqn.invars[0].aval.shape[d] for d in lhs_contract)
+            total += 2 * contract * math.prod(eqn.outvars[0].aval.shape)
+        elif name == "cond":
+            total += max(_work(b.jaxpr) for b in p["branches"])
+        elif name == "scan":
+            total += p["length"] * _work(p["jaxpr"].jaxpr)
+        elif name == "while":
+            total += _work(p["cond_jaxpr"].jaxpr) + _work(p["body_jaxpr"].jaxpr)
+        elif name in _INLINED:
+            total += _work(_open(_callee(eqn)))
+        else:
+            total += sum(math.prod(getattr(v.aval, "shape", ())) for v in eqn.outvars)
+    return total
+
+
+# JAX's GatherScatterMode as python/src/indexing.cpp reads it.
+_MODES = {"CLIP": 0, "FILL_OR_DROP": 1, "PROMISE_IN_BOUNDS": 2}
+
+
+def _mode(eqn):
+    mode = eqn.params["mode"]
+    if mode.name not in _MODES:
+        raise UnsupportedPrimitiveError(f"{eqn.primitive.name} with mode {mode.name} at {where(eqn)}: spmdsim "
+                                        f"runs the modes {', '.join(_MODES)}")
+    return _MODES[mode.name]
+
+
+def _fill_value(eqn):
+    """The value a FILL_OR_DROP gather gives out of bounds: JAX's default when the user gave none."""
+    fill, dtype = eqn.params["fill_value"], eqn.outvars[0].aval.dtype
+    if fill is not None:
+        return float(fill)
+    if jnp.issubdtype(dtype, jnp.inexact):
+        return float("nan")
+    if dtype == jnp.bool_:
+        return 1.0
+    return float(jnp.iinfo(dtype).min)
+
+
 def _groups(groups):
     return [list(g) for g in groups] if groups else []
 
 
-def _parameters(eqn, ins):
-    """Copies the parameters the C++ rule of eqn's primitive reads into the instruction."""
+def _parameters(eqn, ins, lower_callee):
+    """Copies the parameters the C++ rule of eqn's primitive reads into the instruction; lower_callee(jaxpr,
+    consts) lowers the programs of control flow."""
     name, p = eqn.primitive.name, eqn.params
     if name == "integer_pow":
         ins.ints = [p["y"]]
@@ -77,6 +143,8 @@ def _parameters(eqn, ins):
         ins.ints, ins.ints2 = [p["axis"]], [int(p["reverse"])]
     elif name == "broadcast_in_dim":
         ins.ints = list(p["broadcast_dimensions"])
+    elif name == "rev":
+        ins.ints = list(p["dimensions"])
     elif name == "transpose":
         ins.ints = list(p["permutation"])
     elif name == "slice":
@@ -111,6 +179,33 @@ def _parameters(eqn, ins):
         ins.groups = [list(pair) for pair in p["perm"]]
     elif name == "axis_index":
         ins.axis_names = _axis_names(eqn, p["axis_name"])
+    elif name == "gather":
+        d = p["dimension_numbers"]
+        ins.groups = [list(d.offset_dims), list(d.collapsed_slice_dims), list(d.start_index_map),
+                      list(d.operand_batching_dims), list(d.start_indices_batching_dims), list(p["slice_sizes"])]
+        ins.ints = [_mode(eqn)]
+        ins.number = _fill_value(eqn)
+    elif name.startswith("scatter"):
+        d = p["dimension_numbers"]
+        ins.groups = [list(d.update_window_dims), list(d.inserted_window_dims),
+                      list(d.scatter_dims_to_operand_dims), list(d.operand_batching_dims),
+                      list(d.scatter_indices_batching_dims)]
+        ins.ints = [_mode(eqn)]
+    elif name == "sort":
+        ins.ints = [p["dimension"], p["num_keys"]]
+    elif name == "cond":
+        branches = p["branches"]
+        for branch in branches:
+            ins.add_callee(lower_callee(branch.jaxpr, branch.consts))
+        work = [_work(b.jaxpr) for b in branches]
+        ins.ints = [work.index(max(work))]
+    elif name == "while":
+        for closed in (p["cond_jaxpr"], p["body_jaxpr"]):
+            ins.add_callee(lower_callee(closed.jaxpr, closed.consts))
+        ins.ints = [p["cond_nconsts"], p["body_nconsts"]]
+    elif name == "scan":
+        ins.add_callee(lower_callee(p["jaxpr"].jaxpr, p["jaxpr"].consts))
+        ins.ints = [p["num_consts"], p["num_carry"], p["length"], int(p["reverse"])]
 
 
 # In the encoding of a nested pmap's in_axes and out_axes: None (a jaxpr's axes are otherwise non-negative).
@@ -124,11 +219,12 @@ def axes_ints(axes):
 
 class Lowering:
     """Builds one Program from a jaxpr, inlining call-like primitives. `inner_axes` collects the axes of the
-    nested pmaps, (name, size) per depth of nesting below this program, outermost first."""
+    nested pmaps, (name, size) per depth of nesting below the pmap's program, outermost first; this program
+    sits at `depth`."""
 
-    def __init__(self, inner_axes=None, depth=0):
+    def __init__(self, inner_axes, depth):
         self.program = _core.Program()
-        self.inner_axes = inner_axes if inner_axes is not None else []
+        self.inner_axes = inner_axes
         self.depth = depth
 
     def slot_of(self, env, atom):
@@ -158,16 +254,13 @@ class Lowering:
             ins.outputs = [self.program.add_slot() for _ in eqn.outvars]
             ins.out_shapes = [list(v.aval.shape) for v in eqn.outvars]
             ins.out_dtypes = [dtype_name(v.aval) for v in eqn.outvars]
-            _parameters(eqn, ins)
+            _parameters(eqn, ins, self.callee)
             self.program.add(ins)
             for v, slot in zip(eqn.outvars, ins.outputs):
                 env[v] = slot
 
     def inline(self, eqn, inputs, env):
-        param = _INLINED[eqn.primitive.name]
-        callee = eqn.params.get(param)
-        if callee is None:
-            callee = next(v for v in eqn.params.values() if isinstance(v, (jcore.Jaxpr, jcore.ClosedJaxpr)))
+        callee = _callee(eqn)
         inner_env = {}
         if isinstance(callee, jcore.ClosedJaxpr):
             for var, value in zip(callee.jaxpr.constvars, callee.consts):
@@ -179,6 +272,10 @@ class Lowering:
         self.lower(callee, inner_env)
         for outer, inner in zip(eqn.outvars, callee.outvars):
             env[outer] = self.slot_of(inner_env, inner)
+
+    def callee(self, jaxpr, const_values):
+        """The program of a jaxpr that control flow runs at this depth of nesting."""
+        return lower_program(jaxpr, const_values, self.inner_axes, self.depth)
 
     def nested_pmap(self, eqn, inputs, env):
         """An xla_pmap inside the program: one instruction that runs its jaxpr's program on the depth's axis."""
@@ -194,7 +291,6 @@ class Lowering:
                 "nesting over one axis")
         if p["devices"] is not None:
             raise ValueError("Nested pmap with explicit devices argument.")
-        callee = lower_per_device(p["call_jaxpr"], inner_axes=self.inner_axes, depth=self.depth + 1)
         ins = _core.Instruction()
         ins.primitive = "xla_pmap"
         ins.where = where(eqn)
@@ -205,7 +301,7 @@ class Lowering:
         ins.axis_names = [axis[0]]
         ins.ints, ins.ints2 = axes_ints(p["in_axes"]), axes_ints(p["out_axes"])
         ins.number = axis[1]
-        ins.callees = [callee]
+        ins.add_callee(lower_program(p["call_jaxpr"], (), self.inner_axes, self.depth + 1))
         self.program.add(ins)
         for v, slot in zip(eqn.outvars, ins.outputs):
             env[v] = slot
@@ -213,10 +309,11 @@ class Lowering:
     known = _core.primitives()
 
 
-def lower_per_device(jaxpr, const_values=(), inner_axes=None, depth=0):
-    """The Program of pmap's call_jaxpr; its inputs are jaxpr's invars in order. The axes of the pmaps nested in
-    it are appended to `inner_axes`, (name, size) per depth, outermost first."""
-    lowering = Lowering(inner_axes, depth)
+def lower_program(jaxpr, const_values=(), inner_axes=None, depth=0):
+    """The Program of a jaxpr (pmap's call_jaxpr, a branch, a loop's body, a nested pmap's); its inputs are
+    jaxpr's invars in order, its constants const_values. The axes of the pmaps nested in it are appended to
+    `inner_axes` (name, size) per depth, outermost first; the program sits at `depth`."""
+    lowering = Lowering(inner_axes if inner_axes is not None else [], depth)
     env = {}
     for var, value in zip(jaxpr.constvars, const_values):
         env[var] = lowering.program.add_constant(constant(value, var.aval.dtype))

@@ -5,7 +5,7 @@ import jax
 import numpy as np
 
 from spmdsim import _core
-from spmdsim.lowering import UnsupportedPrimitiveError, axes_ints, lower_per_device
+from spmdsim.lowering import UnsupportedPrimitiveError, axes_ints, lower_program
 
 
 def _is_static(arg):
@@ -44,7 +44,7 @@ class _Traced:
         self.devices = [d.id for d in p["devices"]] if p["devices"] is not None else None
         self.name = p["name"]
         self.inner_axes = []  # the nested pmaps' axes, which the call takes devices for before it starts
-        self.program = lower_per_device(p["call_jaxpr"], inner_axes=self.inner_axes)
+        self.program = lower_program(p["call_jaxpr"], inner_axes=self.inner_axes)
         # Where each pmap operand comes from: an argument leaf, a constant of the trace, or a literal.
         self.consts = dict(zip(jaxpr.constvars, closed.consts))
         self.arg_index = {v: i for i, v in enumerate(jaxpr.invars)}

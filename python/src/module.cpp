@@ -16,6 +16,7 @@
 #include "common/platform_options.hpp"
 #include "common/simulation_start.hpp"
 #include "program.hpp"
+#include "rule_support.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory.hpp"
@@ -91,6 +92,7 @@ std::vector<Array> run_pmap(Simulation& sim, std::shared_ptr<Program> program, c
   Tree out;
   {
     py::gil_scoped_release release;  // the simulation runs no Python
+    const AbstractRun abstract_run(any_abstract(args));
     out = sim.device_get(pmapped(sim, call_args));
   }
   return out.leaves();
@@ -150,7 +152,8 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("groups", &Instruction::groups)
       .def_readwrite("number", &Instruction::number)
       .def_readwrite("axis_names", &Instruction::axis_names)
-      .def_readwrite("callees", &Instruction::callees);
+      .def("add_callee",
+           [](Instruction& i, std::shared_ptr<Program> program) { i.callees.push_back(std::move(program)); });
   py::class_<DType>(m, "DType");
 
   py::class_<Program, std::shared_ptr<Program>>(m, "Program")

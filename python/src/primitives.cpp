@@ -1,47 +1,31 @@
 // The rules: each JAX primitive spmdsim runs, as spmdsim's own op or collective where it has one (so its cost
 // is the C++ API's), else computed here element by element in double precision, rounded to JAX's result
-// type and charged through custom_op with its FLOPs and bytes. Shapes and dtypes come from the jaxpr.
+// type and charged through custom_op with its FLOPs and bytes. Shapes and dtypes come from the jaxpr. The
+// table at the end names every rule, those of control flow, indexing and sorting (their own files) too.
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
+#include <numbers>
 #include <numeric>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "control_flow.hpp"
+#include "indexing.hpp"
 #include "program.hpp"
+#include "rule_support.hpp"
+#include "sorting.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
 
 namespace spmdsim::python {
 namespace {
-
-using Arrays = std::vector<Array>;
-
-double bytes_of(const Arrays& arrays) {
-  double bytes = 0;
-  for (const auto& a : arrays) bytes += static_cast<double>(a.nbytes());
-  return bytes;
-}
-
-bool any_abstract(const Arrays& arrays) {
-  return std::any_of(arrays.begin(), arrays.end(), [](const Array& a) { return a.is_abstract(); });
-}
-
-// `values` (or an abstract array when an input is abstract) as the instruction's output `i`, charged.
-Array charged(const Instruction& ins, const Arrays& in, double flops,
-              const std::function<std::vector<double>()>& values, std::size_t i = 0) {
-  const Shape& shape = ins.out_shapes[i];
-  const DType dtype = ins.out_dtypes[i];
-  Array result =
-      any_abstract(in) ? Array::abstract(shape, dtype) : Array::from_values(shape, values(), dtype);
-  return custom_op(ins.primitive, {flops, bytes_of(in) + static_cast<double>(result.nbytes())},
-                   std::move(result));
-}
 
 // Elementwise over inputs of the output's shape or of one element (JAX's literals and scalars).
 template <class F>
@@ -65,23 +49,6 @@ bool is_integer(const Instruction& ins) {
 }
 bool is_bool(DType dtype) {
   return dtype == DType::boolean;
-}
-
-// Row-major strides of `shape`.
-std::vector<std::int64_t> strides_of(const Shape& shape) {
-  std::vector<std::int64_t> strides(shape.size(), 1);
-  for (std::size_t d = shape.size(); d-- > 1;) strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
-// The multi-index of flat index `flat` in `shape`.
-std::vector<std::int64_t> index_of(std::int64_t flat, const Shape& shape) {
-  std::vector<std::int64_t> index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = shape[d] == 0 ? 0 : flat % shape[d];
-    flat = shape[d] == 0 ? 0 : flat / shape[d];
-  }
-  return index;
 }
 
 int axis_int(std::int64_t axis) {
@@ -166,6 +133,32 @@ double tan(double x) {
 }
 double erf(double x) {
   return std::erf(x);
+}
+// Giles' single-precision approximation ("Approximating the erfinv function", GPU Computing Gems, 2011), the
+// one XLA uses, refined by two Newton steps on std::erf to double precision.
+double erf_inv(double y) {
+  if (std::abs(y) >= 1)
+    return std::abs(y) == 1 ? std::copysign(std::numeric_limits<double>::infinity(), y)
+                            : std::numeric_limits<double>::quiet_NaN();
+  double w = -std::log((1 - y) * (1 + y));
+  double p;
+  if (w < 5) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                     -0.00417768164, 0.246640727, 1.50140941})
+      p = c + p * w;
+  } else {
+    w = std::sqrt(w) - 3;
+    p = -0.000200214257;
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                     0.00943887047, 1.00167406, 2.83297682})
+      p = c + p * w;
+  }
+  double x = p * y;
+  for (int step = 0; step < 2; ++step)
+    x -= (std::erf(x) - y) / (2 / std::sqrt(std::numbers::pi) * std::exp(-x * x));
+  return x;
 }
 double floor(double x) {
   return std::floor(x);
@@ -432,6 +425,17 @@ Arrays window(const Arrays& in, const Instruction& ins, const std::vector<std::i
   })};
 }
 
+// rev: ints the dimensions reversed.
+Arrays rev(const Arrays& in, const Instruction& ins) {
+  const Shape& shape = in[0].shape();
+  std::vector<std::int64_t> start(shape.size(), 0), step(shape.size(), 1);
+  for (auto d : ins.ints) {
+    start[static_cast<std::size_t>(d)] = shape[static_cast<std::size_t>(d)] - 1;
+    step[static_cast<std::size_t>(d)] = -1;
+  }
+  return window(in, ins, start, step);
+}
+
 Arrays slice_rule(const Arrays& in, const Instruction& ins) {
   // ints: start indices, ints2: limits, groups[0]: strides (empty: 1).
   const auto& strides = ins.groups.empty() ? std::vector<std::int64_t>() : ins.groups[0];
@@ -603,6 +607,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"cos", unary_math<cos, 1>},
       {"tan", unary_math<tan, 1>},
       {"erf", unary_math<erf, 1>},
+      {"erf_inv", unary_math<erf_inv, 1>},
       {"cbrt", unary_math<cbrt, 1>},
       {"floor", unary_math<floor, 1>},
       {"ceil", unary_math<ceil, 1>},
@@ -646,6 +651,7 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"squeeze", reshape_rule},
       {"expand_dims", reshape_rule},
       {"transpose", transpose_rule},
+      {"rev", rev},
       {"slice", slice_rule},
       {"concatenate", concatenate_rule},
       {"dynamic_slice", dynamic_slice},
@@ -659,6 +665,16 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"all_to_all", all_to_all_rule},
       {"ppermute", ppermute_rule},
       {"axis_index", axis_index_rule},
+      {"cond", cond_rule},
+      {"while", while_rule},
+      {"scan", scan_rule},
+      {"gather", gather_rule},
+      {"scatter", scatter_rule},
+      {"scatter-add", scatter_rule},
+      {"scatter-mul", scatter_rule},
+      {"scatter-min", scatter_rule},
+      {"scatter-max", scatter_rule},
+      {"sort", sort_rule},
       {"xla_pmap", xla_pmap_rule},
   };
   return table;

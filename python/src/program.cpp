@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "rule_support.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
 
@@ -55,16 +56,22 @@ void Program::set_outputs(std::vector<int> outputs) {
   }
 }
 
-Tree Program::run(const Args& args) const {
+std::vector<Array> Program::call(std::vector<Array> inputs) const {
+  if (inputs.size() != inputs_.size())
+    throw ValueError(fmt::format("a program of {} inputs called with {}", inputs_.size(), inputs.size()));
   std::vector<Array> slots(static_cast<std::size_t>(num_slots_));
   for (std::size_t i = 0; i < inputs_.size(); ++i)
-    slots[static_cast<std::size_t>(inputs_[i])] = args.at(i).array();
+    slots[static_cast<std::size_t>(inputs_[i])] = std::move(inputs[i]);
   for (const auto& [slot, value] : constants_) slots[static_cast<std::size_t>(slot)] = value;
   std::vector<Array> in;
   for (std::size_t n = 0; n < instructions_.size(); ++n) {
     const auto& ins = instructions_[n];
     in.clear();
     for (int s : ins.inputs) in.push_back(slots[static_cast<std::size_t>(s)]);
+    // A large result of real inputs in an abstract run: the rule gets abstract stand-ins, which cost the same
+    // (rule_support.hpp). Control flow reads its inputs' values itself (a branch index, a loop's counter).
+    if (ins.callees.empty() && std::any_of(ins.out_shapes.begin(), ins.out_shapes.end(), leaves_abstract))
+      for (auto& a : in) a = Array::abstract(a.shape(), a.dtype());
     std::vector<Array> out;
     try {
       out = ins.rule(in, ins);
@@ -86,8 +93,16 @@ Tree Program::run(const Args& args) const {
     in.clear();
     for (int s : released_after_[n]) slots[static_cast<std::size_t>(s)] = Array();
   }
+  std::vector<Array> results;
+  for (int s : outputs_) results.push_back(slots[static_cast<std::size_t>(s)]);
+  return results;
+}
+
+Tree Program::run(const Args& args) const {
+  std::vector<Array> inputs;
+  for (std::size_t i = 0; i < args.size(); ++i) inputs.push_back(args.at(i).array());
   std::vector<Tree> results;
-  for (int s : outputs_) results.emplace_back(slots[static_cast<std::size_t>(s)]);
+  for (auto& value : call(std::move(inputs))) results.emplace_back(std::move(value));
   return Tree::tuple(std::move(results));
 }
 

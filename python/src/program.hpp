@@ -30,8 +30,10 @@ struct Instruction {
   std::vector<std::int64_t> ints, ints2;
   std::vector<std::vector<std::int64_t>> groups;  // axis_index_groups, ppermute's pairs, per-dimension lists
   double number = 0;
-  std::vector<std::string> axis_names;            // a collective's axis names, or a nested pmap's axis name
-  std::vector<std::shared_ptr<Program>> callees;  // the programs a call-like instruction runs
+  std::vector<std::string> axis_names;  // a collective's axis names, or a nested pmap's axis name
+  // The programs a call-like primitive runs (cond's branches, while's condition and body, scan's body, a
+  // nested pmap's program), each called by the primitive's rule.
+  std::vector<std::shared_ptr<const Program>> callees;
 };
 
 // pmap's in_axes or out_axes as python/spmdsim/lowering.py encodes them: one int per argument or result, with
@@ -55,7 +57,9 @@ class Program {
   void set_outputs(std::vector<int> outputs);
   std::size_t size() const { return instructions_.size(); }
 
-  // One device's run: `args` are the program's inputs in order; returns a tuple of its outputs.
+  // Runs the program on the calling device: its inputs in order to its outputs in order.
+  std::vector<Array> call(std::vector<Array> inputs) const;
+  // One device's run as pmap's per-device function: `args` are the program's inputs; returns a tuple.
   Tree run(const Args& args) const;
 
  private:

@@ -13,10 +13,20 @@ def sim():
 
 def test_unsupported_primitive_names_it_and_its_line(sim):
     def f(x):
-        return jnp.sort(x)
+        return jnp.linalg.cholesky(x)
 
-    with pytest.raises(spmdsim.UnsupportedPrimitiveError, match=r"'sort' at .*test_errors.py:\d+:\d+ \(.*f\)"):
-        sim.run(jax.pmap(f), jnp.ones((2, 3)))
+    with pytest.raises(spmdsim.UnsupportedPrimitiveError,
+                       match=r"'cholesky' at .*test_errors.py:\d+:\d+ \(.*f\)"):
+        sim.run(jax.pmap(f), jnp.ones((2, 3, 3)))
+
+
+def test_unsupported_primitive_inside_a_loop_body_is_found_before_the_run(sim):
+    def f(x):
+        return jax.lax.scan(lambda c, row: (c, jnp.linalg.cholesky(row)), 0.0, x)[1]
+
+    with pytest.raises(spmdsim.UnsupportedPrimitiveError, match=r"'cholesky' at .*test_errors.py:\d+:\d+"):
+        sim.run(jax.pmap(f), jnp.ones((2, 4, 3, 3)))
+    assert sim.now == 0
 
 
 def test_a_function_not_pmapped_is_refused(sim):
@@ -27,3 +37,14 @@ def test_a_function_not_pmapped_is_refused(sim):
 def test_bad_platform_choice_is_a_value_error():
     with pytest.raises(ValueError, match="unknown --preset 'nope'"):
         spmdsim.Simulation(preset="nope")
+
+
+def test_unsupported_gather_mode_names_it_and_its_line(sim):
+    def f(x, i):
+        return x.at[i].get(mode="one_hot")
+
+    with pytest.raises(spmdsim.UnsupportedPrimitiveError,
+                       match=r"^gather with mode ONE_HOT at .*test_errors.py:\d+:\d+ \(.*f\): spmdsim runs the modes "
+                             r"CLIP, FILL_OR_DROP, PROMISE_IN_BOUNDS$"):
+        sim.run(jax.pmap(f), jnp.ones((2, 5, 3)), jnp.zeros((2, 2), jnp.int32))
+    assert sim.now == 0
