@@ -307,30 +307,36 @@ bool already_in_place(const InputLeaf& leaf, const std::vector<int>& devices) {
 }
 
 // The inputs of one device: resident shards as they are (a put's once they have arrived), the rest sent from
-// its host CPU over its host link as the call starts, all at once. Only the time the device waits is its
-// transfer time: a put that arrived while an earlier call computed costs nothing here.
+// its host CPU over its host link as the call starts, as one transfer of all their bytes (direct_transfer.hpp
+// says why). Only the time the device waits is its transfer time: a put that arrived while an earlier call
+// computed costs nothing here.
 std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLeaf>& leaves) {
   std::vector<Array> inputs(leaves.size());
-  std::vector<simgrid::s4u::CommPtr> transfers;
   std::set<const detail::HostCopy*> arrivals;
-  const auto& hosts = ctx.runtime().hosts();
+  std::size_t sent = 0;
+  Bytes bytes = 0;
   for (std::size_t i = 0; i < leaves.size(); ++i) {
     inputs[i] = shard_of(leaves[i], ctx.rank(), ctx.index_along(0));
     if (leaves[i].resident) {
       const auto& put = leaves[i].value.residency()->arrivals;
       if (!put.empty()) arrivals.insert(put[static_cast<std::size_t>(ctx.rank())].get());
     } else {
-      transfers.push_back(detail::start_direct_transfer(hosts.host_cpu(ctx.device()),
-                                                        hosts.device(ctx.device()), inputs[i].nbytes()));
+      ++sent;
+      bytes += static_cast<Bytes>(inputs[i].nbytes());
     }
   }
+  const auto& hosts = ctx.runtime().hosts();
+  const simgrid::s4u::CommPtr transfer =
+      sent == 0
+          ? nullptr
+          : detail::start_direct_transfer(hosts.host_cpu(ctx.device()), hosts.device(ctx.device()), bytes);
   const Seconds start = simgrid::s4u::Engine::get_clock();
   for (const auto* copy : arrivals) copy->wait_arrival();
-  simgrid::s4u::Comm::wait_all(transfers);
+  if (transfer) transfer->wait();
   const Seconds end = simgrid::s4u::Engine::get_clock();
-  if (!transfers.empty() || end > start) {
+  if (transfer || end > start) {
     XBT_CVERB(spmdsim_transfer, "device %d: %zu input transfer(s) arrived", ctx.device(),
-              transfers.size() + arrivals.size());
+              (transfer ? 1 : 0) + arrivals.size());
     ctx.times().transfer += end - start;
     ctx.record(SpanKind::transfer, "host->device", start, end);
   }

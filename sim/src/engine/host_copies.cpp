@@ -1,11 +1,12 @@
 #include "engine/host_copies.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
+#include <xbt/log.h>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Host.hpp>
-#include <xbt/log.h>
 
 #include "engine/direct_transfer.hpp"
 
@@ -51,10 +52,9 @@ void HostCopyQueue::copy_queued(int device) {
   auto& queue = queued_[device];
   while (!queue.empty()) {
     const std::shared_ptr<HostCopy> copy = queue.front();
-    std::vector<simgrid::s4u::CommPtr> leaves;
-    for (const Bytes bytes : copy->leaf_bytes())
-      leaves.push_back(start_direct_transfer(hosts_.host_cpu(device), hosts_.device(device), bytes));
-    simgrid::s4u::Comm::wait_all(leaves);
+    const auto& leaf_bytes = copy->leaf_bytes();
+    const Bytes bytes = std::accumulate(leaf_bytes.begin(), leaf_bytes.end(), Bytes{0});
+    start_direct_transfer(hosts_.host_cpu(device), hosts_.device(device), bytes)->wait();
     copy->mark_arrived();
     XBT_VERB("device %d: a put's copy of %zu leaves arrived", device, copy->leaf_bytes().size());
     queue.pop_front();

@@ -40,11 +40,21 @@ Simulation::Simulation(int* argc, char** argv, const PlatformBuilder& builder, S
 
 Simulation::~Simulation() = default;
 
-int Simulation::num_devices() const { return runtime_->num_devices(); }
-const Platform& Simulation::platform() const { return runtime_->platform(); }
-Seconds Simulation::now() const { return simgrid::s4u::Engine::get_clock(); }
-const std::string& Simulation::algorithm(CollectiveKind kind) const { return runtime_->collectives().algorithm(kind); }
-SimulationReport Simulation::report() const { return runtime_->report(); }
+int Simulation::num_devices() const {
+  return runtime_->num_devices();
+}
+const Platform& Simulation::platform() const {
+  return runtime_->platform();
+}
+Seconds Simulation::now() const {
+  return simgrid::s4u::Engine::get_clock();
+}
+const std::string& Simulation::algorithm(CollectiveKind kind) const {
+  return runtime_->collectives().algorithm(kind);
+}
+SimulationReport Simulation::report() const {
+  return runtime_->report();
+}
 
 Tree Simulation::device_get(const Tree& tree) {
   // One shard per device for split results; one copy (device 0's) for replicated ones, as JAX reads them.
@@ -78,27 +88,24 @@ Tree Simulation::device_get(const Tree& tree) {
     call.times.resize(devices.size());
     call.spans.resize(devices.size());
     auto& runtime = *runtime_;
-    // Sends every fetch of the devices `ks` (indices into `devices`) to their host CPUs at once, from the
-    // calling actor, and books each device's transfer from `start` until its last fetch is on the host.
+    // Sends the fetches of the devices `ks` (indices into `devices`) to their host CPUs at once, from the
+    // calling actor, one transfer of all its fetches' bytes per device (direct_transfer.hpp says why), and
+    // books each device's transfer from `start` until its fetches are on the host.
     auto send_to_host = [&runtime, &fetches_of, &call, &devices](const std::vector<std::size_t>& ks,
                                                                  Seconds start, Seconds arrived) {
       std::vector<simgrid::s4u::CommPtr> sends;
-      std::vector<std::size_t> sender;
+      const auto& hosts = runtime.hosts();
       for (std::size_t k : ks) {
-        const auto& hosts = runtime.hosts();
-        for (const Fetch* f : fetches_of[k]) {
-          sends.push_back(detail::start_direct_transfer(hosts.device(devices[k]), hosts.host_cpu(devices[k]),
-                                                        f->shard.nbytes()));
-          sender.push_back(k);
-        }
+        Bytes bytes = 0;
+        for (const Fetch* f : fetches_of[k]) bytes += static_cast<Bytes>(f->shard.nbytes());
+        sends.push_back(
+            detail::start_direct_transfer(hosts.device(devices[k]), hosts.host_cpu(devices[k]), bytes));
       }
       simgrid::s4u::Comm::wait_all(sends);
-      std::vector<Seconds> end(devices.size(), start);
-      for (std::size_t i = 0; i < sends.size(); ++i)
-        end[sender[i]] = std::max(end[sender[i]], sends[i]->get_finish_time());
-      for (std::size_t k : ks) {
-        call.times[k].transfer += end[k] - start;
-        call.spans[k].push_back({SpanKind::transfer, "device->host", arrived, end[k]});
+      for (std::size_t i = 0; i < ks.size(); ++i) {
+        const Seconds end = sends[i]->get_finish_time();
+        call.times[ks[i]].transfer += end - start;
+        call.spans[ks[i]].push_back({SpanKind::transfer, "device->host", arrived, end});
       }
     };
     // Devices holding all their shards send from one actor; one still receiving a put's copy waits for it in
