@@ -73,14 +73,19 @@ def _open(jaxpr):
 
 
 def _work(jaxpr):
-    """A static count of a jaxpr's work, to choose the branch an abstract cond runs: dot_general's FLOPs and
-    every other equation's elements written, a scan's body once per iteration, a while loop's once."""
+    """A static count of a jaxpr's work, to choose the branch an abstract cond runs: dot_general's and
+    conv_general_dilated's FLOPs and every other equation's elements written, a scan's body once per iteration,
+    a while loop's once."""
     total = 0
     for eqn in jaxpr.eqns:
         name, p = eqn.primitive.name, eqn.params
         if name == "dot_general":
             (lhs_contract, _), _ = p["dimension_numbers"]
             contract = math.prod(eqn.invars[0].aval.shape[d] for d in lhs_contract)
+            total += 2 * contract * math.prod(eqn.outvars[0].aval.shape)
+        elif name == "conv_general_dilated":
+            kernel, spec = eqn.invars[1].aval.shape, p["dimension_numbers"].rhs_spec
+            contract = math.prod(kernel[d] for d in spec[1:])  # input features per group times kernel elements
             total += 2 * contract * math.prod(eqn.outvars[0].aval.shape)
         elif name == "cond":
             total += max(_work(b.jaxpr) for b in p["branches"])
@@ -121,6 +126,11 @@ def _fill_value(eqn):
 
 def _groups(groups):
     return [list(g) for g in groups] if groups else []
+
+
+def _low_and_high(padding):
+    """A window's (low, high) padding pairs as the list of lows and the list of highs."""
+    return [int(low) for low, _ in padding], [int(high) for _, high in padding]
 
 
 def _parameters(eqn, ins, lower_callee):
@@ -193,6 +203,25 @@ def _parameters(eqn, ins, lower_callee):
         ins.ints = [_mode(eqn)]
     elif name == "sort":
         ins.ints = [p["dimension"], p["num_keys"]]
+    elif name == "conv_general_dilated":
+        if p["batch_group_count"] != 1:
+            raise UnsupportedPrimitiveError(
+                f"conv_general_dilated with batch_group_count={p['batch_group_count']} at {where(eqn)} (the "
+                "kernel gradient of a grouped convolution): spmdsim runs batch_group_count=1")
+        d = p["dimension_numbers"]
+        ins.groups = [list(d.lhs_spec), list(d.rhs_spec), list(d.out_spec), list(p["window_strides"]),
+                      *_low_and_high(p["padding"]), list(p["lhs_dilation"]), list(p["rhs_dilation"])]
+        ins.ints = [p["feature_group_count"]]
+    elif name in ("reduce_window_max", "reduce_window_min", "reduce_window_sum"):
+        ins.groups = [list(p["window_dimensions"]), list(p["window_strides"]), *_low_and_high(p["padding"]),
+                      list(p["base_dilation"]), list(p["window_dilation"])]
+    elif name == "select_and_scatter_add":
+        select = p["select_prim"].name
+        if select not in ("ge", "le"):
+            raise UnsupportedPrimitiveError(f"select_and_scatter_add selecting with {select} at {where(eqn)}: "
+                                            "spmdsim runs ge (max pooling) and le (min pooling)")
+        ins.groups = [list(p["window_dimensions"]), list(p["window_strides"]), *_low_and_high(p["padding"])]
+        ins.ints = [int(select == "ge")]
     elif name == "cond":
         branches = p["branches"]
         for branch in branches:

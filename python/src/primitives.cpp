@@ -1,7 +1,8 @@
 // The rules: each JAX primitive spmdsim runs, as spmdsim's own op or collective where it has one (so its cost
 // is the C++ API's), else computed here element by element in double precision, rounded to JAX's result
 // type and charged through custom_op with its FLOPs and bytes. Shapes and dtypes come from the jaxpr. The
-// table at the end names every rule, those of control flow, indexing and sorting (their own files) too.
+// table at the end names every rule, those of control flow, indexing, sorting and windowed ops (their own
+// files) too.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -23,6 +24,7 @@
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
+#include "windowed.hpp"
 
 namespace spmdsim::python {
 namespace {
@@ -675,6 +677,11 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"scatter-min", scatter_rule},
       {"scatter-max", scatter_rule},
       {"sort", sort_rule},
+      {"conv_general_dilated", conv_general_dilated_rule},
+      {"reduce_window_max", reduce_window_rule},
+      {"reduce_window_min", reduce_window_rule},
+      {"reduce_window_sum", reduce_window_rule},
+      {"select_and_scatter_add", select_and_scatter_add_rule},
       {"xla_pmap", xla_pmap_rule},
   };
   return table;
