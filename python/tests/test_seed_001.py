@@ -2,8 +2,10 @@
 # printing it; each part is written here as described, with the page's names and calls: a basic pmap over the
 # leading axis, in_axes=(None, 0) replicating parameters and sharding data, a data-parallel MLP trained with
 # Optax, its parameters and optimizer state replicated with jnp.array([x] * num_devices), its data reshaped to
-# (num_devices, ...), `@pmap(axis_name='devices')` and lax.pmean(grads, axis_name='devices'), and replica 0's
+# (num_devices, ...), pmap with axis_name='devices' and lax.pmean(grads, axis_name='devices'), and replica 0's
 # parameters taken back to the host. Run by spmdsim and by JAX on all 8 devices: the same values, shapes, dtypes.
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -57,7 +59,8 @@ def loss_fn(params, x, y):
 optimizer = optax.adam(learning_rate=1e-2)
 
 
-@pmap(axis_name='devices')
+# The page's `@pmap(axis_name='devices')`: pmap takes its function first, so the decorator is written with partial.
+@partial(pmap, axis_name='devices')
 def pmapped_train_step(params, opt_state, x, y):
     loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
     grads = lax.pmean(grads, axis_name='devices')

@@ -75,12 +75,14 @@ def test_pooling_and_its_gradients():
 
     def pools(x):
         return (nn.max_pool(x, (2, 2), strides=(2, 2)), nn.max_pool(x, (3, 2), strides=(2, 1), padding="SAME"),
-                nn.avg_pool(x, (3, 3), strides=(1, 2), padding="SAME"), nn.min_pool(x, (2, 3)),
-                lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 1, 1, 1), "VALID",
-                                  base_dilation=(1, 2, 1, 1), window_dilation=(1, 1, 2, 1)))
+                nn.avg_pool(x, (3, 3), strides=(1, 2), padding="SAME"),
+                lax.reduce_window(x, jnp.inf, lax.min, (1, 2, 3, 1), (1, 1, 1, 1), "VALID"))  # min pooling
 
     both(jax.pmap(pools), x)
     both(jax.pmap(jax.grad(lambda x: sum(jnp.sum(jnp.sin(p)) for p in pools(x)))), x)
+    # JAX differentiates no dilated max pooling.
+    both(jax.pmap(lambda x: lax.reduce_window(x, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 1, 1, 1), "VALID",
+                                              base_dilation=(1, 2, 1, 1), window_dilation=(1, 1, 2, 1))), x)
 
 
 def span_duration(name):
