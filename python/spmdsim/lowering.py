@@ -10,6 +10,7 @@ program; its axis is recorded, one per depth of nesting, so that the outer pmap 
 axis before it starts. A primitive spmdsim has no rule for fails here, before anything runs, naming the
 primitive and the line of the user's function it comes from.
 """
+import functools
 import math
 
 import jax.numpy as jnp
@@ -58,6 +59,27 @@ def _axis_names(eqn, names):
                 f"{eqn.primitive.name} over the positional axis {name!r} at {where(eqn)}: spmdsim runs "
                 "collectives over pmap axis names")
     return list(names)
+
+
+@functools.cache
+def _engine_has(dtype):
+    """Whether the engine's arrays have this dtype (they have no unsigned integers, no int64 or int8)."""
+    try:
+        _core.abstract([], dtype)
+        return True
+    except ValueError:
+        return False
+
+
+def _check_dtypes(eqn):
+    """Refuses, before anything runs, an equation on values of a dtype the engine lacks (uint32: jax.random's
+    key words, nnx.Optimizer's step counter), naming it and where it is."""
+    for var in (*eqn.invars, *eqn.outvars):
+        dtype = getattr(var.aval, "dtype", None)
+        if dtype is not None and not _engine_has(np.dtype(dtype).name):
+            raise UnsupportedPrimitiveError(
+                f"spmdsim cannot run the JAX primitive '{eqn.primitive.name}' on {np.dtype(dtype).name} values at "
+                f"{where(eqn)} (in the pmapped function): spmdsim's arrays have no {np.dtype(dtype).name} dtype")
 
 
 def _callee(eqn):
@@ -265,6 +287,11 @@ class Lowering:
         """Lowers jaxpr's equations; env maps its input and constant variables to slots."""
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
+            if name not in self.known and name not in _INLINED and name != "xla_pmap":
+                raise UnsupportedPrimitiveError(
+                    f"spmdsim cannot run the JAX primitive '{name}' at {where(eqn)} (in the pmapped function); "
+                    f"it runs: {', '.join(self.known)}")
+            _check_dtypes(eqn)
             inputs = [self.slot_of(env, v) for v in eqn.invars]
             if name in _INLINED:
                 self.inline(eqn, inputs, env)
@@ -272,10 +299,6 @@ class Lowering:
             if name == "xla_pmap":
                 self.nested_pmap(eqn, inputs, env)
                 continue
-            if name not in self.known:
-                raise UnsupportedPrimitiveError(
-                    f"spmdsim cannot run the JAX primitive '{name}' at {where(eqn)} (in the pmapped function); "
-                    f"it runs: {', '.join(self.known)}")
             ins = _core.Instruction()
             ins.primitive = name
             ins.where = where(eqn)

@@ -29,13 +29,30 @@
 namespace spmdsim::python {
 namespace {
 
-// Elementwise over inputs of the output's shape or of one element (JAX's literals and scalars).
+// `a`'s values laid out in `shape`, which it broadcasts to: of one element (JAX's literals and scalars), or
+// of the same rank with size-1 dimensions where `shape` is larger (as lax.eq compares the (n, 1) labels with
+// the (1, k) iota in jax.nn.one_hot).
+std::vector<double> broadcast_values(const Array& a, const Shape& shape) {
+  auto values = a.to_doubles();
+  if (a.shape() == shape || values.size() == 1) return values;
+  const auto strides = strides_of(a.shape());
+  std::vector<double> out(static_cast<std::size_t>(num_elements(shape)));
+  for (std::int64_t e = 0; e < num_elements(shape); ++e) {
+    const auto index = index_of(e, shape);
+    std::int64_t from = 0;
+    for (std::size_t d = 0; d < index.size(); ++d) from += (a.shape()[d] == 1 ? 0 : index[d]) * strides[d];
+    out[static_cast<std::size_t>(e)] = values[static_cast<std::size_t>(from)];
+  }
+  return out;
+}
+
+// Elementwise over inputs that broadcast to the output's shape (broadcast_values).
 template <class F>
 Arrays elementwise(const Arrays& in, const Instruction& ins, double flops_per_element, F f) {
   const std::int64_t n = num_elements(ins.out_shapes[0]);
   return {charged(ins, in, flops_per_element * static_cast<double>(n), [&] {
     std::vector<std::vector<double>> args;
-    for (const auto& a : in) args.push_back(a.to_doubles());
+    for (const auto& a : in) args.push_back(broadcast_values(a, ins.out_shapes[0]));
     std::vector<double> out(static_cast<std::size_t>(n));
     std::vector<double> x(args.size());
     for (std::int64_t e = 0; e < n; ++e) {

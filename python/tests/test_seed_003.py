@@ -3,12 +3,16 @@
 # pmapped training steps as the page writes them, run by spmdsim and by JAX on all 8 devices: the same values,
 # shapes and dtypes, step after step.
 #
-# Two departures, each because the page's code does not run as written in JAX itself:
+# Three departures, each because the page's code does not run as written, in JAX or in spmdsim:
 # - The page passes the nnx.Optimizer itself to the pmapped step. NNX objects are not pytrees in flax 0.10 (the
 #   version whose nnx.Optimizer has the page's `update(grads)` and `.model`), so JAX refuses the call, and
-#   spmdsim refuses it with JAX's error (test_optimizer_object_refused_as_jax_refuses_it). The steps run here
-#   are the page's functions unchanged (their `__wrapped__`), pmapped over the optimizer's arrays with the
-#   object merged back from them around the step: NNX's own split/merge, as the page does around replication.
+#   spmdsim refuses it too, with the error JAX's tracer gives (test_optimizer_object_refused_as_jax_refuses_it).
+#   The steps run here are the page's functions unchanged (their `__wrapped__`), pmapped over the optimizer's
+#   arrays with the object merged back from them around the step: NNX's own split/merge, as the page does
+#   around replication.
+# - nnx.Optimizer counts its steps in a uint32, which spmdsim's arrays lack (sim/'s DType has no unsigned
+#   integer): spmdsim refuses the step, naming the increment (test_uint32_step_counter_refused), and the steps
+#   run here with the counter held as an int32, by spmdsim and by JAX alike.
 # - The gradient-accumulation step reads `state.model.apply`, `state.params` and `state.apply_gradients`,
 #   Linen's API: it runs here on a Linen version of the CNN in a TrainState that also holds the model.
 # Random numbers (the batches, the initial parameters) are drawn outside pmap, as the page draws them.
@@ -184,15 +188,27 @@ def train_both(step, state_arrays, args_of_step, rtol=1e-5):
 def test_optimizer_object_refused_as_jax_refuses_it():
     state, _, _ = replicated_optimizer()
     batch_sharded = shard_batch(batch_of(0), num_devices)
-    with pytest.raises(ValueError) as jax_error:
+    with pytest.raises(ValueError, match="its rank should be at least 1, but is only 0"):
         train_step(state, batch_sharded)
-    with pytest.raises(ValueError) as sim_error:
+    with pytest.raises(TypeError, match="type <class 'flax.nnx.training.optimizer.Optimizer'> and was passed to "
+                                        "the function at path state"):
         sim.run(train_step, state, batch_sharded)
-    assert str(sim_error.value) == str(jax_error.value)
+
+
+def with_int32_step_counter(state_arrays):
+    return jax.tree.map(lambda x: x.astype(jnp.int32) if x.dtype == jnp.uint32 else x, state_arrays)
+
+
+def test_uint32_step_counter_refused():
+    _, graphdef, replicated_state = replicated_optimizer()
+    with pytest.raises(spmdsim.UnsupportedPrimitiveError,
+                       match="'add' on uint32 values at .*optimizer.py.*spmdsim's arrays have no uint32 dtype"):
+        sim.run(on_arrays(train_step, graphdef), replicated_state, shard_batch(batch_of(0), num_devices))
 
 
 def test_training_loop():
     _, graphdef, replicated_state = replicated_optimizer()
+    replicated_state = with_int32_step_counter(replicated_state)
     batches = [shard_batch(batch_of(seed), num_devices) for seed in range(2)]
     loss, metrics = train_both(on_arrays(train_step, graphdef), replicated_state, [(b,) for b in batches])
     assert loss.shape == (num_devices,) and metrics['accuracy'].shape == (num_devices,)
@@ -200,12 +216,14 @@ def test_training_loop():
 
 def test_mixed_precision():
     _, graphdef, replicated_state = replicated_optimizer()
+    replicated_state = with_int32_step_counter(replicated_state)
     batch_sharded = shard_batch(batch_of(2), num_devices)
     train_both(on_arrays(train_step_mixed_precision, graphdef), replicated_state, [(batch_sharded,)], rtol=1e-3)
 
 
 def test_dynamic_batch_sizes():
     _, graphdef, replicated_state = replicated_optimizer()
+    replicated_state = with_int32_step_counter(replicated_state)
     batch_sharded = shard_batch(batch_of(3), num_devices)
     mask = shard_batch((np.arange(128) < 100).astype(np.float32), num_devices)  # the last 28 are padding
     train_both(on_arrays(train_step_dynamic, graphdef), replicated_state, [(batch_sharded, mask)])
@@ -274,6 +292,7 @@ def test_gradient_accumulation():
 
 def test_cnn_step_abstract():
     _, graphdef, replicated_state = replicated_optimizer()
+    replicated_state = with_int32_step_counter(replicated_state)
     step = on_arrays(train_step, graphdef)
     batch_sharded = shard_batch(batch_of(0), num_devices)
     shapes = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), (replicated_state, batch_sharded))
