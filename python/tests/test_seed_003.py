@@ -181,7 +181,10 @@ def train_both(step, state_arrays, args_of_step, rtol=1e-5):
         sim_state, *sim_results = sim.run(step, sim_state, *args)
         jax_state, *jax_results = step(jax_state, *args)
         assert_same(sim_results, jax_results, rtol=rtol, atol=1e-6)
-        assert_same(sim_state, jax_state, rtol=1e-4, atol=1e-6)
+        # Adam divides each gradient by its root mean square plus eps (1e-8): where a gradient is of the order
+        # of eps, the rounding of JAX's float32 convolutions (spmdsim sums in double) moves its update by a few
+        # percent of the learning rate (1e-3). The gradients themselves agree to rounding (test_gradients).
+        assert_same(sim_state, jax_state, rtol=1e-4, atol=5e-5)
     return sim_results
 
 
@@ -212,6 +215,26 @@ def test_training_loop():
     batches = [shard_batch(batch_of(seed), num_devices) for seed in range(2)]
     loss, metrics = train_both(on_arrays(train_step, graphdef), replicated_state, [(b,) for b in batches])
     assert loss.shape == (num_devices,) and metrics['accuracy'].shape == (num_devices,)
+
+
+def test_gradients():
+    """The page's loss_fn and nnx.value_and_grad, the gradients pmean'd as its step pmeans them."""
+    _, graphdef, replicated_state = replicated_optimizer()
+    replicated_state = with_int32_step_counter(replicated_state)
+
+    @partial(jax.pmap, axis_name='devices')
+    def averaged_gradients(state_arrays, batch):
+        def loss_fn(model):
+            logits = model(batch['image'], train=True)
+            labels_onehot = jax.nn.one_hot(batch['label'], num_classes=10)
+            return optax.softmax_cross_entropy(logits, labels_onehot).mean()
+
+        loss, grads = nnx.value_and_grad(loss_fn)(nnx.merge(graphdef, state_arrays).model)
+        return jax.lax.pmean(loss, axis_name='devices'), jax.lax.pmean(grads, axis_name='devices')
+
+    batch_sharded = shard_batch(batch_of(1), num_devices)
+    assert_same(sim.run(averaged_gradients, replicated_state, batch_sharded),
+                averaged_gradients(replicated_state, batch_sharded), rtol=1e-5, atol=1e-6)
 
 
 def test_mixed_precision():
