@@ -26,13 +26,14 @@ struct WindowDimension {
   }
 };
 
-// Calls visit(offset) for each element of the window at output position `out` that lies on the operand,
-// `offset` being its flat offset over the windowed dimensions (operand index times `operand_strides`), and
-// `window_offset` its offset in the window along `window_strides`, in row-major window order (XLA's).
+// Calls visit(offset, window_offset) for each element of the window at output position `out` that lies on the
+// operand, in row-major window order (XLA's): `offset` is the element's flat offset over the windowed
+// dimensions (operand index times `operand_strides`), `window_offset` its window index times
+// `element_strides` (where a convolution's kernel holds its weight).
 template <class Visit>
 void for_each_in_window(const std::vector<WindowDimension>& dims, const std::vector<std::int64_t>& out,
                         const Shape& window, const std::vector<std::int64_t>& operand_strides,
-                        const std::vector<std::int64_t>& window_strides, Visit visit) {
+                        const std::vector<std::int64_t>& element_strides, Visit visit) {
   for (std::int64_t k = 0; k < num_elements(window); ++k) {
     const auto element = index_of(k, window);
     std::int64_t offset = 0, window_offset = 0;
@@ -41,12 +42,13 @@ void for_each_in_window(const std::vector<WindowDimension>& dims, const std::vec
       const auto index = dims[d].operand_index(out[d], element[d]);
       on_operand = index.has_value();
       if (on_operand) offset += *index * operand_strides[d];
-      window_offset += element[d] * window_strides[d];
+      window_offset += element[d] * element_strides[d];
     }
     if (on_operand) visit(offset, window_offset);
   }
 }
 
+// values[dims[i]] for i from `from` on: a dimension-numbers spec's sizes or strides, in the spec's order.
 std::vector<std::int64_t> picked(const std::vector<std::int64_t>& values,
                                  const std::vector<std::int64_t>& dims, std::size_t from = 0) {
   std::vector<std::int64_t> out;
@@ -150,11 +152,11 @@ Arrays reduce_window_rule(const Arrays& in, const Instruction& ins) {
   return {charged(ins, in, flops, [&] {
     const auto values = in[0].to_doubles();
     const auto dims = window_over(shape, ins);
-    const auto strides = strides_of(shape), window_strides = strides_of(window);
+    const auto strides = strides_of(shape), element_strides = strides_of(window);
     std::vector<double> out(static_cast<std::size_t>(num_elements(out_shape)), init);
     for (std::int64_t e = 0; e < num_elements(out_shape); ++e) {
       double& result = out[static_cast<std::size_t>(e)];
-      for_each_in_window(dims, index_of(e, out_shape), window, strides, window_strides,
+      for_each_in_window(dims, index_of(e, out_shape), window, strides, element_strides,
                          [&](std::int64_t offset, std::int64_t) {
                            const double x = values[static_cast<std::size_t>(offset)];
                            result = sum ? result + x : max ? std::max(result, x) : std::min(result, x);
@@ -173,11 +175,11 @@ Arrays select_and_scatter_add_rule(const Arrays& in, const Instruction& ins) {
   return {charged(ins, in, flops, [&] {
     const auto source = in[0].to_doubles(), operand = in[1].to_doubles();
     const auto dims = window_over(shape, ins);
-    const auto strides = strides_of(shape), window_strides = strides_of(window);
+    const auto strides = strides_of(shape), element_strides = strides_of(window);
     std::vector<double> out(operand.size(), 0.0);
     for (std::int64_t e = 0; e < num_elements(source_shape); ++e) {
       std::optional<std::int64_t> selected;
-      for_each_in_window(dims, index_of(e, source_shape), window, strides, window_strides,
+      for_each_in_window(dims, index_of(e, source_shape), window, strides, element_strides,
                          [&](std::int64_t offset, std::int64_t) {
                            const double best = selected ? operand[static_cast<std::size_t>(*selected)] : 0;
                            const double x = operand[static_cast<std::size_t>(offset)];
