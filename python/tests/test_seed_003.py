@@ -324,3 +324,16 @@ def test_cnn_step_abstract():
     assert jax.tree.structure(abstract) == jax.tree.structure(expected)
     for got, want in zip(jax.tree.leaves(abstract), jax.tree.leaves(expected)):
         assert (got.shape, got.dtype) == (want.shape, want.dtype)
+
+
+def test_pitfall_batch_without_device_dimension():
+    # Common Pitfalls 3: the batch passed without shard_batch ("Error!"): JAX's error, from spmdsim too.
+    _, graphdef, replicated_state = replicated_optimizer()
+    replicated_state = with_int32_step_counter(replicated_state)
+    step = on_arrays(train_step, graphdef)
+    batch = batch_of(0)  # Shape: (128, 32, 32, 3)
+    with pytest.raises(ValueError) as jax_error:
+        step(replicated_state, batch)
+    with pytest.raises(ValueError) as sim_error:
+        sim.run(step, replicated_state, batch)
+    assert str(sim_error.value) == str(jax_error.value)
