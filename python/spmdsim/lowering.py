@@ -179,6 +179,8 @@ def _parameters(eqn, ins, lower_callee):
         ins.ints = list(p["dimensions"])
     elif name == "transpose":
         ins.ints = list(p["permutation"])
+    elif name == "reshape" and p["dimensions"] is not None:
+        ins.ints = list(p["dimensions"])
     elif name == "slice":
         ins.ints, ins.ints2 = list(p["start_indices"]), list(p["limit_indices"])
         ins.groups = [list(p["strides"])] if p["strides"] else []
@@ -226,14 +228,10 @@ def _parameters(eqn, ins, lower_callee):
     elif name == "sort":
         ins.ints = [p["dimension"], p["num_keys"]]
     elif name == "conv_general_dilated":
-        if p["batch_group_count"] != 1:
-            raise UnsupportedPrimitiveError(
-                f"conv_general_dilated with batch_group_count={p['batch_group_count']} at {where(eqn)} (the "
-                "kernel gradient of a grouped convolution): spmdsim runs batch_group_count=1")
         d = p["dimension_numbers"]
         ins.groups = [list(d.lhs_spec), list(d.rhs_spec), list(d.out_spec), list(p["window_strides"]),
                       *_low_and_high(p["padding"]), list(p["lhs_dilation"]), list(p["rhs_dilation"])]
-        ins.ints = [p["feature_group_count"]]
+        ins.ints = [p["feature_group_count"], p["batch_group_count"]]
     elif name in ("reduce_window_max", "reduce_window_min", "reduce_window_sum"):
         ins.groups = [list(p["window_dimensions"]), list(p["window_strides"]), *_low_and_high(p["padding"]),
                       list(p["base_dilation"]), list(p["window_dilation"])]

@@ -408,8 +408,10 @@ Arrays cummin(const Arrays& in, const Instruction& ins) {
 
 // ---- Layout -----------------------------------------------------------------------------------------------
 
+// reshape's `dimensions` (ints, when given) transpose the operand first: lax.reshape reads it in that order.
 Arrays reshape_rule(const Arrays& in, const Instruction& ins) {
-  return {reshape(in[0], ins.out_shapes[0])};
+  if (ins.ints.empty()) return {reshape(in[0], ins.out_shapes[0])};
+  return {reshape(ordered(in[0], std::vector<int>(ins.ints.begin(), ins.ints.end())), ins.out_shapes[0])};
 }
 
 Arrays broadcast_in_dim(const Arrays& in, const Instruction& ins) {

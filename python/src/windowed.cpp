@@ -80,7 +80,11 @@ Arrays conv_general_dilated_rule(const Arrays& in, const Instruction& ins) {
   const std::int64_t batch = out_shape[static_cast<std::size_t>(out_spec[0])];
   const std::int64_t out_features = out_shape[static_cast<std::size_t>(out_spec[1])];
   const std::int64_t group_features = rhs_shape[static_cast<std::size_t>(rhs_spec[1])];  // per group
-  const std::int64_t out_features_per_group = out_features / ins.ints.at(0);
+  // The output features are split into groups (one of the two counts is 1, as XLA requires): each feature
+  // group reads its slice of the input features, each batch group its slice of the input batch (JAX's
+  // kernel gradient of a grouped convolution).
+  const std::int64_t feature_groups = ins.ints.at(0), batch_groups = ins.ints.at(1);
+  const std::int64_t out_features_per_group = out_features / (feature_groups * batch_groups);
   const Shape out_spatial = picked(out_shape, out_spec, 2), kernel = picked(rhs_shape, rhs_spec, 2);
   const auto lhs_spatial_strides = picked(lhs_strides, lhs_spec, 2),
              rhs_spatial_strides = picked(rhs_strides, rhs_spec, 2),
@@ -100,7 +104,7 @@ Arrays conv_general_dilated_rule(const Arrays& in, const Instruction& ins) {
              out_feature_stride = out_strides[static_cast<std::size_t>(out_spec[1])];
   // Charged as the implicit GEMM it runs as on the matrix units (cuDNN's, XLA's on TPU): per group, the
   // output positions by the group's output features, contracting its input features times the kernel.
-  const MatmulShape gemm{.batch = ins.ints.at(0),
+  const MatmulShape gemm{.batch = feature_groups * batch_groups,
                          .m = num_elements(out_shape) / out_features,
                          .n = out_features_per_group,
                          .k = group_features * num_elements(kernel)};
@@ -119,8 +123,11 @@ Arrays conv_general_dilated_rule(const Arrays& in, const Instruction& ins) {
                            [&](std::int64_t lhs_offset, std::int64_t rhs_offset) {
                              for (std::int64_t o = 0; o < out_features; ++o) {
                                const std::int64_t group = o / out_features_per_group;
-                               const std::int64_t l = n * lhs_batch_stride + lhs_offset +
-                                                      group * group_features * lhs_feature_stride;
+                               const std::int64_t input_batch = batch_groups > 1 ? group * batch + n : n;
+                               const std::int64_t first_feature =
+                                   feature_groups > 1 ? group * group_features : 0;
+                               const std::int64_t l = input_batch * lhs_batch_stride + lhs_offset +
+                                                      first_feature * lhs_feature_stride;
                                const std::int64_t r = rhs_offset + o * rhs_out_stride;
                                double sum = 0;
                                for (std::int64_t c = 0; c < group_features; ++c)

@@ -9,7 +9,7 @@ namespace spmdsim::python {
 
 // groups: lhs_spec, rhs_spec, out_spec (dimension numbers: batch or output feature, feature or input feature,
 // then the spatial dimensions), window_strides, padding low, padding high, lhs_dilation, rhs_dilation;
-// ints[0]: feature_group_count.
+// ints: feature_group_count, batch_group_count.
 Arrays conv_general_dilated_rule(const Arrays& in, const Instruction& ins);
 // reduce_window_max, reduce_window_min, reduce_window_sum: the primitive's name says how a window reduces.
 // groups: window_dimensions, window_strides, padding low, padding high, base_dilation, window_dilation.

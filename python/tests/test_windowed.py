@@ -116,13 +116,19 @@ def test_abstract_conv_and_pool():
     assert (out.shape, out.dtype) == ((devices, 64, 112, 112, 64), jnp.bfloat16)
 
 
+def test_grouped_conv_kernel_gradient_batch_groups():
+    # JAX's kernel gradient of a grouped convolution is a convolution with batch_group_count groups; its input
+    # gradient reshapes the kernel with lax.reshape's `dimensions`.
+    x, w = rng.standard_normal((devices, 2, 4, 5, 5), np.float32), rng.standard_normal((6, 2, 2, 2), np.float32)
+    for groups, kernel in ((2, w), (4, w[:4, :1])):
+        grouped_gradients = jax.pmap(jax.grad(lambda w, x: jnp.sum(jnp.sin(lax.conv_general_dilated(
+            x, w, (2, 1), "SAME", rhs_dilation=(1, 2), feature_group_count=groups))), argnums=(0, 1)),
+            in_axes=(None, 0))
+        both(grouped_gradients, kernel, x)
+
+
 def test_unsupported_forms_refused():
-    x, w = rng.standard_normal((devices, 2, 4, 5, 5), np.float32), rng.standard_normal((4, 2, 2, 2), np.float32)
-    grouped_kernel_gradient = jax.pmap(jax.grad(
-        lambda w, x: jnp.sum(lax.conv_general_dilated(x, w, (1, 1), "VALID", feature_group_count=2)), argnums=0),
-        in_axes=(None, 0))
-    with pytest.raises(spmdsim.UnsupportedPrimitiveError, match="batch_group_count=2 at .*test_windowed.py"):
-        sim.run(grouped_kernel_gradient, w, x)
+    x = rng.standard_normal((devices, 2, 4, 5, 5), np.float32)
     generic = jax.pmap(lambda x: lax.reduce_window(x, 1.0, lax.mul, (1, 1, 2, 2), (1, 1, 1, 1), "VALID"))
     with pytest.raises(spmdsim.UnsupportedPrimitiveError, match="'reduce_window' at .*test_windowed.py"):
         sim.run(generic, x)
