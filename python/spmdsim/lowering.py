@@ -10,6 +10,7 @@ program; its axis is recorded, one per depth of nesting, so that the outer pmap 
 axis before it starts. A primitive spmdsim has no rule for fails here, before anything runs, naming the
 primitive and the line of the user's function it comes from.
 """
+import functools
 import math
 
 import jax.numpy as jnp
@@ -60,6 +61,27 @@ def _axis_names(eqn, names):
     return list(names)
 
 
+@functools.cache
+def _engine_has(dtype):
+    """Whether the engine's arrays have this dtype (they have no unsigned integers, no int64 or int8)."""
+    try:
+        _core.abstract([], dtype)
+        return True
+    except ValueError:
+        return False
+
+
+def _check_dtypes(eqn):
+    """Refuses, before anything runs, an equation on values of a dtype the engine lacks (uint32: jax.random's
+    key words, nnx.Optimizer's step counter), naming it and where it is."""
+    for var in (*eqn.invars, *eqn.outvars):
+        dtype = getattr(var.aval, "dtype", None)
+        if dtype is not None and not _engine_has(np.dtype(dtype).name):
+            raise UnsupportedPrimitiveError(
+                f"spmdsim cannot run the JAX primitive '{eqn.primitive.name}' on {np.dtype(dtype).name} values at "
+                f"{where(eqn)} (in the pmapped function): spmdsim's arrays have no {np.dtype(dtype).name} dtype")
+
+
 def _callee(eqn):
     """The jaxpr an inlined call-like primitive calls."""
     callee = eqn.params.get(_INLINED[eqn.primitive.name])
@@ -73,14 +95,19 @@ def _open(jaxpr):
 
 
 def _work(jaxpr):
-    """A static count of a jaxpr's work, to choose the branch an abstract cond runs: dot_general's FLOPs and
-    every other equation's elements written, a scan's body once per iteration, a while loop's once."""
+    """A static count of a jaxpr's work, to choose the branch an abstract cond runs: dot_general's and
+    conv_general_dilated's FLOPs and every other equation's elements written, a scan's body once per iteration,
+    a while loop's once."""
     total = 0
     for eqn in jaxpr.eqns:
         name, p = eqn.primitive.name, eqn.params
         if name == "dot_general":
             (lhs_contract, _), _ = p["dimension_numbers"]
             contract = math.prod(eqn.invars[0].aval.shape[d] for d in lhs_contract)
+            total += 2 * contract * math.prod(eqn.outvars[0].aval.shape)
+        elif name == "conv_general_dilated":
+            kernel, spec = eqn.invars[1].aval.shape, p["dimension_numbers"].rhs_spec
+            contract = math.prod(kernel[d] for d in spec[1:])  # input features per group times kernel elements
             total += 2 * contract * math.prod(eqn.outvars[0].aval.shape)
         elif name == "cond":
             total += max(_work(b.jaxpr) for b in p["branches"])
@@ -123,6 +150,11 @@ def _groups(groups):
     return [list(g) for g in groups] if groups else []
 
 
+def _low_and_high(padding):
+    """A window's (low, high) padding pairs as the list of lows and the list of highs."""
+    return [int(low) for low, _ in padding], [int(high) for _, high in padding]
+
+
 def _parameters(eqn, ins, lower_callee):
     """Copies the parameters the C++ rule of eqn's primitive reads into the instruction; lower_callee(jaxpr,
     consts) lowers the programs of control flow."""
@@ -147,6 +179,8 @@ def _parameters(eqn, ins, lower_callee):
         ins.ints = list(p["dimensions"])
     elif name == "transpose":
         ins.ints = list(p["permutation"])
+    elif name == "reshape" and p["dimensions"] is not None:
+        ins.ints = list(p["dimensions"])
     elif name == "slice":
         ins.ints, ins.ints2 = list(p["start_indices"]), list(p["limit_indices"])
         ins.groups = [list(p["strides"])] if p["strides"] else []
@@ -193,6 +227,21 @@ def _parameters(eqn, ins, lower_callee):
         ins.ints = [_mode(eqn)]
     elif name == "sort":
         ins.ints = [p["dimension"], p["num_keys"]]
+    elif name == "conv_general_dilated":
+        d = p["dimension_numbers"]
+        ins.groups = [list(d.lhs_spec), list(d.rhs_spec), list(d.out_spec), list(p["window_strides"]),
+                      *_low_and_high(p["padding"]), list(p["lhs_dilation"]), list(p["rhs_dilation"])]
+        ins.ints = [p["feature_group_count"], p["batch_group_count"]]
+    elif name in ("reduce_window_max", "reduce_window_min", "reduce_window_sum"):
+        ins.groups = [list(p["window_dimensions"]), list(p["window_strides"]), *_low_and_high(p["padding"]),
+                      list(p["base_dilation"]), list(p["window_dilation"])]
+    elif name == "select_and_scatter_add":
+        select = p["select_prim"].name
+        if select not in ("ge", "le"):
+            raise UnsupportedPrimitiveError(f"select_and_scatter_add selecting with {select} at {where(eqn)}: "
+                                            "spmdsim runs ge (max pooling) and le (min pooling)")
+        ins.groups = [list(p["window_dimensions"]), list(p["window_strides"]), *_low_and_high(p["padding"])]
+        ins.ints = [int(select == "ge")]
     elif name == "cond":
         branches = p["branches"]
         for branch in branches:
@@ -236,6 +285,11 @@ class Lowering:
         """Lowers jaxpr's equations; env maps its input and constant variables to slots."""
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
+            if name not in self.known and name not in _INLINED and name != "xla_pmap":
+                raise UnsupportedPrimitiveError(
+                    f"spmdsim cannot run the JAX primitive '{name}' at {where(eqn)} (in the pmapped function); "
+                    f"it runs: {', '.join(self.known)}")
+            _check_dtypes(eqn)
             inputs = [self.slot_of(env, v) for v in eqn.invars]
             if name in _INLINED:
                 self.inline(eqn, inputs, env)
@@ -243,10 +297,6 @@ class Lowering:
             if name == "xla_pmap":
                 self.nested_pmap(eqn, inputs, env)
                 continue
-            if name not in self.known:
-                raise UnsupportedPrimitiveError(
-                    f"spmdsim cannot run the JAX primitive '{name}' at {where(eqn)} (in the pmapped function); "
-                    f"it runs: {', '.join(self.known)}")
             ins = _core.Instruction()
             ins.primitive = name
             ins.where = where(eqn)

@@ -1,7 +1,8 @@
 // The rules: each JAX primitive spmdsim runs, as spmdsim's own op or collective where it has one (so its cost
 // is the C++ API's), else computed here element by element in double precision, rounded to JAX's result
 // type and charged through custom_op with its FLOPs and bytes. Shapes and dtypes come from the jaxpr. The
-// table at the end names every rule, those of control flow, indexing and sorting (their own files) too.
+// table at the end names every rule, those of control flow, indexing, sorting and windowed ops (their own
+// files) too.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -23,17 +24,35 @@
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
+#include "windowed.hpp"
 
 namespace spmdsim::python {
 namespace {
 
-// Elementwise over inputs of the output's shape or of one element (JAX's literals and scalars).
+// `a`'s values laid out in `shape`, which it broadcasts to: of one element (JAX's literals and scalars), or
+// of the same rank with size-1 dimensions where `shape` is larger (as lax.eq compares the (n, 1) labels with
+// the (1, k) iota in jax.nn.one_hot).
+std::vector<double> broadcast_values(const Array& a, const Shape& shape) {
+  auto values = a.to_doubles();
+  if (a.shape() == shape || values.size() == 1) return values;
+  const auto strides = strides_of(a.shape());
+  std::vector<double> out(static_cast<std::size_t>(num_elements(shape)));
+  for (std::int64_t e = 0; e < num_elements(shape); ++e) {
+    const auto index = index_of(e, shape);
+    std::int64_t from = 0;
+    for (std::size_t d = 0; d < index.size(); ++d) from += (a.shape()[d] == 1 ? 0 : index[d]) * strides[d];
+    out[static_cast<std::size_t>(e)] = values[static_cast<std::size_t>(from)];
+  }
+  return out;
+}
+
+// Elementwise over inputs that broadcast to the output's shape (broadcast_values).
 template <class F>
 Arrays elementwise(const Arrays& in, const Instruction& ins, double flops_per_element, F f) {
   const std::int64_t n = num_elements(ins.out_shapes[0]);
   return {charged(ins, in, flops_per_element * static_cast<double>(n), [&] {
     std::vector<std::vector<double>> args;
-    for (const auto& a : in) args.push_back(a.to_doubles());
+    for (const auto& a : in) args.push_back(broadcast_values(a, ins.out_shapes[0]));
     std::vector<double> out(static_cast<std::size_t>(n));
     std::vector<double> x(args.size());
     for (std::int64_t e = 0; e < n; ++e) {
@@ -389,8 +408,10 @@ Arrays cummin(const Arrays& in, const Instruction& ins) {
 
 // ---- Layout -----------------------------------------------------------------------------------------------
 
+// reshape's `dimensions` (ints, when given) transpose the operand first: lax.reshape reads it in that order.
 Arrays reshape_rule(const Arrays& in, const Instruction& ins) {
-  return {reshape(in[0], ins.out_shapes[0])};
+  if (ins.ints.empty()) return {reshape(in[0], ins.out_shapes[0])};
+  return {reshape(ordered(in[0], std::vector<int>(ins.ints.begin(), ins.ints.end())), ins.out_shapes[0])};
 }
 
 Arrays broadcast_in_dim(const Arrays& in, const Instruction& ins) {
@@ -675,6 +696,11 @@ const std::map<std::string, Rule, std::less<>>& rules() {
       {"scatter-min", scatter_rule},
       {"scatter-max", scatter_rule},
       {"sort", sort_rule},
+      {"conv_general_dilated", conv_general_dilated_rule},
+      {"reduce_window_max", reduce_window_rule},
+      {"reduce_window_min", reduce_window_rule},
+      {"reduce_window_sum", reduce_window_rule},
+      {"select_and_scatter_add", select_and_scatter_add_rule},
       {"xla_pmap", xla_pmap_rule},
   };
   return table;

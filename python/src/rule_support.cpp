@@ -42,11 +42,14 @@ Array charged(const Instruction& ins, const Arrays& in, const OpCost& cost,
   return custom_op(ins.primitive, cost, std::move(result));
 }
 
+double bytes_written(const Instruction& ins, std::size_t i) {
+  return static_cast<double>(num_elements(ins.out_shapes[i])) *
+         static_cast<double>(itemsize(ins.out_dtypes[i]));
+}
+
 Array charged(const Instruction& ins, const Arrays& in, double flops,
               const std::function<std::vector<double>()>& values, std::size_t i) {
-  const double written =
-      static_cast<double>(num_elements(ins.out_shapes[i])) * static_cast<double>(itemsize(ins.out_dtypes[i]));
-  return charged(ins, in, OpCost{.flops = flops, .bytes = bytes_of(in) + written}, values, i);
+  return charged(ins, in, OpCost{.flops = flops, .bytes = bytes_of(in) + bytes_written(ins, i)}, values, i);
 }
 
 std::vector<std::int64_t> strides_of(const Shape& shape) {

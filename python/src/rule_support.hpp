@@ -1,5 +1,5 @@
 // What the rules of every primitive family share (primitives.cpp, control_flow.cpp, indexing.cpp,
-// sorting.cpp): values computed here charged through custom_op, and row-major index arithmetic.
+// sorting.cpp, windowed.cpp): values computed here charged through custom_op, and row-major index arithmetic.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,8 @@ class AbstractRun {
 bool leaves_abstract(const Shape& shape);
 
 double bytes_of(const Arrays& arrays);
+// The bytes of the instruction's output `i`.
+double bytes_written(const Instruction& ins, std::size_t i = 0);
 bool any_abstract(const Arrays& arrays);
 
 // `values` (or an abstract array when an input is abstract) as the instruction's output `i`, charged `cost`.

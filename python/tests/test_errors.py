@@ -48,3 +48,14 @@ def test_unsupported_gather_mode_names_it_and_its_line(sim):
                              r"CLIP, FILL_OR_DROP, PROMISE_IN_BOUNDS$"):
         sim.run(jax.pmap(f), jnp.ones((2, 5, 3)), jnp.zeros((2, 2), jnp.int32))
     assert sim.now == 0
+
+
+def test_uint32_values_name_the_primitive_and_its_line(sim):
+    def count(step):
+        return step + 1  # nnx.Optimizer's step counter is a uint32
+
+    with pytest.raises(spmdsim.UnsupportedPrimitiveError,
+                       match=r"^spmdsim cannot run the JAX primitive 'add' on uint32 values at .*test_errors.py:\d+:\d+ "
+                             r"\(.*count\) \(in the pmapped function\): spmdsim's arrays have no uint32 dtype$"):
+        sim.run(jax.pmap(count), jnp.zeros(2, jnp.uint32))
+    assert sim.now == 0

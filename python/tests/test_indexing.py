@@ -107,3 +107,15 @@ def test_abstract_gather_scatter_and_sort():
     grad, order = sim.run(jax.pmap(f, axis_name="i", in_axes=(None, 0)), emb, tokens)
     assert grad == jax.ShapeDtypeStruct((n, 32000, 512), jnp.bfloat16)
     assert order == jax.ShapeDtypeStruct((n, 4, 128), jnp.int32)
+
+
+def test_one_hot_compares_labels_with_an_iota_broadcast_on_size_1_dimensions():
+    # jax.nn.one_hot binds eq on (n, 1) labels and a (1, k) iota, lax broadcasting their size-1 dimensions.
+    labels = rng.integers(0, 5, (n, 7)).astype(np.int32)
+    both(lambda l: (jax.nn.one_hot(l, 5), lax.lt(l[:, None], lax.broadcasted_iota(jnp.int32, (1, 5), 1))), labels)
+
+
+def test_reshape_with_dimensions_transposes_first():
+    # lax.reshape's `dimensions` (as a grouped convolution's gradient reshapes its kernel) reads the operand in
+    # that order.
+    both(lambda v: lax.reshape(v, (5, 6), dimensions=(1, 0)), x)
