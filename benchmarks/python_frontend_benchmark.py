@@ -4,8 +4,9 @@
   .venv/bin/python benchmarks/python_frontend_benchmark.py [--devices 1024] [--repeats 1]
 
 - gpt_7b, abstract: the 7B transformer written in plain JAX (python/tests/jax_gpt.py) run by sim.run from
-  jax.ShapeDtypeStruct leaves, against `spmdsim train --model gpt_7b --abstract`, one step each on the same
-  platform (H100s behind one switch).
+  jax.ShapeDtypeStruct leaves, against `spmdsim train --model gpt_7b --abstract --precision mixed_bf16`, one
+  step each on the same platform (B200s behind one switch: the C++ model's fp32 master weights need more than
+  an H100's 80 GB).
 - mlp, real data: a data-parallel MLP step in plain JAX (784-256-128-10, tanh, softmax cross-entropy, SGD)
   against `spmdsim train` on the same MLP, one step each.
 
@@ -26,7 +27,7 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 FRONT_END_GPT = """
 import sys; sys.path.insert(0, {tests!r})
 import jax, jax.numpy as jnp, spmdsim, jax_gpt
-sim = spmdsim.Simulation(preset="h100", topology="switch", devices={p})
+sim = spmdsim.Simulation(preset="b200", topology="switch", devices={p})
 step = jax_gpt.data_parallel_step(jax_gpt.GPT_7B)
 tokens = jax.ShapeDtypeStruct(({p}, 1, jax_gpt.GPT_7B.seq), jnp.int32)
 sim.run(step, jax_gpt.param_shapes(jax_gpt.GPT_7B), tokens, tokens)
@@ -48,8 +49,10 @@ sizes = [784, 256, 128, 10]
 params = [(rng.standard_normal((a, b), np.float32) * 0.05, np.zeros(b, np.float32)) for a, b in zip(sizes, sizes[1:])]
 x = rng.standard_normal(({p}, {batch} // {p}, 784), np.float32)
 y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, ({p}, {batch} // {p}))]
-sim = spmdsim.Simulation(preset="h100", topology="switch", devices={p})
-sim.run(jax.pmap(step, axis_name="batch", in_axes=(None, 0, 0), out_axes=(None, None)), params, x, y)
+sim = spmdsim.Simulation(preset="b200", topology="switch", devices={p})
+pmapped = jax.pmap(step, axis_name="batch", in_axes=(None, 0, 0), out_axes=(None, None))
+for _ in range({steps}):
+    params, loss = sim.run(pmapped, params, x, y)
 """
 
 
@@ -69,25 +72,30 @@ def main():
         if not needed.exists():
             sys.exit(f"error: {needed} is missing: run `bash scripts/bootstrap.sh demo` first")
     p, q, batch = args.devices, args.mlp_devices, 256
-    common = ["--steps", "1", "--preset", "h100", "--topology", "switch", "--optimizer", "sgd"]
-    rows = [
-        ("gpt_7b abstract", p,
-         [str(PYTHON), "-c", FRONT_END_GPT.format(tests=str(ROOT / "python" / "tests"), p=p)],
-         [str(SPMDSIM), "train", "--model", "gpt_7b", "--devices", str(p), "--batch", str(p), "--abstract",
-          "--precision", "mixed_bf16", *common]),
-        ("mlp real data", q, [str(PYTHON), "-c", FRONT_END_MLP.format(p=q, batch=batch)],
-         [str(SPMDSIM), "train", "--devices", str(q), "--batch", str(batch), *common]),
-    ]
-    print(f"{'#step':<16} {'devices':>7} {'python(s)':>10} {'c++(s)':>10} {'ratio':>6}")
-    for name, devices, front_end, command in rows:
-        python_s = cxx_s = 0.0
-        for _ in range(args.repeats):
-            python_s += timed(front_end)
-            cxx_s += timed(command)
-        python_s /= args.repeats
-        cxx_s /= args.repeats
-        print(f"{name:<16} {devices:>7} {python_s:>10.2f} {cxx_s:>10.2f} {python_s / cxx_s:>6.2f}", flush=True)
+    common = ["--preset", "b200", "--topology", "switch", "--optimizer", "sgd"]
+    tests = str(ROOT / "python" / "tests")
 
+    def gpt(side):
+        if side == "python":
+            return [str(PYTHON), "-c", FRONT_END_GPT.format(tests=tests, p=p)]
+        return [str(SPMDSIM), "train", "--model", "gpt_7b", "--devices", str(p), "--batch", str(p), "--abstract",
+                "--precision", "mixed_bf16", "--steps", "1", *common]
+
+    def mlp(side, steps):
+        if side == "python":
+            return [str(PYTHON), "-c", FRONT_END_MLP.format(p=q, batch=batch, steps=steps)]
+        return [str(SPMDSIM), "train", "--devices", str(q), "--batch", str(batch), "--steps", str(steps), *common]
+
+    def mean_time(command):
+        return sum(timed(command) for _ in range(args.repeats)) / args.repeats
+
+    print(f"{'#step':<26} {'devices':>7} {'python(s)':>10} {'c++(s)':>10} {'ratio':>6}")
+    row = {side: mean_time(gpt(side)) for side in ("python", "c++")}
+    print(f"{'gpt_7b abstract, one step':<26} {p:>7} {row['python']:>10.2f} {row['c++']:>10.2f} "
+          f"{row['python'] / row['c++']:>6.2f}", flush=True)
+    row = {side: (mean_time(mlp(side, 11)) - mean_time(mlp(side, 1))) / 10 for side in ("python", "c++")}
+    print(f"{'mlp real data, per step':<26} {q:>7} {row['python']:>10.4f} {row['c++']:>10.4f} "
+          f"{row['python'] / row['c++']:>6.2f}", flush=True)
 
 if __name__ == "__main__":
     main()
