@@ -34,23 +34,11 @@ sim.run(step, jax_gpt.param_shapes(jax_gpt.GPT_7B), tokens, tokens)
 """
 
 FRONT_END_MLP = """
-import jax, jax.numpy as jnp, numpy as np, spmdsim
-def loss_fn(params, x, y):
-    for w, b in params[:-1]:
-        x = jnp.tanh(x @ w + b)
-    w, b = params[-1]
-    return -jnp.mean(jnp.sum(jax.nn.log_softmax(x @ w + b) * y, axis=-1))
-def step(params, x, y):
-    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-    grads = jax.lax.pmean(grads, "batch")
-    return jax.tree_util.tree_map(lambda p, g: p - 0.01 * g, params, grads), jax.lax.pmean(loss, "batch")
-rng = np.random.default_rng(0)
-sizes = [784, 256, 128, 10]
-params = [(rng.standard_normal((a, b), np.float32) * 0.05, np.zeros(b, np.float32)) for a, b in zip(sizes, sizes[1:])]
-x = rng.standard_normal(({p}, {batch} // {p}, 784), np.float32)
-y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, ({p}, {batch} // {p}))]
+import sys; sys.path.insert(0, {tests!r})
+import spmdsim, jax_mlp
 sim = spmdsim.Simulation(preset="b200", topology="switch", devices={p})
-pmapped = jax.pmap(step, axis_name="batch", in_axes=(None, 0, 0), out_axes=(None, None))
+pmapped = jax_mlp.data_parallel_step()
+params, x, y = jax_mlp.parameters_and_batch({p}, {batch})
 for _ in range({steps}):
     params, loss = sim.run(pmapped, params, x, y)
 """
@@ -83,7 +71,7 @@ def main():
 
     def mlp(side, steps):
         if side == "python":
-            return [str(PYTHON), "-c", FRONT_END_MLP.format(p=q, batch=batch, steps=steps)]
+            return [str(PYTHON), "-c", FRONT_END_MLP.format(tests=tests, p=q, batch=batch, steps=steps)]
         return [str(SPMDSIM), "train", "--devices", str(q), "--batch", str(batch), "--steps", str(steps), *common]
 
     def mean_time(command):
