@@ -200,6 +200,17 @@ TEST(NestedPmap, APmapCalledInTheBodyMustMatchItsDeclaredAxis) {
   }
 }
 
+TEST(NestedPmap, ThePmapOfADeviceIsNotCalledFromTheHost) {
+  const auto inner = pmap([](const Args& a) -> Tree { return a[0].array(); }, {.axis_name = "j"});
+  try {
+    inner({Array::zeros({2})});
+    ADD_FAILURE() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "pmap called without a Simulation outside a pmapped function: call it as fn(sim, args)");
+  }
+}
+
 TEST(NestedPmap, InnerAxesBelongToTheFunctionThatCallsThePmap) {
   Simulation sim = make_simulation(8);
   const DeviceFunction same = [](const Args& a) -> Tree { return a[0].tree(); };
