@@ -1,6 +1,7 @@
 # The programs behind tests/reference/make_fixtures.py (the C++ suite's JAX fixtures) through sim.run: every
-# single-axis case, built as the catalogue builds it, gives JAX's values, shapes and dtypes, and where JAX
-# refuses a call spmdsim refuses it too. Nested pmaps (collectives over several axis names) are not run here.
+# case, built as the catalogue builds it (nested pmaps too: the outermost pmap runs on the simulated devices,
+# the inner ones inside its trace), gives JAX's values, shapes and dtypes, and where JAX refuses a call spmdsim
+# refuses it too.
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import make_fixtures  # noqa: E402
 
 sim = spmdsim.Simulation(preset="a100", devices=8)
 make_fixtures.build_catalogue()
-single_axis = [c for c in make_fixtures.CASES if c["category"] != "nested"]
+cases = make_fixtures.CASES
 
 
 def run_both(case, monkeypatch):
@@ -33,7 +34,13 @@ def run_both(case, monkeypatch):
 
     def simulated_pmap(f, **kwargs):
         pmapped = real_pmap(f, **kwargs)
-        return lambda *a: sim.run(pmapped, *a)
+
+        def call(*a):
+            if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(a)):
+                return pmapped(*a)  # a pmap nested in another: traced with it, run by it
+            return sim.run(pmapped, *a)
+
+        return call
 
     monkeypatch.setattr(jax, "pmap", simulated_pmap)
     fn, args = build()
@@ -43,7 +50,7 @@ def run_both(case, monkeypatch):
         return expected, e
 
 
-@pytest.mark.parametrize("case", single_axis, ids=[c["name"] for c in single_axis])
+@pytest.mark.parametrize("case", cases, ids=[c["name"] for c in cases])
 def test_case_gives_jax_values(case, monkeypatch):
     before = sim.now
     jax.config.update("jax_enable_x64", case["x64"])
