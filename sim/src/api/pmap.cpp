@@ -439,9 +439,10 @@ std::vector<Array> first_shard_shapes(const std::vector<InputLeaf>& leaves) {
   return shapes;
 }
 
-// The host's checks of a nested pmap, on the shapes the outer pmap's devices pass it: JAX's errors for its
-// arguments, then its axis. `args` becomes what the next level's function gets (abstract).
-detail::MappedAxis check_nested_level(const PmapOptions& options, Args& args) {
+// JAX's checks of a nested pmap's options and arguments, then its axis; `leaves` become its flattened
+// arguments, negative mapped axes made positive.
+detail::MappedAxis check_nested_pmap(const PmapOptions& options, const Args& args,
+                                     std::vector<InputLeaf>& leaves) {
   if (options.devices) throw ValueError("Nested pmap with explicit devices argument.");
   // JAX 0.5.2 fails so on an inner out_axes of None (its unsharding indexes with the axis).
   const auto out_axes = options.out_axes.leaves();
@@ -452,20 +453,27 @@ detail::MappedAxis check_nested_level(const PmapOptions& options, Args& args) {
     throw ValueError("Operation creation failed");
   check_static_argnums(options, args.size());
   std::vector<std::size_t> leaf_position;
-  auto leaves = flatten_inputs(args, options, leaf_position);
+  leaves = flatten_inputs(args, options, leaf_position);
   const auto size = mapped_size(leaves, options, leaf_position);
   check_axis_size(options, size);
-  args = device_args(args, options, first_shard_shapes(leaves));
   return {options.axis_name, static_cast<int>(size)};
 }
 
-// The call's axis that a nested pmap of these options and arguments runs over: the next one the device has
-// not bound, which must be there (declared) and agree with the pmap's name and size.
-std::size_t next_axis_for(const DeviceContext& ctx, const PmapOptions& options, const Args& args) {
+// The host's checks of a nested pmap, on the shapes the outer pmap's devices pass it. `args` becomes what the
+// next level's function gets (abstract).
+detail::MappedAxis check_nested_level(const PmapOptions& options, Args& args) {
+  std::vector<InputLeaf> leaves;
+  const detail::MappedAxis axis = check_nested_pmap(options, args, leaves);
+  args = device_args(args, options, first_shard_shapes(leaves));
+  return axis;
+}
+
+// The call's axis that a nested pmap mapping `wanted` runs over: the next one the device has not bound, which
+// must be there (declared) and agree with the pmap's name and size.
+std::size_t next_axis_for(const DeviceContext& ctx, const PmapOptions& options,
+                          const detail::MappedAxis& wanted) {
   const std::size_t level = ctx.bound_levels();
   const auto& axes = ctx.call().axes;
-  Args shapes = args;
-  const detail::MappedAxis wanted = check_nested_level(options, shapes);
   const auto name = [](const std::optional<std::string>& n) {
     return n ? "'" + *n + "'" : std::string("None");
   };
@@ -493,10 +501,8 @@ Tree run_levels(DeviceContext& ctx, const std::vector<PmapOptions>& levels, std:
                 const DeviceFunction& fn, const Args& args) {
   if (level == levels.size()) return fn(args);
   const PmapOptions& options = levels[level];
-  const std::size_t axis = next_axis_for(ctx, options, args);
-  std::vector<std::size_t> leaf_position;
-  auto leaves = flatten_inputs(args, options, leaf_position);
-  mapped_size(leaves, options, leaf_position);  // checked above; here it makes negative axes positive
+  std::vector<InputLeaf> leaves;
+  const std::size_t axis = next_axis_for(ctx, options, check_nested_pmap(options, args, leaves));
   const int index = ctx.index_along(axis);
   std::vector<Array> mine;
   for (const auto& leaf : leaves)
