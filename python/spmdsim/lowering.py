@@ -285,7 +285,7 @@ class Lowering:
         """Lowers jaxpr's equations; env maps its input and constant variables to slots."""
         for eqn in jaxpr.eqns:
             name = eqn.primitive.name
-            if name not in self.known and name not in _INLINED and name != "xla_pmap":
+            if name not in self.known and name not in _INLINED:
                 raise UnsupportedPrimitiveError(
                     f"spmdsim cannot run the JAX primitive '{name}' at {where(eqn)} (in the pmapped function); "
                     f"it runs: {', '.join(self.known)}")
@@ -294,9 +294,6 @@ class Lowering:
             if name in _INLINED:
                 self.inline(eqn, inputs, env)
                 continue
-            if name == "xla_pmap":
-                self.nested_pmap(eqn, inputs, env)
-                continue
             ins = _core.Instruction()
             ins.primitive = name
             ins.where = where(eqn)
@@ -304,7 +301,10 @@ class Lowering:
             ins.outputs = [self.program.add_slot() for _ in eqn.outvars]
             ins.out_shapes = [list(v.aval.shape) for v in eqn.outvars]
             ins.out_dtypes = [dtype_name(v.aval) for v in eqn.outvars]
-            _parameters(eqn, ins, self.callee)
+            if name == "xla_pmap":
+                self.nested_pmap(eqn, ins)
+            else:
+                _parameters(eqn, ins, self.callee)
             self.program.add(ins)
             for v, slot in zip(eqn.outvars, ins.outputs):
                 env[v] = slot
@@ -327,8 +327,9 @@ class Lowering:
         """The program of a jaxpr that control flow runs at this depth of nesting."""
         return lower_program(jaxpr, const_values, self.inner_axes, self.depth)
 
-    def nested_pmap(self, eqn, inputs, env):
-        """An xla_pmap inside the program: one instruction that runs its jaxpr's program on the depth's axis."""
+    def nested_pmap(self, eqn, ins):
+        """An xla_pmap inside the program: its axis recorded at this depth, its instruction's parameters and the
+        program of its jaxpr, which the instruction runs on the depth's axis."""
         p = eqn.params
         axis = (str(p["axis_name"]), int(p["axis_size"]))
         if len(self.inner_axes) == self.depth:
@@ -341,20 +342,10 @@ class Lowering:
                 "nesting over one axis")
         if p["devices"] is not None:
             raise ValueError("Nested pmap with explicit devices argument.")
-        ins = _core.Instruction()
-        ins.primitive = "xla_pmap"
-        ins.where = where(eqn)
-        ins.inputs = inputs
-        ins.outputs = [self.program.add_slot() for _ in eqn.outvars]
-        ins.out_shapes = [list(v.aval.shape) for v in eqn.outvars]
-        ins.out_dtypes = [dtype_name(v.aval) for v in eqn.outvars]
         ins.axis_names = [axis[0]]
         ins.ints, ins.ints2 = axes_ints(p["in_axes"]), axes_ints(p["out_axes"])
         ins.number = axis[1]
         ins.add_callee(lower_program(p["call_jaxpr"], (), self.inner_axes, self.depth + 1))
-        self.program.add(ins)
-        for v, slot in zip(eqn.outvars, ins.outputs):
-            env[v] = slot
 
     known = _core.primitives()
 
