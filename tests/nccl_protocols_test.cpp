@@ -25,7 +25,13 @@ constexpr double kGB = 1e9;
 
 // NCCL 2.30.7's Hopper figures for an 8-GPU node (topologies/src/presets.cpp), with NICs of 25 GB/s.
 NcclNode hopper() {
-  return {24, 12, 30 * kGB, {141 * kGB, 45 * kGB, 35 * kGB}, 36.7 * kGB, 8 * 25 * kGB, "test"};
+  return {.ring_channels = 24,
+          .graph_channels = 12,
+          .graph_bandwidth = 30 * kGB,
+          .ll_max_bandwidth = {141 * kGB, 45 * kGB, 35 * kGB},
+          .ll128_graph_channel_bandwidth = 36.7 * kGB,
+          .net_bandwidth = 8 * 25 * kGB,
+          .source = "test"};
 }
 
 TEST(NcclTuner, PicksLLThenLL128ThenSimpleAsTheAllReduceGrows) {
@@ -89,7 +95,12 @@ topologies::NodeSpec paced_node() {
   node.device_link = {100 * kGB, 1e-6};
   node.host_link = {10 * kGB, 1e-6};
   node.nic = {25 * kGB, 1e-6};
-  node.nccl = NcclNode{2, 1, 20 * kGB, {87.7 * kGB, 22.5 * kGB, 19 * kGB}, 20 * kGB, 0, "test"};
+  node.nccl = NcclNode{.ring_channels = 2,
+                       .graph_channels = 1,
+                       .graph_bandwidth = 20 * kGB,
+                       .ll_max_bandwidth = {87.7 * kGB, 22.5 * kGB, 19 * kGB},
+                       .ll128_graph_channel_bandwidth = 20 * kGB,
+                       .source = "test"};
   return node;
 }
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <simgrid/s4u/Host.hpp>
@@ -26,6 +27,8 @@ class Router {
 
   void route(int from, int to) {
     if (from == to) return;
+    if (const int n = shape_.switch_node(from); n >= 0) return switch_port(n, to, Kind::fabric_down);
+    if (const int n = shape_.switch_node(to); n >= 0) return switch_port(n, from, Kind::fabric_up);
     if (from < 0 && to < 0) {  // CPU to CPU: through device 0 of both nodes
       const int n = cpu_node(from);
       const int m = cpu_node(to);
@@ -50,6 +53,13 @@ class Router {
  private:
   static int cpu_node(int endpoint) { return -1 - endpoint; }
   void add(Kind kind, int index) { route_.push_back({kind, index}); }
+
+  // The reducing switch of `node` reaches its own node's devices only, over their switch ports.
+  void switch_port(int node, int device, Kind port) {
+    if (device < 0 || device / d_ != node)
+      throw std::logic_error(fmt::format("no route between node {}'s switch and endpoint {}", node, device));
+    add(port, device);
+  }
 
   void from_cpu(int node, int device) {
     if (shape_.host_memory) add(Kind::host_memory, node);
@@ -116,6 +126,11 @@ class Router {
 };
 
 }  // namespace
+
+int ClusterShape::switch_node(int endpoint) const {
+  const int node = -1 - num_nodes - endpoint;
+  return reducing_switch && node >= 0 && node < num_nodes ? node : -1;
+}
 
 int ClusterShape::num_edge_switches() const {
   if (lone_node) return 0;
@@ -200,12 +215,16 @@ PlatformBuilder build_cluster(ClusterShape shape, NodeSpec node, LinkSpec switch
       const std::string prefix = shape.lone_node ? "" : fmt::format("node{}.", n);
       auto* cpu = zone.add_host(prefix + "host", node.host_speed, -1 - n);
       if (n == 0) platform.host_cpu = cpu->get_name();
+      const std::string reducing_switch =
+          shape.reducing_switch
+              ? zone.add_host(prefix + "nvswitch", kDeviceHostSpeed, shape.switch_endpoint(n))->get_name()
+              : std::string();
       if (shape.host_memory) add(Kind::host_memory, n, {node.host_memory_bandwidth, 0});
       for (int k = 0; k < d; ++k) {
         const int index = n * d + k;
         const std::string name = fmt::format("{}dev{}", prefix, k);
-        platform.devices.push_back(
-            {name, zone.add_host(name, kDeviceHostSpeed, index)->get_name(), node.device, cpu->get_name()});
+        platform.devices.push_back({name, zone.add_host(name, kDeviceHostSpeed, index)->get_name(), node.device,
+                                    cpu->get_name(), reducing_switch});
         add(Kind::pcie_h2d, index, node.host_link);
         add(Kind::pcie_d2h, index, node.host_link);
         if (node.fabric == NodeFabric::nvswitch) {
@@ -261,6 +280,7 @@ ClusterShape node_shape(const NodeSpec& node) {
   shape.devices_per_node = node.devices_per_node;
   shape.fabric = node.fabric;
   shape.host_memory = node.host_memory_bandwidth > 0;
+  shape.reducing_switch = node.fabric == NodeFabric::nvswitch && node.nccl && node.nccl->nvls_efficiency > 0;
   return shape;
 }
 

@@ -42,15 +42,22 @@ struct ClusterShape {
   ScaleOutNetwork network = ScaleOutNetwork::rail_optimized;
   RailCrossing rail_crossing = RailCrossing::nvlink_first;
   int nodes_per_leaf = 1;
+  // Whether each node's NVSwitch reduces in the network (NVLink SHARP): a host "nvswitch" per node stands for
+  // it, reached from the node's devices over their switch ports.
+  bool reducing_switch = false;
 
   int num_devices() const { return num_nodes * devices_per_node; }
+  int switch_endpoint(int node) const { return -1 - num_nodes - node; }
+  // The node whose reducing switch `endpoint` is, or -1.
+  int switch_node(int endpoint) const;
   // Leaf switches (fat tree) or rail switches (rail-optimised): the switches the NICs plug into.
   int num_edge_switches() const;
   // Spines: fat tree one per NIC port of a leaf; rail-optimised crossing at spines one per node; else 0.
   int num_spines() const;
 };
 
-// Endpoints: devices 0 .. N-1 (device k of node n is n * devices_per_node + k); node n's CPU is -1 - n.
+// Endpoints: devices 0 .. N-1 (device k of node n is n * devices_per_node + k); node n's CPU is -1 - n; node
+// n's reducing switch is switch_endpoint(n).
 void cluster_route(const ClusterShape& shape, int from, int to, std::vector<ClusterLink>& route);
 std::string cluster_link_name(const ClusterShape& shape, ClusterLink link);
 // The names of the links cluster_route takes, in order.

@@ -358,38 +358,55 @@ const std::vector<double> kLargeMessages = {1 * kGiB, 4 * kGiB, 16 * kGiB};
 // architecture; the ring graph from search.cc's speed arrays, docs/collectives.md#protocols), GB/s of bus
 // bandwidth.
 constexpr double kNcclGB = 1e9;
+// search.cc:1051-1067, speedArrayIntra per architecture (GB/s a graph channel may carry inside a node).
+const std::vector<double> kSearchSpeedsBeforeHopper = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
+                                                      9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
+const std::vector<double> kSearchSpeedsHopper = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+const std::vector<double> kSearchSpeedsBlackwell = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
+                                                    40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+std::vector<double> in_bytes(const std::vector<double>& gigabytes) {
+  std::vector<double> bytes;
+  for (double g : gigabytes) bytes.push_back(g * kNcclGB);
+  return bytes;
+}
 NcclNode nccl_ampere() {
-  return {24,
-          12,
-          20 * kNcclGB,
-          {87.7 * kNcclGB, 22.5 * kNcclGB, 19.0 * kNcclGB},
-          20 * kNcclGB,
-          0,
-          "NCCL 2.30.7: 24 ring channels (logged on HGX A100, nccl-tests#100); ring graph 12 x 20 GB/s "
-          "(search.cc, 12 NVLinks x 20); llMaxBws Ampere, perChMaxRingLL128Bws 20 (tuning.cc)"};
+  return {.ring_channels = 24,
+          .graph_channels = 12,
+          .graph_bandwidth = 20 * kNcclGB,
+          .ll_max_bandwidth = {87.7 * kNcclGB, 22.5 * kNcclGB, 19.0 * kNcclGB},
+          .ll128_graph_channel_bandwidth = 20 * kNcclGB,
+          .nvls_efficiency = 0,
+          .nvlink_bandwidth = 12 * 20.0 * kNcclGB,
+          .intra_search_speeds = in_bytes(kSearchSpeedsBeforeHopper),
+          .source = "NCCL 2.30.7: 24 ring channels (logged on HGX A100, nccl-tests#100); ring graph 12 x 20 "
+                    "GB/s (search.cc, 12 NVLinks x 20); llMaxBws Ampere, perChMaxRingLL128Bws 20 (tuning.cc); "
+                    "no NVLS (nvlsEfficiency 0 before Hopper)"};
 }
 NcclNode nccl_hopper() {
-  return {
-      24,
-      12,
-      30 * kNcclGB,
-      {141.0 * kNcclGB, 45.0 * kNcclGB, 35.0 * kNcclGB},
-      36.7 * kNcclGB,
-      0,
-      "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring graph 12 x "
-      "30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, perChMaxRingLL128Bws "
-      "36.7 (tuning.cc)"};
+  return {.ring_channels = 24,
+          .graph_channels = 12,
+          .graph_bandwidth = 30 * kNcclGB,
+          .ll_max_bandwidth = {141.0 * kNcclGB, 45.0 * kNcclGB, 35.0 * kNcclGB},
+          .ll128_graph_channel_bandwidth = 36.7 * kNcclGB,
+          .nvls_efficiency = 0.85,
+          .nvlink_bandwidth = 18 * 20.6 * kNcclGB,
+          .intra_search_speeds = in_bytes(kSearchSpeedsHopper),
+          .source = "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring "
+                    "graph 12 x 30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, "
+                    "perChMaxRingLL128Bws 36.7, nvlsEfficiency 0.85 (tuning.cc)"};
 }
 NcclNode nccl_blackwell() {
-  return {24,
-          12,
-          60 * kNcclGB,
-          {282.0 * kNcclGB, 90.0 * kNcclGB, 70.0 * kNcclGB},
-          40 * kNcclGB,
-          0,
-          "NCCL 2.30.7: llMaxBws Blackwell, perChMaxRingLL128Bws 40 (tuning.cc); assumed: Hopper's 24 ring "
-          "channels and 12 graph channels at 60 GB/s (18 NVLinks x 40.1 = 721.8; SM100's search speeds not "
-          "read)"};
+  return {.ring_channels = 24,
+          .graph_channels = 12,
+          .graph_bandwidth = 60 * kNcclGB,
+          .ll_max_bandwidth = {282.0 * kNcclGB, 90.0 * kNcclGB, 70.0 * kNcclGB},
+          .ll128_graph_channel_bandwidth = 40 * kNcclGB,
+          .nvls_efficiency = 0.74,
+          .nvlink_bandwidth = 18 * 40.1 * kNcclGB,
+          .intra_search_speeds = in_bytes(kSearchSpeedsBlackwell),
+          .source = "NCCL 2.30.7: llMaxBws Blackwell, perChMaxRingLL128Bws 40, nvlsEfficiency 0.74 "
+                    "(tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x 40.1 = 721.8: 12 "
+                    "channels at 60 fit); assumed: Hopper's 24 ring channels"};
 }
 
 constexpr std::string_view kFitted =

@@ -46,25 +46,33 @@ Call call_for(const std::string& collective, double bytes, int n) {
   throw std::invalid_argument(fmt::format("published curve of an unknown collective '{}'", collective));
 }
 
-// What nccl_ring runs one point on (NCCL's protocol and channels, as NCCL_DEBUG prints them), or "-" for
-// another algorithm or a preset without NCCL's figures.
+// What nccl_ring or nccl runs one point on (NCCL's algorithm, protocol and channels, as NCCL_DEBUG prints
+// them), or "-" for another algorithm or a preset without NCCL's figures.
 std::string simulated_as(const CurveComparison& c, double bytes) {
-  const auto& nccl = topologies::node_preset(c.curve->preset).nccl;
-  if (c.algorithm != "nccl_ring" || !nccl) return "-";
+  const auto& node = topologies::node_preset(c.curve->preset);
+  const auto& nccl = node.nccl;
+  if ((c.algorithm != "nccl_ring" && c.algorithm != "nccl") || !nccl) return "-";
   const int n = c.curve->devices;
   const Call call = call_for(c.curve->collective, bytes, n);
   const auto kind = parse_collective_kind(c.curve->collective);
   const std::int64_t per_rank = kind == CollectiveKind::all_gather ? call.elements : call.elements / n;
   const std::vector<int> dimensions =
       c.curve->nodes == 1 ? std::vector<int>{n} : std::vector<int>{n / c.curve->nodes, c.curve->nodes};
-  const auto choice = nccl_ring_choice(*nccl, kind, dimensions, per_rank, 4, nccl->ring_channels, "");
-  return fmt::format("{} x {}", choice.protocol, choice.channels);
+  // Each node's switch reduces where the preset's does (topologies' node_shape).
+  const bool switch_reduces = c.curve->nodes == 1 && node.fabric == topologies::NodeFabric::nvswitch;
+  const auto choice =
+      nccl_choice(*nccl, c.algorithm, kind, dimensions, per_rank, 4, nccl->ring_channels, "", switch_reduces);
+  return fmt::format("{} {} x {}", choice.algorithm, choice.protocol, choice.channels);
 }
 
 }  // namespace
 
 double busbw_factor(const std::string& collective, int n) {
   return collective == "all_reduce" ? 2.0 * (n - 1) / n : (n - 1.0) / n;
+}
+
+std::string curve_algorithm(const PublishedCurve& curve, const std::string& requested) {
+  return requested == "nccl" && curve.nccl_algorithm.starts_with("Ring") ? "nccl_ring" : requested;
 }
 
 std::vector<double> simulate_curve(const PublishedCurve& curve, const std::string& algorithm,

@@ -39,8 +39,9 @@ std::optional<CalibrateOptions> parse(const std::vector<std::string>& args) {
       "also write the comparison as markdown to this file (default: the source tree's docs/calibration.md)")(
       "curves", po::bool_switch(&options.curves),
       "also simulate every published curve (32 KiB-16 GiB, 1-8 nodes; data/published_busbw.csv) point by "
-      "point")("curve-algorithm", po::value(&options.curve_algorithm)->default_value("nccl_ring"),
-               "the all_reduce, all_gather and reduce_scatter algorithm the curves are simulated with");
+      "point")("curve-algorithm", po::value(&options.curve_algorithm)->default_value("nccl"),
+               "the all_reduce, all_gather and reduce_scatter algorithm the curves are simulated with (nccl: NCCL's "
+               "choice, and nccl_ring on the curves NCCL ran as Ring)");
   const OptionValues values(args, described);
   if (values.map().count("help")) {
     std::cout

@@ -13,7 +13,7 @@ struct CalibrateOptions {
   std::vector<const topologies::NodePreset*> presets;  // with a calibration target, each once
   std::string docs_path;                               // empty: do not write
   bool curves = false;                                 // also the published curves (curve_comparison.hpp)
-  std::string curve_algorithm = "nccl_ring";           // what simulates them
+  std::string curve_algorithm = "nccl";           // what simulates them
 };
 
 // The options of `args` (SimGrid's taken out); nothing when --help was asked for (and printed). Throws

@@ -74,9 +74,10 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   write_calibration_table(std::cout, results);
   std::vector<CurveComparison> curves;
   if (parsed->curves) {
-    for (const auto& curve : published_curves())
-      curves.push_back({&curve, parsed->curve_algorithm,
-                        simulate_curve_in_child(curve, parsed->curve_algorithm, simgrid_args)});
+    for (const auto& curve : published_curves()) {
+      const std::string algorithm = curve_algorithm(curve, parsed->curve_algorithm);
+      curves.push_back({&curve, algorithm, simulate_curve_in_child(curve, algorithm, simgrid_args)});
+    }
     write_curve_table(std::cout, curves);
   }
   if (!parsed->docs_path.empty()) {

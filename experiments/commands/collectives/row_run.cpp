@@ -36,19 +36,24 @@ Array call_collective(const PlannedRow& row, const Array& x) {
   }
 }
 
-// What nccl_ring runs `row` on, where the platform has NCCL's figures: the group is the first p devices,
-// shaped as the platform when it is all of them (as the collectives take it).
-std::optional<NcclRingChoice> nccl_choice(const Simulation& sim, const PlannedRow& row, DType dtype,
+// What nccl_ring or nccl runs `row` on, where the platform has NCCL's figures: the group is the first p
+// devices, shaped as the platform when it is all of them (as the collectives take it).
+std::optional<NcclChoice> row_nccl_choice(const Simulation& sim, const PlannedRow& row, DType dtype,
                                           const SimulationOptions& options) {
   const auto& platform = sim.platform();
-  if (row.algorithm != "nccl_ring" || !platform.nccl) return std::nullopt;
+  if ((row.algorithm != "nccl_ring" && row.algorithm != "nccl") || !platform.nccl) return std::nullopt;
   const bool whole = row.p == sim.num_devices() && !platform.dimensions.empty();
   const std::vector<int> dimensions = whole ? platform.dimensions : std::vector<int>{row.p};
   const std::int64_t per_rank =
       row.collective->kind == CollectiveKind::all_gather ? row.elements_in : row.elements_in / row.p;
-  return nccl_ring_choice(
-      *platform.nccl, row.collective->kind, dimensions, per_rank, static_cast<std::int64_t>(itemsize(dtype)),
-      options.channels > 0 ? options.channels : platform.nccl->ring_channels, options.protocol);
+  const auto& first = platform.devices.front().reducing_switch;
+  const bool switch_reduces =
+      !first.empty() && std::all_of(platform.devices.begin(), platform.devices.begin() + row.p,
+                                    [&](const PlatformDevice& d) { return d.reducing_switch == first; });
+  return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, dimensions, per_rank,
+                     static_cast<std::int64_t>(itemsize(dtype)),
+                     options.channels > 0 ? options.channels : platform.nccl->ring_channels, options.protocol,
+                     switch_reduces);
 }
 
 }  // namespace
@@ -90,7 +95,7 @@ RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bo
   Tree output = fn(sim, {input});
   const auto report = sim.report();
   const CallReport& call = report.calls.back();
-  RowResult result{.row = row, .nccl = nccl_choice(sim, row, input.dtype(), options)};
+  RowResult result{.row = row, .nccl = row_nccl_choice(sim, row, input.dtype(), options)};
   for (const auto& times : call.times) {
     auto it = times.communication.find(std::string(row.collective->jax_name));
     if (it != times.communication.end()) result.time = std::max(result.time, it->second);
@@ -115,7 +120,7 @@ RowResult run_row_in_child(Simulation& sim, const PlannedRow& row, const Array& 
                          {"bus_factor", r.bus_factor},
                          {"simulated", sim.now() - start}};
         if (r.max_error) j["max_error"] = *r.max_error;
-        if (r.nccl) j["nccl"] = {r.nccl->protocol, r.nccl->channels};
+        if (r.nccl) j["nccl"] = {r.nccl->algorithm, r.nccl->protocol, r.nccl->channels};
         return j.dump();
       });
   const auto j = nlohmann::json::parse(text);
@@ -127,7 +132,8 @@ RowResult run_row_in_child(Simulation& sim, const PlannedRow& row, const Array& 
                    .simulated = j["simulated"].get<double>()};
   if (j.contains("max_error")) result.max_error = j["max_error"].get<double>();
   if (j.contains("nccl"))
-    result.nccl = NcclRingChoice{j["nccl"][0].get<std::string>(), j["nccl"][1].get<int>()};
+    result.nccl = NcclChoice{j["nccl"][0].get<std::string>(), j["nccl"][1].get<std::string>(),
+                             j["nccl"][2].get<int>()};
   return result;
 }
 

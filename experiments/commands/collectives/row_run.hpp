@@ -25,13 +25,13 @@ struct RowResult {
   double busbw = 0;
   double bus_factor = 0;
   std::optional<double> max_error;  // with --check, on real data
-  std::optional<NcclRingChoice> nccl;  // nccl_ring's protocol and channels, on a platform with NCCL's figures
+  std::optional<NcclChoice> nccl;  // nccl_ring's or nccl's choice, on a platform with NCCL's figures
   Seconds simulated = 0;               // the simulated time the row took, its host transfers with it
 };
 
 // Runs `row` on `input` (one array of (p, elements_in)) in `sim`; with `check`, compares a real row's result
 // with the float64 reference.
-// `options` are the simulation's (for nccl_ring's choice).
+// `options` are the simulation's (for nccl_ring's and nccl's choice).
 RowResult run_row(Simulation& sim, const PlannedRow& row, const Array& input, bool check,
                   const SimulationOptions& options);
 

@@ -76,6 +76,17 @@ class Communicator {
   // The protocol the call asks for (CollectiveOptions::protocol): "LL", "LL128", "Simple", or empty for the
   // one NCCL's tuner picks.
   virtual const std::string& protocol() const = 0;
+
+  // NVLink SHARP (NCCL's NVLS): whether every rank is on one node whose switch reduces in the network
+  // (PlatformDevice::reducing_switch).
+  virtual bool switch_reduces() const = 0;
+  // The all-reduce of `flat` done by that switch as NCCL's NVLS kernel does it: each rank reads its slice of
+  // the vector reduced by the switch from every rank's (multimem load-reduce) and writes it back to every
+  // rank at once (multimem store), the two pipelined. So a rank's switch port carries its whole array and
+  // its reduced slice up and its slice and the whole result down, both ways at once, starting when the last
+  // rank has arrived: the protocol's start latency, then the transfers, the array moving at most at
+  // protocol.rate. The values are the ranks' arrays reduced in rank order. Only where switch_reduces().
+  virtual Array switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol) = 0;
 };
 
 // The collective kinds an algorithm can implement, with the JAX primitives they serve.
@@ -124,6 +135,9 @@ struct Algorithm {
   // Whether it runs on p ranks; the registry's error says which counts it accepts.
   bool (*accepts)(int p);
   std::string_view accepted_counts;  // e.g. "powers of two"
+  // Whether it needs a switch that reduces in the network (Communicator::switch_reduces): auto never picks
+  // it, since its cost is not comparable on platforms without one.
+  bool needs_reducing_switch = false;
 };
 
 // For algorithms that run on any number of ranks.
@@ -155,20 +169,24 @@ std::span<const Algorithm<ReduceFn>> reduce_algorithms();
 // algorithm refuses p.
 void check_device_count(CollectiveKind kind, std::string_view name, int p);
 
-// What nccl_ring runs a call on where the platform has NCCL's figures (docs/collectives.md#protocols), as
-// NCCL_DEBUG=INFO prints it: the protocol (NCCL's tuner's for the size, or `protocol` when given) and the
-// channels the size earns, at most `max_channels`. `dimensions` is the group's shape ({devices per node,
-// nodes}), elements_per_rank what each rank contributes (all-reduce: its vector / p; all-gather: its piece;
-// reduce-scatter: one block). Throws ValueError for an unknown protocol.
 // NCCL's protocol names, as NCCL_PROTO takes them: LL, LL128, Simple.
 std::span<const std::string_view> nccl_protocol_names();
-struct NcclRingChoice {
-  std::string protocol;  // "LL", "LL128", "Simple"
+
+// What `nccl_ring` or `nccl` runs a call on where the platform has NCCL's figures, as NCCL_DEBUG=INFO prints
+// it (docs/collectives.md#protocols, #nvls): NCCL's algorithm ("Ring", or "NVLS" where `nccl` finds it
+// faster by NCCL's tuner: an all-reduce on one node whose switch reduces, `switch_reduces`), the protocol
+// (the tuner's for the size, or `protocol` when given) and the channels (a ring's: those the size earns, at
+// most `max_channels`; NVLS's: one per device). `dimensions` is the group's shape ({devices per node,
+// nodes}), elements_per_rank what each rank contributes (all-reduce: its vector / p; all-gather: its piece;
+// reduce-scatter: one block). Throws ValueError for an unknown protocol or algorithm.
+struct NcclChoice {
+  std::string algorithm;  // "Ring", "NVLS"
+  std::string protocol;   // "LL", "LL128", "Simple"
   int channels = 1;
 };
-NcclRingChoice nccl_ring_choice(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
-                                std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
-                                const std::string& protocol);
+NcclChoice nccl_choice(const NcclNode& node, std::string_view algorithm, CollectiveKind kind,
+                       const std::vector<int>& dimensions, std::int64_t elements_per_rank, std::int64_t itemsize,
+                       int max_channels, const std::string& protocol, bool switch_reduces);
 
 // What the multidim all-reduce can run along one dimension, as ASTRA-sim names them: a reduce-scatter on
 // the way out and the matching all-gather on the way back.

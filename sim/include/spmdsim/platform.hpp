@@ -23,6 +23,10 @@ struct PlatformDevice {
   DeviceSpec spec;
   // The CPU host whose host link reaches this device (its node's); empty: the platform's host_cpu.
   std::string host_cpu;
+  // The host standing for the switch of the device's node where that switch reduces in the network (NVLink
+  // SHARP, NCCL's NVLS): its route from the device is the device's switch port up, to it the port down.
+  // Empty where the node has no such switch.
+  std::string reducing_switch;
 };
 
 // What NCCL's topology search and tuner hold for one GPU node (NCCL 2.30.7, src/graph/search.cc and
@@ -36,6 +40,13 @@ struct NcclNode {
   std::array<double, 3> ll_max_bandwidth{};  // llMaxBws: the LL protocol's cap on 1, 2 and >= 3 nodes
   double ll128_graph_channel_bandwidth = 0;  // perChMaxRingLL128Bws: LL128's cap per graph channel
   double net_bandwidth = 0;                  // the node's NICs together (bwInter's ceiling across nodes)
+  // NVLS (NVLink SHARP), where the node's NVSwitch reduces: NCCL's nvlsEfficiency (0: no NVLS, as before
+  // Hopper), the NVLink bandwidth of one GPU as NCCL's graph search spends it (nvlBw x links), and the
+  // search's speeds inside a node (search.cc's speedArrayIntra of the architecture), from which the NVLS
+  // graph's bandwidths follow (nccl_protocols.hpp, nvls_bus_bandwidth).
+  double nvls_efficiency = 0;
+  double nvlink_bandwidth = 0;
+  std::vector<double> intra_search_speeds;
   std::string source;                        // where the figures come from
 };
 

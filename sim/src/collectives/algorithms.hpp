@@ -73,6 +73,13 @@ double chain_reduce_unpipelined_cost(const CostInputs& c);
 Array nccl_ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 std::vector<Array> nccl_ring_all_gather(Communicator& comm, const Array& mine);
 Array nccl_ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);
+// NCCL's NVLS all-reduce through a reducing switch (nvls_all_reduce.cpp), and `nccl`: what NCCL's tuner picks
+// among the modelled algorithms (nccl_selection.cpp); nccl's closed forms are the ring's.
+Array nvls_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+double nvls_all_reduce_cost(const CostInputs& c);
+Array nccl_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+std::vector<Array> nccl_all_gather(Communicator& comm, const Array& mine);
+Array nccl_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);
 // The ring of each of `channels` channels over a group of logical shape `dimensions` (rank lists, every rank
 // once), as nccl_channel_rings.cpp draws them.
 std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels);

@@ -3,7 +3,8 @@
 #include <algorithm>
 
 #include "collectives/chunks.hpp"
-#include "collectives/shared_ring_reduction.hpp"
+#include "collectives/reduction_values.hpp"
+#include "collectives/shared_reduction.hpp"
 
 namespace spmdsim::detail {
 namespace {
@@ -56,9 +57,10 @@ Array booked_ring_all_reduce(DeviceCommunicator& comm, const Array& flat, Reduce
   const int p = comm.size();
   const int r = comm.rank();
   DeviceContext& ctx = comm.context();
-  std::shared_ptr<SharedRingReduction> values;
+  std::shared_ptr<SharedReduction> values;
   if (!flat.is_abstract()) {
-    values = ctx.call().shared_ring_reductions.join(ctx.rank(), ctx.track(), comm.group());
+    values = ctx.call().shared_reductions.join(ctx.rank(), ctx.track(), comm.group(),
+                                               &collectives::ring_all_reduce_values);
     values->contribute(r, flat, op);
   }
   const FlatPieces pieces{flat.size(), p};

@@ -13,7 +13,7 @@ namespace spmdsim::detail {
 
 // psum and its kin: the reduced flat array, unplaced as ring_all_reduce returns it. Abstract data is
 // booked alone; real data also has its values computed once for the whole group, bit for bit those of
-// ring_all_reduce, and shared by every member (shared_ring_reduction.hpp).
+// ring_all_reduce, and shared by every member (shared_reduction.hpp).
 Array booked_ring_all_reduce(DeviceCommunicator& comm, const Array& flat, ReduceOp op);
 
 // all_gather of `mine`: the scratch that holds the other ranks' pieces, which the caller keeps until the

@@ -11,6 +11,8 @@
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include "api/kernels/kernels.hpp"
+#include "collectives/reduction_values.hpp"
+#include "engine/direct_transfer.hpp"
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
 
@@ -109,6 +111,39 @@ std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
 const NcclNode* DeviceCommunicator::nccl_node() const {
   const auto& nccl = ctx_.runtime().platform().nccl;
   return nccl ? &*nccl : nullptr;
+}
+
+bool DeviceCommunicator::switch_reduces() const {
+  const auto& hosts = ctx_.runtime().hosts();
+  auto* mine = hosts.reducing_switch(ctx_.device());
+  if (mine == nullptr) return false;
+  for (int r = 0; r < size(); ++r)
+    if (hosts.reducing_switch(device_of(r)) != mine) return false;
+  return true;
+}
+
+Array DeviceCommunicator::switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol) {
+  flush_phase();
+  auto shared = ctx_.call().shared_reductions.join(ctx_.rank(), ctx_.track(), group(),
+                                                   &collectives::rank_order_all_reduce_values);
+  shared->contribute(rank(), flat, op);
+  Array reduced = shared->result();  // the switch starts once every rank has arrived
+  if (protocol.start_latency > 0) simgrid::s4u::this_actor::sleep_for(protocol.start_latency);
+  const auto& hosts = ctx_.runtime().hosts();
+  auto* device = hosts.device(ctx_.device());
+  auto* node_switch = hosts.reducing_switch(ctx_.device());
+  const auto bytes = static_cast<Bytes>(flat.nbytes());
+  const Bytes slice = bytes / size();
+  const Bytes each_way = static_cast<Bytes>((bytes + slice) * protocol.wire_bytes_per_byte);
+  XBT_VERB("%s: device %d moves %lld bytes each way through its node's switch", collective_.c_str(),
+           ctx_.device(), static_cast<long long>(each_way));
+  ctx_.times().bytes_sent += each_way;
+  auto up = start_direct_transfer(device, node_switch, each_way);
+  auto down = start_direct_transfer(node_switch, device, each_way);
+  if (protocol.rate > 0) simgrid::s4u::this_actor::sleep_for(bytes / protocol.rate);
+  up->wait();
+  down->wait();
+  return reduced;
 }
 
 int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.ranks().at(static_cast<std::size_t>(peer))); }

@@ -45,6 +45,8 @@ class DeviceCommunicator final : public Communicator {
                    const std::function<void(Communicator&, int)>& body) override;
   const NcclNode* nccl_node() const override;
   const std::string& protocol() const override { return protocol_name_; }
+  bool switch_reduces() const override;
+  Array switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol) override;
 
   // Simulates the booked phase, then waits for the sends still in flight: a collective ends when its last
   // byte has left.

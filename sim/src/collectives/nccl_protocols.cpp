@@ -43,15 +43,17 @@ int at_most_one_per_element(int channels, std::int64_t elements_per_rank) {
       std::min<std::int64_t>(std::max(1, channels), std::max<std::int64_t>(1, elements_per_rank)));
 }
 
-struct Choice {
-  NcclProtocol protocol;
-  int channels;
-};
+// Ring steps of one rank in a collective over `count` ranks (or nodes): 2(count-1) for the all-reduce,
+// count-1 otherwise.
+int ring_steps(CollectiveKind kind, int count) {
+  return kind == CollectiveKind::all_reduce ? 2 * (count - 1) : count - 1;
+}
 
-// nccl_ring_choice, with the protocol as NcclProtocol.
-Choice choose(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
-              std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
-              const std::string& protocol) {
+}  // namespace
+
+NcclRingCall nccl_ring_call(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
+                            std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
+                            const std::string& protocol) {
   int ranks = 1;
   for (int d : dimensions) ranks *= d;
   const int nodes = group_nodes(dimensions);
@@ -61,14 +63,6 @@ Choice choose(const NcclNode& node, CollectiveKind kind, const std::vector<int>&
   return {chosen,
           at_most_one_per_element(nccl_call_channels(chosen, ranks, bytes, max_channels), elements_per_rank)};
 }
-
-// Ring steps of one rank in a collective over `count` ranks (or nodes): 2(count-1) for the all-reduce,
-// count-1 otherwise.
-int ring_steps(CollectiveKind kind, int count) {
-  return kind == CollectiveKind::all_reduce ? 2 * (count - 1) : count - 1;
-}
-
-}  // namespace
 
 std::string_view nccl_protocol_name(NcclProtocol protocol) {
   return nccl_protocol_names()[static_cast<std::size_t>(protocol)];
@@ -154,8 +148,8 @@ NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::
     plan.channels = at_most_one_per_element(comm.channels(), elements_per_rank);
     return plan;
   }
-  const auto choice =
-      choose(*node, kind, comm.dimensions(), elements_per_rank, itemsize, comm.channels(), comm.protocol());
+  const auto choice = nccl_ring_call(*node, kind, comm.dimensions(), elements_per_rank, itemsize,
+                                     comm.channels(), comm.protocol());
   const NcclProtocol protocol = choice.protocol;
   const auto& figures = nccl_protocol_figures(protocol);
   const auto& ll = nccl_protocol_figures(NcclProtocol::ll);
@@ -183,14 +177,6 @@ namespace spmdsim {
 std::span<const std::string_view> nccl_protocol_names() {
   static constexpr std::string_view kNames[] = {"LL", "LL128", "Simple"};
   return kNames;
-}
-
-NcclRingChoice nccl_ring_choice(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
-                                std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
-                                const std::string& protocol) {
-  const auto choice =
-      collectives::choose(node, kind, dimensions, elements_per_rank, itemsize, max_channels, protocol);
-  return {std::string(collectives::nccl_protocol_name(choice.protocol)), choice.channels};
 }
 
 }  // namespace spmdsim

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "spmdsim/collective_algorithms.hpp"
 
@@ -50,6 +52,18 @@ NcclProtocol nccl_tuner_protocol(const NcclNode& node, CollectiveKind kind, int 
 // The channels NCCL runs a call on (enqueue.cc, topoGetAlgoInfo): from `max_channels` down while the call has
 // fewer than channels x threads x threshold bytes, at least 1.
 int nccl_call_channels(NcclProtocol protocol, int ranks, double bytes, int max_channels);
+
+// What a ring call of NCCL's runs on, as NCCL_DEBUG=INFO prints it: the protocol (NCCL's tuner's for the size,
+// or `protocol` when given) and the channels the size earns, at most `max_channels`. `dimensions` is the
+// group's shape ({devices per node, nodes}), elements_per_rank what each rank contributes (all-reduce: its
+// vector / p; all-gather: its piece; reduce-scatter: one block). Throws ValueError for an unknown protocol.
+struct NcclRingCall {
+  NcclProtocol protocol;
+  int channels;
+};
+NcclRingCall nccl_ring_call(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
+                            std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
+                            const std::string& protocol);
 
 // How nccl_ring runs one call on `comm`: its channels, the elements of one ring pass per rank (a loop of
 // NCCL's: one chunk per rank), and how its channels move their messages. Without NCCL's figures on the

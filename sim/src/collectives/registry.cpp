@@ -39,6 +39,11 @@ constexpr std::array kAllReduce{
     Algorithm<AllReduceFn>{"nccl_ring",
                            "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
                            &nccl_ring_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
+    Algorithm<AllReduceFn>{"nvls", "NVLink SHARP: the node's switch reduces and multicasts (one node)",
+                           &nvls_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
+                           /*needs_reducing_switch=*/true},
+    Algorithm<AllReduceFn>{"nccl", "what NCCL's tuner picks: nccl_ring or nvls, by NCCL's time for the call",
+                           &nccl_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllGather{
     Algorithm<AllGatherFn>{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather, &ring_all_gather_cost,
@@ -53,6 +58,8 @@ constexpr std::array kAllGather{
     Algorithm<AllGatherFn>{"nccl_ring",
                            "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
                            &nccl_ring_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
+    Algorithm<AllGatherFn>{"nccl", "what NCCL's tuner picks among those modelled: nccl_ring",
+                           &nccl_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
 };
 constexpr std::array kReduceScatter{
     Algorithm<ReduceScatterFn>{"ring", "p-1 neighbour steps, folding one block each", &ring_reduce_scatter,
@@ -67,6 +74,8 @@ constexpr std::array kReduceScatter{
     Algorithm<ReduceScatterFn>{"nccl_ring",
                                "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
                                &nccl_ring_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
+    Algorithm<ReduceScatterFn>{"nccl", "what NCCL's tuner picks among those modelled: nccl_ring",
+                               &nccl_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllToAll{
     Algorithm<AllToAllFn>{"pairwise", "p-1 steps, rank r exchanges with r+s and r-s", &pairwise_all_to_all,

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/shared_ring_reduction.hpp"
+#include "collectives/shared_reduction.hpp"
 #include "engine/runtime.hpp"
 #include "spmdsim/array.hpp"
 #include "spmdsim/collectives.hpp"
@@ -55,7 +55,7 @@ struct CallState {
   // member that asks, shared by the others.
   std::map<std::pair<std::vector<std::size_t>, int>, std::shared_ptr<const GroupRanks>> axis_groups;
   CallReport report;
-  SharedRingReductions shared_ring_reductions;  // booked ring all-reduces on real data
+  SharedReductions shared_reductions;  // booked ring all-reduces on real data, switch reductions
 };
 
 class CommStream;

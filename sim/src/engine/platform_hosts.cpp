@@ -22,6 +22,9 @@ PlatformHosts::PlatformHosts(const Platform& platform) {
   for (const auto& device : platform.devices) {
     devices_.push_back(host_named(device.host, "the host of device " + device.name));
     host_cpus_.push_back(host_named(device.host_cpu, "the host CPU of device " + device.name));
+    reducing_switches_.push_back(device.reducing_switch.empty()
+                                     ? nullptr
+                                     : host_named(device.reducing_switch, "the switch of device " + device.name));
   }
 }
 

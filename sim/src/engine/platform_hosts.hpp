@@ -20,10 +20,15 @@ class PlatformHosts {
   simgrid::s4u::Host* device(int device) const { return devices_.at(static_cast<std::size_t>(device)); }
   // The CPU whose host link reaches device `device`.
   simgrid::s4u::Host* host_cpu(int device) const { return host_cpus_.at(static_cast<std::size_t>(device)); }
+  // The reducing switch of device `device`'s node (PlatformDevice::reducing_switch), or nullptr.
+  simgrid::s4u::Host* reducing_switch(int device) const {
+    return reducing_switches_.at(static_cast<std::size_t>(device));
+  }
 
  private:
   std::vector<simgrid::s4u::Host*> devices_;
   std::vector<simgrid::s4u::Host*> host_cpus_;
+  std::vector<simgrid::s4u::Host*> reducing_switches_;
 };
 
 }  // namespace spmdsim::detail

@@ -23,6 +23,10 @@
 // host_memory_bandwidth = 0 means "not modelled" (presets without a published figure): no hostmem link,
 // host transfers cross their PCIe link alone. Platform::dimensions = {devices_per_node}.
 //
+// An nvswitch node whose NCCL figures say the switch reduces (NVLink SHARP: NcclNode::nvls_efficiency > 0)
+// also has a host "nvswitch" standing for the switch (PlatformDevice::reducing_switch), for NVLS:
+//   dev k -> nvswitch : dev{k}.fabric.up          nvswitch -> dev k : dev{k}.fabric.down
+//
 // A cluster (multi_node_cluster): nodes as above, node n's names prefixed "node{n}." (node1.host,
 // node1.hostmem, node1.dev3, node1.dev3.pcie.h2d, ...); device k of node n is device n*d + k of the platform,
 // its host CPU (PlatformDevice::host_cpu) node n's; Platform::host_cpu is node 0's.

@@ -1,4 +1,4 @@
-#include "collectives/ring_all_reduce_values.hpp"
+#include "collectives/reduction_values.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -84,6 +84,19 @@ Array ring_all_reduce_values(const std::vector<Array>& flats, ReduceOp op) {
       }
       k0 = k1;
     }
+    return Array(Shape{n}, Storage(std::move(out)));
+  });
+}
+
+Array rank_order_all_reduce_values(const std::vector<Array>& flats, ReduceOp op) {
+  const std::int64_t n = flats.front().size();
+  return flats.front().visit_values([&](const auto& first) {
+    using T = typename std::decay_t<decltype(first)>::Scalar;
+    Vector<T> out = first;
+    // Stripe by stripe, so that the running values stay in cache while the ranks' inputs stream past.
+    for (std::int64_t a = 0; a < n; a += kStripe)
+      for (std::size_t r = 1; r < flats.size(); ++r)
+        fold_in_front(out.data() + a, flats[r].values<T>().data() + a, std::min(kStripe, n - a), op);
     return Array(Shape{n}, Storage(std::move(out)));
   });
 }

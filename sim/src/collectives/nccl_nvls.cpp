@@ -1,0 +1,46 @@
+// Sources, NVIDIA/nccl 2.30.7 (commit 5067397c), read for docs/collectives.md#nvls:
+// - the graph: src/graph/search.cc:410-438 (ncclTopoSearchTryNvls: GPU g's channel spends 2 x speed on g's
+//   paths, speed on the others'), :1124-1139 (one channel per GPU), :1170-1174 (the first speed tried),
+//   :1266-1277 (the second pass raises bwInter while below twice bwIntra), :145 (GPU/NVSwitch paths spend
+//   bwIntra);
+// - the tuner: src/graph/tuning.cc:139-144 (nvlsEfficiency), :301 (Simple only), :307-323 (bus bandwidth,
+//   all-reduce pipelining two operations), :379 (algbw = busbw x nRanks / nsteps), :424-426 (latency).
+#include "collectives/nccl_nvls.hpp"
+
+#include <algorithm>
+
+namespace spmdsim::collectives {
+
+bool has_nvls(const NcclNode& node) { return node.nvls_efficiency > 0 && !node.intra_search_speeds.empty(); }
+
+NvlsGraph nvls_graph(const NcclNode& node, int local) {
+  const auto& speeds = node.intra_search_speeds;
+  NvlsGraph graph{.channels = local};
+  std::size_t i = 0;
+  while (i + 1 < speeds.size() && (local + 1) * speeds[i] > node.nvlink_bandwidth) ++i;
+  graph.intra = speeds[i];
+  while (i > 0 && speeds[i] < 2 * graph.intra) --i;
+  graph.inter = speeds[i];
+  return graph;
+}
+
+double nvls_bus_bandwidth(const NcclNode& node, int ranks) {
+  const NvlsGraph graph = nvls_graph(node, ranks);
+  const double intra =
+      graph.intra * node.nvls_efficiency * (graph.channels - 1) / static_cast<double>(graph.channels) * 2;
+  return graph.channels * std::min(intra, graph.inter);
+}
+
+Seconds nvls_tuner_time(const NcclNode& node, int ranks, double bytes) {
+  const double algbw = nvls_bus_bandwidth(node, ranks) * ranks / (2.0 * (ranks - 1));
+  return kNvlsLatency + bytes / algbw;
+}
+
+ChannelProtocol nvls_protocol(const Communicator& comm) {
+  const NcclNode* node = comm.nccl_node();
+  if (node == nullptr || !has_nvls(*node)) return {};
+  const int p = comm.size();
+  return {.rate = nvls_bus_bandwidth(*node, p) * p / (2.0 * (p - 1)), .start_latency = kNvlsLatency};
+}
+
+}  // namespace spmdsim::collectives

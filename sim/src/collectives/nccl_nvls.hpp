@@ -1,0 +1,40 @@
+// NCCL's NVLS (NVLink SHARP) all-reduce inside one node, as pure functions of NCCL 2.30.7's figures
+// (docs/collectives.md#nvls, ../shared/REFERENCES.md §1.8 and §2.6): the NVLS graph its topology search finds,
+// the bus bandwidth and time its tuner gives, and the plan the `nvls` algorithm runs on.
+#pragma once
+
+#include "spmdsim/collective_algorithms.hpp"
+
+namespace spmdsim::collectives {
+
+// Whether the node's switch reduces (nvlsEfficiency > 0: Hopper and later).
+bool has_nvls(const NcclNode& node);
+
+// The NVLS graph on `local` GPUs of one node (search.cc:1120-1280): one channel per GPU, each pulling from
+// every GPU through the switch. A GPU's port carries a channel's speed for every other GPU's channel and
+// twice that for its own, so bwIntra is the fastest of the search's speeds with (local + 1) x speed within
+// the GPU's NVLink bandwidth; the search's second pass then raises bwInter, which no NVLink path spends, to
+// the first speed of at least twice bwIntra, or the fastest. Bandwidths in B/s.
+struct NvlsGraph {
+  int channels = 0;
+  double intra = 0;  // bwIntra
+  double inter = 0;  // bwInter
+};
+NvlsGraph nvls_graph(const NcclNode& node, int local);
+
+// The tuner's NVLS all-reduce bus bandwidth over `ranks` GPUs of one node (tuning.cc:307-323):
+// channels x min(bwIntra x nvlsEfficiency x (channels - 1) / channels x 2, bwInter), B/s.
+double nvls_bus_bandwidth(const NcclNode& node, int ranks);
+
+// hwLat NVLink of NVLS with Simple (tuning.cc:161): the tuner's whole latency of NVLS on one node (:424-426).
+inline constexpr Seconds kNvlsLatency = 25e-6;
+
+// The tuner's time of an NVLS all-reduce of `bytes` over `ranks` GPUs of one node: latency + bytes / algbw,
+// algbw = busbw x ranks / (2 (ranks - 1)).
+Seconds nvls_tuner_time(const NcclNode& node, int ranks, double bytes);
+
+// How the switch moves one call (Communicator::switch_all_reduce): NCCL's latency, the tuner's algorithm
+// bandwidth as the pace of each rank's array. Without NCCL's NVLS figures on the platform, the links alone.
+ChannelProtocol nvls_protocol(const Communicator& comm);
+
+}  // namespace spmdsim::collectives
