@@ -102,12 +102,15 @@ std::string case_name(const ::testing::TestParamInfo<Case>& test) {
   return fmt::format("{}_p{}", test.param.algorithm, test.param.p);
 }
 
+// The registered algorithms that run on the test cluster: all but those needing a reducing switch (nvls,
+// tests/nvls_test.cpp).
 template <class Fn>
 std::vector<Case> cases_of(std::span<const Algorithm<Fn>> table, std::initializer_list<int> counts) {
   std::vector<Case> cases;
   for (const auto& algorithm : table)
     for (int p : counts)
-      if (algorithm.accepts(p)) cases.push_back({std::string(algorithm.name), p});
+      if (algorithm.accepts(p) && !algorithm.needs_reducing_switch)
+        cases.push_back({std::string(algorithm.name), p});
   return cases;
 }
 
@@ -300,9 +303,8 @@ TEST_P(GammaTerm, ReductionsOnTheCriticalPathCostGamma) {
 
 std::vector<Case> gamma_cases() {
   std::vector<Case> cases;
-  for (const auto& a : all_reduce_algorithms())
-    for (int p : {2, 6, 8, 16})
-      if (formula_is_exact(a.name, p)) cases.push_back({std::string(a.name), p});
+  for (const auto& c : cases_of(all_reduce_algorithms(), {2, 6, 8, 16}))
+    if (formula_is_exact(c.algorithm, c.p)) cases.push_back(c);
   return cases;
 }
 

@@ -64,10 +64,11 @@ TEST(CollectivesSweep, NodePresetMatchesGoldenFile) {
       "collectives_dgx_h100.txt");
 }
 
-// NCCL's choices per size on a node preset: the tuner's protocol and the channels each size earns.
-TEST(CollectivesSweep, NcclRingChoicesOnANodePresetMatchGoldenFile) {
+// NCCL's choices per size on a node preset: nccl_ring's protocol and the channels each size earns, and nccl's
+// algorithm (Ring, or NVLS for an all-reduce from a few MiB up).
+TEST(CollectivesSweep, NcclChoicesOnANodePresetMatchGoldenFile) {
   expect_sweep_matches_golden(
-      "--preset dgx_h100 --algorithms nccl_ring --collectives all_reduce,all_gather --devices 8 -b 8 -e 4G "
+      "--preset dgx_h100 --algorithms nccl_ring,nccl --collectives all_reduce,all_gather --devices 8 -b 8 -e 4G "
       "-f 8 "
       "--abstract-above 0",
       "collectives_nccl_dgx_h100.txt");
@@ -81,8 +82,8 @@ TEST(CollectivesSweep, AForcedProtocolIsNamedInTheHeaderAndEveryNcclRow) {
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("# options:  nccl_ring runs NCCL's Simple protocol (--protocol)"), std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("nccl_ring  Simple   24"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("     ring       -    -"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("nccl_ring  Ring  Simple   24"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("     ring     -       -    -"), std::string::npos) << run.out;
 }
 
 // The rows of a sweep written with --json.

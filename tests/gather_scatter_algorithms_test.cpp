@@ -279,8 +279,9 @@ int ceil_lg(int p) {
 double formula(CollectiveKind kind, const std::string& name, int p, double n) {
   const double a = kAlpha, b = kBeta;
   const double share = (p - 1.0) / p;
-  // nccl_ring on one switch: its channels share every port, the ring's time (nccl_channels_test.cpp).
-  if (name == "ring" || name == "nccl_ring" || name == "pairwise" || name == "direct")
+  // nccl_ring on one switch: its channels share every port, the ring's time (nccl_channels_test.cpp); nccl
+  // runs nccl_ring for these kinds.
+  if (name == "ring" || name == "nccl_ring" || name == "nccl" || name == "pairwise" || name == "direct")
     return (p - 1) * a + share * n * b;
   if (kind == CollectiveKind::all_gather && name == "recursive_doubling")
     return std::log2(p) * a + share * n * b;

@@ -23,3 +23,4 @@ def test_a_small_psum_with_ll_takes_nccls_ll_latency():
     calls = sim.report()["calls"]
     psum = max(d["times"]["communication"].get("psum", 0) for c in calls for d in c["devices"])
     assert psum == pytest.approx(6.6e-6 + 14 * 0.6e-6, abs=0.1e-6)
+

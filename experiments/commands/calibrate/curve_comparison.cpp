@@ -72,7 +72,8 @@ double busbw_factor(const std::string& collective, int n) {
 }
 
 std::string curve_algorithm(const PublishedCurve& curve, const std::string& requested) {
-  return requested == "nccl" && curve.nccl_algorithm.starts_with("Ring") ? "nccl_ring" : requested;
+  const bool ran_as_ring = curve.nccl_algorithm == "Ring" || curve.nccl_algorithm.starts_with("Ring (");
+  return requested == "nccl" && ran_as_ring ? "nccl_ring" : requested;
 }
 
 std::vector<double> simulate_curve(const PublishedCurve& curve, const std::string& algorithm,
@@ -163,20 +164,18 @@ void write_curve_markdown(std::ostream& out, const std::vector<CurveComparison>&
       << "Every published curve of `experiments/commands/calibrate/data/published_busbw.csv` (each row with\n"
       << "its source), simulated on the curve's preset and node count (rail-optimised nodes) with the "
          "algorithm\n"
-      << "named. Nothing is fitted to these points: `nccl_ring` on the NVIDIA presets runs on NCCL 2.30.7's\n"
-      << "own figures (channels, protocol latencies and bandwidths, docs/collectives.md#protocols), and the\n"
-      << "fitted model corrections above scale the device links, which NCCL's channel rates keep below "
-         "their\n"
-      << "limit; so every point here is held out. Targets: |error| <= 5% at >= 64 MiB, <= 15% at every "
-         "size.\n\n"
-      << "Reading: `nccl_ring` is NCCL's ring over channels with NCCL's protocols, each point run with the\n"
-      << "protocol NCCL's tuner picks for its size and the channels the size earns (\"simulated as\", as\n"
-      << "NCCL_DEBUG=INFO prints them). The like-for-like rows are the curves NCCL ran as Ring\n"
-      << "(`NCCL_ALGO=Ring`, `NCCL_NVLS_ENABLE=0`, or Ring chosen). Where NCCL ran NVLS or NVLSTree (its\n"
-      << "default on H100/H200/B200 from a few MiB up) spmdsim has no such algorithm yet: those errors\n"
-      << "measure what is missing, not a fit. At 32 KiB every published one-node curve takes 21-33 us more\n"
-      << "than simulated, a cost per call that NCCL's own tuner model does not have either (the benchmarks'\n"
-      << "loops and launches, among others): spmdsim does not model it.\n\n"
+      << "named. Nothing is fitted to these points: `nccl` and `nccl_ring` on the NVIDIA presets run on NCCL\n"
+      << "2.30.7's own figures (channels, protocol latencies and bandwidths, the NVLS graph and efficiency;\n"
+      << "docs/collectives.md#protocols and #nvls), and the fitted model corrections above scale the device\n"
+      << "links, which NCCL's rates keep below their limit; so every point here is held out. Targets: |error|\n"
+      << "<= 5% at >= 64 MiB, <= 15% at every size.\n\n"
+      << "Reading: each curve runs `nccl` (what NCCL's tuner picks among Ring and NVLS, with the protocol it\n"
+      << "picks for the size and the channels the size earns: \"simulated as\", as NCCL_DEBUG=INFO prints\n"
+      << "them), or `nccl_ring` where NCCL ran Ring (`NCCL_ALGO=Ring`, `NCCL_NVLS_ENABLE=0`, or Ring chosen).\n"
+      << "Where NCCL ran NVLSTree or Tree across nodes (its default on H100/H200/B200 clusters) spmdsim runs\n"
+      << "Ring: those errors measure what is missing, not a fit. At 32 KiB every published one-node curve\n"
+      << "takes 21-33 us more than simulated, a cost per call that NCCL's own tuner model does not have either\n"
+      << "(the benchmarks' loops and launches, among others): spmdsim does not model it.\n\n"
       << "| curve | published as | simulated | largest error >= 64 MiB | largest error, all sizes |\n"
       << "|---|---|---|---:|---:|\n";
   for (const auto& c : comparisons)

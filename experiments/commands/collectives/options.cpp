@@ -56,7 +56,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "algorithms", po::value(&algorithms)->default_value("default"),
       "algorithms per collective, from those registered for it, plus auto (the lowest predicted time per "
       "call); "
-      "'all' = every registered one plus auto, 'default' = the collective's default")(
+      "'all' = every registered one that runs on any platform (all but nvls) plus auto, 'default' = the "
+      "collective's default")(
       "devices", po::value(&devices)->default_value("8,64"),
       "device counts p to run each collective on (2 to 131072), each on the first p devices of the platform")(
       "dtype", po::value(&dtype)->default_value("float32"),
@@ -82,8 +83,9 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "of NVIDIA GPUs, a call running on fewer when its size earns fewer; elsewhere one per device of a node "
       "when the devices span several nodes, else 1)")(
       "protocol", po::value(&options.protocol),
-      "NCCL's protocol for nccl_ring on a node preset of NVIDIA GPUs, as NCCL_PROTO: LL, LL128, Simple "
-      "(default: the one NCCL's tuner picks for each size; docs/collectives.md#protocols)")(
+      "NCCL's protocol for nccl_ring and nccl on a node preset of NVIDIA GPUs, as NCCL_PROTO: LL, LL128, "
+      "Simple (default: the one NCCL's tuner picks for each size; docs/collectives.md#protocols; nccl runs "
+      "NVLS with Simple only)")(
       "shard", po::value(&shard), kShardHelp);
   add_config_option(described);
   const OptionValues values(args, described);

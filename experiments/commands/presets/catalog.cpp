@@ -144,11 +144,14 @@ Section nodes_section() {
       const auto& nccl = *n.nccl;
       e.rows.push_back({"nccl", "NCCL's figures",
                         fmt::format("{} ring channels; ring graph {} x {:g} GB/s; LL cap {:g}/{:g}/{:g} GB/s "
-                                    "(1/2/3+ nodes); LL128 "
-                                    "cap {:g} GB/s per graph channel",
+                                    "(1/2/3+ nodes); LL128 cap {:g} GB/s per graph channel; {}",
                                     nccl.ring_channels, nccl.graph_channels, nccl.graph_bandwidth / 1e9,
                                     nccl.ll_max_bandwidth[0] / 1e9, nccl.ll_max_bandwidth[1] / 1e9,
-                                    nccl.ll_max_bandwidth[2] / 1e9, nccl.ll128_graph_channel_bandwidth / 1e9),
+                                    nccl.ll_max_bandwidth[2] / 1e9, nccl.ll128_graph_channel_bandwidth / 1e9,
+                                    nccl.nvls_efficiency > 0
+                                        ? fmt::format("NVLS at {:g} of {:g} GB/s of NVLink per GPU",
+                                                      nccl.nvls_efficiency, nccl.nvlink_bandwidth / 1e9)
+                                        : std::string("no NVLS")),
                         static_cast<double>(nccl.ring_channels), "", nccl.source});
     }
     add_model_rows(e.rows, *n.network_model);

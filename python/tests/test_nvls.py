@@ -1,0 +1,19 @@
+# nccl from Python on an H200 node: a psum of 4 MiB per device runs as NVLS (the NVSwitch reduces), with JAX's
+# values in NCCL's NVLS time. One simulation per process: this file is a suite of its own.
+import jax
+import numpy as np
+import pytest
+from conftest import assert_same
+
+import spmdsim
+
+
+def test_nccl_runs_a_large_psum_as_nvls_with_jaxs_values():
+    sim = spmdsim.Simulation(preset="hgx_h200", algorithms={"all_reduce": "nccl"})
+    x = np.arange(8 * 2**20, dtype=np.float32).reshape(8, 2**20) / 7  # 4 MiB per device
+    f = jax.pmap(lambda v: jax.lax.psum(v, "i"), axis_name="i")
+    assert_same(sim.run(f, x), f(x), rtol=1e-6, atol=1e-2)
+    # NVLS: 25 us, then 4 MiB at NCCL's tuner's rate, 476 GB/s of busbw x 8 / 14 (docs/collectives.md#nvls).
+    calls = sim.report()["calls"]
+    psum = max(d["times"]["communication"].get("psum", 0) for c in calls for d in c["devices"])
+    assert psum == pytest.approx(25e-6 + 4 * 2**20 / (476e9 * 8 / 14), rel=1e-3)
