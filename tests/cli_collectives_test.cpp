@@ -201,14 +201,14 @@ TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
   const auto columns = fields_of(csv[0], ',');
   EXPECT_EQ(
       fmt::format("{}", fmt::join(columns, ",")),
-      "collective,jax_name,size_bytes,count_elements,type,redop,algorithm,protocol,channels,devices,time_us,"
-      "algbw_GB_per_s,busbw_GB_per_s,busbw_factor,max_abs_error,mode");
+      "collective,jax_name,size_bytes,count_elements,type,redop,algorithm,nccl_algorithm,protocol,channels,"
+      "devices,time_us,algbw_GB_per_s,busbw_GB_per_s,busbw_factor,max_abs_error,mode");
 
   int abstract_rows = 0;
   for (std::size_t i = 0; i < table.size(); ++i) {
     SCOPED_TRACE(fmt::format("row {}: {}", i, fmt::join(table[i], " ")));
     const auto& cells = table[i];
-    ASSERT_EQ(cells.size(), 13u);
+    ASSERT_EQ(cells.size(), 14u);
     auto fields = fields_of(csv[i + 1], ',');
     if (fields.size() == columns.size() - 1) fields.emplace_back();  // a trailing empty field
     ASSERT_EQ(fields.size(), columns.size());
@@ -225,20 +225,22 @@ TEST(CollectivesSweep, CsvAndJsonParseAndAgreeWithTable) {
     // No NCCL figures on this platform: nccl_ring runs without a protocol, as every other algorithm.
     EXPECT_EQ(cells[5], "-");
     EXPECT_EQ(cells[6], "-");
+    EXPECT_EQ(cells[7], "-");
+    EXPECT_TRUE(j.at("nccl_algorithm").is_null());
     EXPECT_TRUE(j.at("protocol").is_null());
     EXPECT_TRUE(j.at("channels").is_null());
-    EXPECT_EQ(cells[7], std::to_string(j.at("devices").get<int>()));
-    EXPECT_EQ(cells[8], fmt::format("{:.2f}", j.at("time_us").get<double>()));
-    EXPECT_EQ(cells[9], fmt::format("{:.2f}", j.at("algbw_GB_per_s").get<double>()));
-    EXPECT_EQ(cells[10], fmt::format("{:.2f}", j.at("busbw_GB_per_s").get<double>()));
-    EXPECT_EQ(cells[12], j.at("mode"));
+    EXPECT_EQ(cells[8], std::to_string(j.at("devices").get<int>()));
+    EXPECT_EQ(cells[9], fmt::format("{:.2f}", j.at("time_us").get<double>()));
+    EXPECT_EQ(cells[10], fmt::format("{:.2f}", j.at("algbw_GB_per_s").get<double>()));
+    EXPECT_EQ(cells[11], fmt::format("{:.2f}", j.at("busbw_GB_per_s").get<double>()));
+    EXPECT_EQ(cells[13], j.at("mode"));
     if (j.at("mode") == "abstract") {
       ++abstract_rows;
-      EXPECT_EQ(cells[11], "n/a");
+      EXPECT_EQ(cells[12], "n/a");
       EXPECT_TRUE(j.at("max_abs_error").is_null());
     } else {
       const double error = j.at("max_abs_error").get<double>();
-      EXPECT_EQ(cells[11], error == 0 ? "0" : fmt::format("{:.2e}", error));
+      EXPECT_EQ(cells[12], error == 0 ? "0" : fmt::format("{:.2e}", error));
       EXPECT_LT(error, 1e-5);  // float32 sums of a few values in [-1, 1)
     }
 
