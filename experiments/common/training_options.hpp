@@ -15,9 +15,11 @@
 namespace spmdsim::cli {
 
 // The SimGrid actors a training step keeps at once per device (its program, its communication stream, its
-// host copies) and the host's, for the host memory estimate (host_budget.hpp).
-inline std::int64_t training_actors(int devices) {
-  return 3 * std::int64_t{devices} + 1;
+// host copies) and the host's, for the host memory estimate (host_budget.hpp). A collective on `channels`
+// channels runs each channel past the first on an actor of its own, on the program and on the communication
+// stream at once.
+inline std::int64_t training_actors(int devices, int channels = 1) {
+  return (3 + 2 * std::int64_t{channels - 1}) * devices + 1;
 }
 
 inline constexpr const char* kJobsHelp =

@@ -55,7 +55,7 @@ Plan make_plan(const SweepOptions& options, ByteCount abstract_above) {
     if (s > std::numeric_limits<ByteCount>::max() / options.step_factor) break;
   }
   for (const auto* c : options.collectives) {
-    const auto algorithms = algorithms_for(*c, options.algorithm_words);
+    const auto algorithms = algorithms_for(*c, options.algorithm_words, carries_nccl(options.platform));
     for (int p : options.devices) {
       std::vector<std::string> runnable;
       for (const auto& a : algorithms) {

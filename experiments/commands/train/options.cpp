@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 
 #include "common/command_line.hpp"
@@ -13,6 +14,7 @@
 #include "common/device_list.hpp"
 #include "common/model_options.hpp"
 #include "common/training_options.hpp"
+#include "spmdsim/collective_algorithms.hpp"
 
 namespace spmdsim::cli::train {
 namespace po = boost::program_options;
@@ -28,7 +30,7 @@ std::string_view scaling_name(Scaling scaling) {
 
 std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch, seed,
-      jobs, fusion, shard;
+      jobs, fusion, shard, algorithm;
   double learning_rate = 0;
   PlatformRequest platform;
   ModelRequest model;
@@ -63,6 +65,10 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
       "abstract", po::bool_switch(&options.setup.abstract),
       "train on shapes only: every cost and size, no values (and no loss)")(
+      "algorithm", po::value(&algorithm),
+      "the all_reduce, all_gather and reduce_scatter algorithm: one registered for all three (ring, nccl, "
+      "nccl_ring, direct, ...) or auto (default: nccl on a node preset of NVIDIA GPUs, NCCL's choice of Ring "
+      "or NVLS per call as NCCL runs it there; else ring; docs/collectives.md)")(
       "aggregate", po::bool_switch(&options.setup.aggregate),
       "simulate each ring phase of a collective on shapes (a transformer's, or --abstract) as one transfer "
       "each way, plus the other messages' latencies, instead of message by message: the same times under "
@@ -151,6 +157,22 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
                         [&] { return parse_zero_options(zero, {setup.train_options.strategy}); });
   setup.train_options.precision =
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
+  setup.algorithm = values.attributed({"algorithm"}, [&] {
+    if (algorithm.empty() || algorithm == "auto") return algorithm;
+    std::vector<std::string> valid;
+    for (auto name : algorithm_names(CollectiveKind::all_reduce)) {
+      const auto gathers = algorithm_names(CollectiveKind::all_gather);
+      const auto scatters = algorithm_names(CollectiveKind::reduce_scatter);
+      if (std::find(gathers.begin(), gathers.end(), name) != gathers.end() &&
+          std::find(scatters.begin(), scatters.end(), name) != scatters.end())
+        valid.emplace_back(name);
+    }
+    if (std::find(valid.begin(), valid.end(), algorithm) == valid.end())
+      throw UsageError(fmt::format("--algorithm '{}' is not registered for all_reduce, all_gather and "
+                                   "reduce_scatter; valid: {}, auto",
+                                   algorithm, fmt::join(valid, ", ")));
+    return algorithm;
+  });
   setup.fusion = values.attributed({"fusion"}, [&] {
     if (fusion != "on" && fusion != "off")
       throw UsageError(fmt::format("unknown --fusion '{}'; valid: on, off", fusion));

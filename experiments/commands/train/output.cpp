@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/platform_options.hpp"
 #include "common/training_options.hpp"
+#include "spmdsim/collective_algorithms.hpp"
 
 namespace spmdsim::cli::train {
 namespace {
@@ -20,6 +22,13 @@ std::string strategy_text(const models::TrainOptions& train) {
 
 Cell microseconds(Seconds seconds, int decimals) {
   return real_cell(seconds * 1e6, decimals);
+}
+
+// The all-reduce, all-gather and reduce-scatter algorithm the run used: --algorithm, or the platform's
+// default (SimulationOptions::algorithms).
+std::string collective_algorithm(const TrainCommandOptions& options) {
+  if (!options.setup.algorithm.empty()) return options.setup.algorithm;
+  return std::string(default_algorithm(CollectiveKind::all_reduce, carries_nccl(options.platform)));
 }
 
 }  // namespace
@@ -66,12 +75,13 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
       << fmt::format("# platform: {} ({})\n", first.platform, options.platform.summary)
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
       << fmt::format(
-             "# training: {}, {} (learning rate {}), {}, micro-batches {}, fusion {}; {} scaling, {} {}; {} "
-             "steps{}{}; {}\n",
+             "# training: {}, {} (learning rate {}), {}, micro-batches {}, fusion {}, collectives {}; {} scaling, "
+             "{} {}; {} steps{}{}; {}\n",
              strategy_text(setup.train_options),
              options.optimizer_name + (options.fused_optimizer ? " fused" : ""),
              setup.optimizer.learning_rate(), precision_name(setup.train_options.precision),
-             setup.train_options.micro_batches, setup.fusion ? "on" : "off", scaling_name(options.scaling),
+             setup.train_options.micro_batches, setup.fusion ? "on" : "off", collective_algorithm(options),
+             scaling_name(options.scaling),
              options.scaling == Scaling::strong ? "global batch" : "per-device batch",
              options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
              setup.steps, setup.read_loss_every_step ? ", the loss read back after each" : "",
@@ -123,6 +133,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
   j["read_loss_every_step"] = setup.read_loss_every_step;
   j["prefetch"] = setup.prefetch;
   j["fusion"] = setup.fusion;
+  j["collective_algorithm"] = collective_algorithm(options);
   j["mfu"] =
       "model FLOPs per second per device (PaLM: 6N + 12 L h s per token; the MLP: 6N per sample) over the "
       "device's dense matmul peak for the training dtype";

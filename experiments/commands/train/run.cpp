@@ -43,7 +43,8 @@ void check_host_memory(const TrainCommandOptions& options, const ActorContexts& 
     const auto demand = [&](std::int64_t batch) {
       TrainCommandOptions with = options;
       with.batch = batch;
-      return training_host_demand(options.setup, p, global_batch(with, p));
+      return training_host_demand(options.setup, p, global_batch(with, p),
+                                  collective_channels(options.platform, options.setup.algorithm));
     };
     check_fits(fmt::format("--devices {} with --batch {}", p, options.batch), "--batch", options.batch, 1,
                demand, contexts, limits, batch_step(options));
@@ -65,7 +66,9 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
   const HostLimits limits = read_host_limits();
   const ActorContexts contexts = fit_actor_contexts(
-      split.simgrid, training_actors(*std::max_element(options.devices.begin(), options.devices.end())),
+      split.simgrid,
+      training_actors(*std::max_element(options.devices.begin(), options.devices.end()),
+                      collective_channels(options.platform, options.setup.algorithm)),
       limits);
   check_host_memory(options, contexts, limits);
 
@@ -95,7 +98,10 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   }
   const int largest = options.devices.back();
   const int parallel = parallel_runs(
-      options.jobs, training_host_demand(options.setup, largest, global_batch(options, largest)), contexts,
+      options.jobs,
+      training_host_demand(options.setup, largest, global_batch(options, largest),
+                           collective_channels(options.platform, options.setup.algorithm)),
+      contexts,
       limits);
   ProgressBar progress(runs.size(), isatty(STDERR_FILENO) && runs.size() > 1, "simulations");
   progress.show(0);

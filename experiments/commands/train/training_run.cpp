@@ -54,8 +54,9 @@ void check_float32_peak(const Simulation& sim, int devices) {
 
 }  // namespace
 
-HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::int64_t global_batch) {
-  HostDemand demand{.actors = training_actors(devices),
+HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::int64_t global_batch,
+                                int channels) {
+  HostDemand demand{.actors = training_actors(devices, channels),
                     .abstract = setup.abstract || setup.model.is_transformer()};
   if (demand.abstract) return demand;
   const auto& sizes = setup.model.layer_sizes;
@@ -76,9 +77,13 @@ HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::in
 
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
-                                                      bool aggregate_ring_phases, bool fusion) {
-  auto sim = start_simulation(platform, std::move(simgrid_argv), devices,
-                              {.aggregate_ring_phases = aggregate_ring_phases, .fusion = fusion});
+                                                      bool aggregate_ring_phases, bool fusion,
+                                                      const std::string& algorithm) {
+  SimulationOptions options{.aggregate_ring_phases = aggregate_ring_phases, .fusion = fusion};
+  if (!algorithm.empty())
+    for (auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter})
+      options.algorithms[kind] = algorithm;
+  auto sim = start_simulation(platform, std::move(simgrid_argv), devices, options);
   check_float32_peak(*sim, devices);
   return sim;
 }
@@ -87,7 +92,8 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
                             std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
                             const std::string& trace_path) {
   const auto simulation =
-      start_training_simulation(platform, std::move(simgrid_argv), devices, setup.aggregate, setup.fusion);
+      start_training_simulation(platform, std::move(simgrid_argv), devices, setup.aggregate, setup.fusion,
+                                setup.algorithm);
   Simulation& sim = *simulation;
 
   const models::TrainStep step(setup.model.trainable(), setup.optimizer, devices, setup.train_options);

@@ -42,6 +42,9 @@ struct TrainingSetup {
   // SimulationOptions::aggregate_ring_phases: each ring phase of an abstract collective as one transfer each
   // way (--aggregate), what makes a step at 16,384 devices a matter of seconds (docs/performance.md).
   bool aggregate = false;
+  // The all-reduce, all-gather and reduce-scatter algorithm (--algorithm); empty: the platform's default
+  // (nccl on a node preset of NVIDIA GPUs, else ring).
+  std::string algorithm;
 };
 
 // The host memory of run_training at `devices` and `global_batch` (host_budget.hpp): the actors, and on real
@@ -50,7 +53,9 @@ struct TrainingSetup {
 // optimizer state, and the activations with their gradients. `spmdsim train --devices 8 --batch 100000
 // --steps 1` peaks at 931 MB resident (estimate 1.0 GB); with --steps 2 --prefetch 1 --optimizer adam at
 // 1238 MB (estimate 1.3 GB).
-HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::int64_t global_batch);
+// `channels`: what a collective runs on at most (collective_channels).
+HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::int64_t global_batch,
+                                int channels);
 
 // One device count's run, per training step. The times are the mean over the devices of each device's
 // total, divided by the steps.
@@ -82,9 +87,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, devices, global_batch, step_t
 // A Simulation of `platform` for training on its first `devices` devices, SimGrid getting `simgrid_argv` (the
 // program name, then --cfg / --log; the preset's settings where these do not override them). Throws
 // UsageError when the platform has fewer devices, or devices without the float32 peak the loss needs.
+// `algorithm`: the all-reduce, all-gather and reduce-scatter algorithm, or empty for the platform's default.
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
-                                                      bool aggregate_ring_phases, bool fusion = true);
+                                                      bool aggregate_ring_phases, bool fusion = true,
+                                                      const std::string& algorithm = {});
 
 // Trains on the first `devices` devices of `platform` with a global batch of `global_batch` (samples, or a
 // transformer's sequences), SimGrid getting
