@@ -40,9 +40,10 @@ ByteCount bytes_for(const Collective& c, std::int64_t count, int p, DType dtype)
 constexpr double kRealCopies = 6;
 
 // A row runs an actor per device and reads the results back with a device_get actor per device, whose
-// stacks overlap as the demo's do (commands/demo/run.cpp).
-std::int64_t sweep_actors(int max_devices) {
-  return std::int64_t{max_devices} * 3 / 2 + 1;
+// stacks overlap as the demo's do (commands/demo/run.cpp); a collective's channels past the first run on
+// actors of their own.
+std::int64_t sweep_actors(int max_devices, int channels) {
+  return std::int64_t{max_devices} * 3 / 2 + 1 + std::int64_t{max_devices} * (channels - 1);
 }
 
 }  // namespace
@@ -85,13 +86,21 @@ Plan make_plan(const SweepOptions& options, ByteCount abstract_above) {
   return plan;
 }
 
-HostDemand sweep_demand(int max_devices, ByteCount largest_real_row) {
+int sweep_channels(const SweepOptions& options) {
+  int channels = 1;
+  for (const auto* c : options.collectives)
+    for (const auto& a : algorithms_for(*c, options.algorithm_words, carries_nccl(options.platform)))
+      if (a != "auto") channels = std::max(channels, collective_channels(options.platform, a));
+  return channels;
+}
+
+HostDemand sweep_demand(int max_devices, int channels, ByteCount largest_real_row) {
   return {.data_bytes = kRealCopies * max_devices * static_cast<double>(largest_real_row),
-          .actors = sweep_actors(max_devices),
+          .actors = sweep_actors(max_devices, channels),
           .abstract = largest_real_row == 0};
 }
 
-AbstractThreshold default_abstract_threshold(int max_devices, const ActorContexts& contexts,
+AbstractThreshold default_abstract_threshold(int max_devices, int channels, const ActorContexts& contexts,
                                              HostLimits limits) {
   // Half of MemAvailable (4 GiB assumed when unreadable) leaves room for the rest of the machine; the
   // address space (RLIMIT_AS) and memory maps are the limits as they are.
@@ -99,17 +108,17 @@ AbstractThreshold default_abstract_threshold(int max_devices, const ActorContext
   const double available = limits.mem_available.value_or(4.0 * (1ull << 30));
   limits.mem_available = available / 2;
   const auto log2_bytes = largest_fitting(
-      0, 50, [&](std::int64_t log2) { return sweep_demand(max_devices, ByteCount{1} << log2); }, contexts,
+      0, 50, [&](std::int64_t log2) { return sweep_demand(max_devices, channels, ByteCount{1} << log2); }, contexts,
       limits);
   const ByteCount bytes = log2_bytes ? ByteCount{1} << *log2_bytes : 0;
   std::string source = readable ? fmt::format("half of MemAvailable {}", gib_text(available))
                                 : std::string("MemAvailable unreadable: 4 GiB assumed");
   if (limits.address_space) source += fmt::format(", RLIMIT_AS {}", gib_text(*limits.address_space));
-  return {bytes, fmt::format("{}; {} actors' stacks", source, sweep_actors(max_devices))};
+  return {bytes, fmt::format("{}; {} actors' stacks", source, sweep_actors(max_devices, channels))};
 }
 
-void check_real_rows_fit(const Plan& plan, const AbstractThreshold& threshold, const ActorContexts& contexts,
-                         const HostLimits& limits) {
+void check_real_rows_fit(const Plan& plan, int channels, const AbstractThreshold& threshold,
+                         const ActorContexts& contexts, const HostLimits& limits) {
   int max_devices = 0;
   ByteCount largest = 0;
   for (const auto& row : plan.rows) {
@@ -120,10 +129,10 @@ void check_real_rows_fit(const Plan& plan, const AbstractThreshold& threshold, c
   // The actors alone first: no threshold helps a device count whose actors do not fit.
   check_fits(
       fmt::format("--devices {}", max_devices), "--devices", max_devices, 2,
-      [](std::int64_t p) { return sweep_demand(static_cast<int>(p), 0); }, contexts, limits);
-  const auto shortfall = host_shortfall(sweep_demand(max_devices, largest), contexts, limits);
+      [channels](std::int64_t p) { return sweep_demand(static_cast<int>(p), channels, 0); }, contexts, limits);
+  const auto shortfall = host_shortfall(sweep_demand(max_devices, channels, largest), contexts, limits);
   if (!shortfall) return;
-  const auto fitting = default_abstract_threshold(max_devices, contexts, limits);
+  const auto fitting = default_abstract_threshold(max_devices, channels, contexts, limits);
   throw UsageError(
       fmt::format("{} {}: the real rows up to {} at {} devices do not fit: {}; --abstract-above {} "
                   "fits ({}); rows above it run on shapes only",

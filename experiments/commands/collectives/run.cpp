@@ -84,14 +84,15 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
 
   const int max_devices = *std::max_element(options.devices.begin(), options.devices.end());
+  const int channels = sweep_channels(options);
   const HostLimits limits = read_host_limits();
   const ActorContexts contexts =
-      fit_actor_contexts(split.simgrid, sweep_demand(max_devices, 0).actors, limits);
+      fit_actor_contexts(split.simgrid, sweep_demand(max_devices, channels, 0).actors, limits);
   AbstractThreshold threshold = options.abstract_above
                                     ? AbstractThreshold{*options.abstract_above, "--abstract-above"}
-                                    : default_abstract_threshold(max_devices, contexts, limits);
+                                    : default_abstract_threshold(max_devices, channels, contexts, limits);
   const Plan plan = make_plan(options, threshold.bytes);
-  check_real_rows_fit(plan, threshold, contexts, limits);
+  check_real_rows_fit(plan, channels, threshold, contexts, limits);
   if (options.shard) check_shard_has_rows(*options.shard, plan.rows.size());
   // The plan's rows this run runs: all of them, or the slice --shard names.
   std::vector<std::size_t> mine(plan.rows.size());
