@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
-#include "common/platform_options.hpp"
 #include "common/training_options.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 
@@ -24,11 +23,10 @@ Cell microseconds(Seconds seconds, int decimals) {
   return real_cell(seconds * 1e6, decimals);
 }
 
-// The all-reduce, all-gather and reduce-scatter algorithm the run used: --algorithm, or the platform's
-// default (SimulationOptions::algorithms).
+// The all-reduce, all-gather and reduce-scatter algorithm the run used: --algorithm, or the default.
 std::string collective_algorithm(const TrainCommandOptions& options) {
   if (!options.setup.algorithm.empty()) return options.setup.algorithm;
-  return std::string(default_algorithm(CollectiveKind::all_reduce, carries_nccl(options.platform)));
+  return std::string(default_algorithm(CollectiveKind::all_reduce));
 }
 
 }  // namespace
