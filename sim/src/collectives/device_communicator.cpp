@@ -19,6 +19,14 @@ XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
 namespace spmdsim::detail {
 namespace {
 
+// Waits `duration` on the calling actor. SimGrid resolves time to 1 ns (surf/precision) and reports every
+// shorter wait on the console (a channel's pace for a few bytes at NCCL's rates on Blackwell is 0.3 ns), so
+// those are not waited.
+void wait_for(Seconds duration) {
+  constexpr Seconds kSimGridPrecision = 1e-9;
+  if (duration >= kSimGridPrecision) simgrid::s4u::this_actor::sleep_for(duration);
+}
+
 // A group of these call ranks (a part of a communicator's group), with the calling device among them.
 AxisGroup group_with(const DeviceContext& ctx, std::vector<int> call_ranks) {
   const auto mine = std::find(call_ranks.begin(), call_ranks.end(), ctx.rank());
@@ -62,7 +70,7 @@ std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> memb
 void DeviceCommunicator::in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
                                      const std::function<void(Communicator&, int)>& body) {
   flush_phase();
-  if (protocol.start_latency > 0) simgrid::s4u::this_actor::sleep_for(protocol.start_latency);
+  wait_for(protocol.start_latency);
   // Channel c's communicator: ring c's order, lane c, the protocol, sends and booked phases of its own.
   const int node_size = dimensions_.size() >= 2 ? dimensions_.front() : size();
   auto channel_comm = [this, &rings, &protocol, node_size](int c) {
@@ -128,7 +136,7 @@ Array DeviceCommunicator::switch_all_reduce(const Array& flat, ReduceOp op, cons
                                                    &collectives::rank_order_all_reduce_values);
   shared->contribute(rank(), flat, op);
   Array reduced = shared->result();  // the switch starts once every rank has arrived
-  if (protocol.start_latency > 0) simgrid::s4u::this_actor::sleep_for(protocol.start_latency);
+  wait_for(protocol.start_latency);
   const auto& hosts = ctx_.runtime().hosts();
   auto* device = hosts.device(ctx_.device());
   auto* node_switch = hosts.reducing_switch(ctx_.device());
@@ -140,7 +148,7 @@ Array DeviceCommunicator::switch_all_reduce(const Array& flat, ReduceOp op, cons
   ctx_.times().bytes_sent += each_way;
   auto up = start_direct_transfer(device, node_switch, each_way);
   auto down = start_direct_transfer(node_switch, device, each_way);
-  if (protocol.rate > 0) simgrid::s4u::this_actor::sleep_for(bytes / protocol.rate);
+  if (protocol.rate > 0) wait_for(bytes / protocol.rate);
   up->wait();
   down->wait();
   return reduced;
@@ -165,7 +173,7 @@ Seconds DeviceCommunicator::step_overhead(int peer) const {
 }
 
 simgrid::s4u::CommPtr DeviceCommunicator::put(int to_device, void* payload, Bytes bytes, Seconds overhead) {
-  if (overhead > 0) simgrid::s4u::this_actor::sleep_for(overhead);
+  wait_for(overhead);
   return ctx_.channel(ctx_.device(), to_device, lane_)
       ->put_async(payload, static_cast<std::uint64_t>(bytes * protocol_.wire_bytes_per_byte));
 }
@@ -174,7 +182,7 @@ simgrid::s4u::CommPtr DeviceCommunicator::put(int to_device, void* payload, Byte
 // channels' blocks do not slow it (SimGrid 3.32 drops a transfer's own rate under TCP-gamma 0, so the cap
 // is a wait beside the transfer, not a bound on it).
 void DeviceCommunicator::pace(Bytes bytes) {
-  if (protocol_.rate > 0) simgrid::s4u::this_actor::sleep_for(bytes / protocol_.rate);
+  if (protocol_.rate > 0) wait_for(bytes / protocol_.rate);
 }
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_recv(int peer, Array** slot) {
