@@ -111,7 +111,8 @@ double psum_time(Simulation& sim, const std::string& algorithm, const Array& x) 
                 {.axis_name = "i"});
   f(sim, {x});
   double longest = 0;
-  for (const auto& times : sim.report().calls.back().times)
+  const auto report = sim.report();  // kept: a range-for over a member of a temporary would outlive it
+  for (const auto& times : report.calls.back().times)
     if (auto it = times.communication.find("psum"); it != times.communication.end())
       longest = std::max(longest, it->second);
   return longest;
