@@ -36,15 +36,22 @@ std::int64_t batch_step(const TrainCommandOptions& options) {
   return step;
 }
 
-// Refuses a device count whose run would not fit in the host's memory, naming the --batch that would.
+// Refuses a device count whose run would not fit in the host's memory: naming the --devices that would when
+// no batch helps (the actors, and nccl's channel rings, grow with the devices alone), else the --batch.
 void check_host_memory(const TrainCommandOptions& options, const ActorContexts& contexts,
                        const HostLimits& limits) {
+  const int channels = collective_channels(options.platform, options.setup.algorithm);
+  const int largest = *std::max_element(options.devices.begin(), options.devices.end());
+  check_fits(fmt::format("--devices {}", largest), "--devices", largest, 1,
+             [&](std::int64_t p) {
+               return training_host_demand(options.setup, static_cast<int>(p), 1, channels);
+             },
+             contexts, limits);
   for (int p : options.devices) {
     const auto demand = [&](std::int64_t batch) {
       TrainCommandOptions with = options;
       with.batch = batch;
-      return training_host_demand(options.setup, p, global_batch(with, p),
-                                  collective_channels(options.platform, options.setup.algorithm));
+      return training_host_demand(options.setup, p, global_batch(with, p), channels);
     };
     check_fits(fmt::format("--devices {} with --batch {}", p, options.batch), "--batch", options.batch, 1,
                demand, contexts, limits, batch_step(options));
