@@ -8,12 +8,14 @@
 #include "collectives/nccl_nvls.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace spmdsim::collectives {
 
 bool has_nvls(const NcclNode& node) { return node.nvls_efficiency > 0 && !node.intra_search_speeds.empty(); }
 
 NvlsGraph nvls_graph(const NcclNode& node, int local) {
+  if (!has_nvls(node)) throw std::logic_error("an NVLS graph of a node without NVLS");
   const auto& speeds = node.intra_search_speeds;
   NvlsGraph graph{.channels = local};
   std::size_t i = 0;

@@ -14,7 +14,7 @@ bool has_nvls(const NcclNode& node);
 // every GPU through the switch. A GPU's port carries a channel's speed for every other GPU's channel and
 // twice that for its own, so bwIntra is the fastest of the search's speeds with (local + 1) x speed within
 // the GPU's NVLink bandwidth; the search's second pass then raises bwInter, which no NVLink path spends, to
-// the first speed of at least twice bwIntra, or the fastest. Bandwidths in B/s.
+// the first speed of at least twice bwIntra, or the fastest. Bandwidths in B/s. Only where has_nvls(node).
 struct NvlsGraph {
   int channels = 0;
   double intra = 0;  // bwIntra
