@@ -49,6 +49,24 @@ TEST(NcclTuner, PicksLLThenLL128ThenSimpleAsTheAllReduceGrows) {
       56e-6, 1e-12);
 }
 
+// Across nodes NCCL's tuner counts a Simple ring all-reduce's latency 1.4 times once it carries at least 64
+// bytes per channel and rank (tuning.cc's "plateau effect of ring"): 2 x 8 H100s, 30 steps of which 2 cross
+// nodes, 8.4 + 28 x 3.4 + 2 x 14 = 131.6 us; 1 GiB moves at 360 GB/s x 16 / 30.
+TEST(NcclTuner, AMultiNodeSimpleRingCountsItsLatencyOnePointFourTimes) {
+  const auto time = [](double bytes) {
+    return collectives::nccl_ring_tuner_time(hopper(), NcclProtocol::simple, CollectiveKind::all_reduce, 16, 2,
+                                             bytes);
+  };
+  EXPECT_NEAR(time(0), 131.6e-6, 1e-12);
+  const double gib = 1024.0 * 1024 * 1024;
+  EXPECT_NEAR(time(gib) - gib / (360 * kGB * 16 / 30), 1.4 * 131.6e-6, 1e-12);
+  // One node: no such factor.
+  EXPECT_NEAR(collectives::nccl_ring_tuner_time(hopper(), NcclProtocol::simple, CollectiveKind::all_reduce, 8, 1,
+                                                gib) -
+                  gib / (360 * kGB * 8 / 14),
+              56e-6, 1e-12);
+}
+
 TEST(NcclTuner, BusBandwidthsFollowTheTunersRefinements) {
   const NcclNode node = hopper();
   EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 1, false), 360 * kGB);

@@ -7,7 +7,8 @@
 // - chunks: src/init.cc:810-813 (buffer sizes), src/include/collectives.h:20-26 (4 chunk steps of Ring
 //   Simple), enqueue.cc:2222-2227 (stepSize = buffer / NCCL_STEPS, LL halved, LL128 times 15/16);
 // - bandwidths and the tuner's time: tuning.cc:306-336 (LL x0.5 capped at llMaxBw, LL128 x0.92 capped per
-//   channel), :376-433 (algorithm bandwidth and latency of Ring), :630-655 (time = latency + bytes / bw),
+//   channel), :376-433 (algorithm bandwidth and latency of Ring), :630-655 (time = latency + bytes / bw, the
+//   multi-node Simple ring's latency x 1.4),
 //   enqueue.cc:2035-2044 (the lowest time wins).
 #include "collectives/nccl_protocols.hpp"
 
@@ -36,6 +37,7 @@ constexpr NcclProtocolFigures kSimple{1.0, 8.4 * kMicrosecond, 3.4 * kMicrosecon
 // tuning.cc:393-396: across nodes a step inside the node costs at least the proxy's overhead, 1 us (2 us
 // on AMD hosts), three times that with Simple.
 constexpr Seconds kNetOverhead = 1 * kMicrosecond;
+constexpr double kRingPlateauFactor = 1.4;
 
 // A channel gets at least one element of each rank's contribution.
 int at_most_one_per_element(int channels, std::int64_t elements_per_rank) {
@@ -112,8 +114,13 @@ Seconds nccl_ring_tuner_time(const NcclNode& node, NcclProtocol protocol, Collec
   Seconds step_inside = figures.nvlink_step_latency;
   if (nodes > 1)
     step_inside = std::max(step_inside, kNetOverhead * (protocol == NcclProtocol::simple ? 3 : 1));
-  const Seconds latency =
+  Seconds latency =
       figures.base_latency + (steps - steps_across) * step_inside + steps_across * figures.net_step_latency;
+  // tuning.cc:650-653, the ring's "plateau effect": a multi-node Simple all-reduce of at least 64 bytes per
+  // channel and rank counts 1.4 times its latency (on SM80 and later, every preset's GPU).
+  if (nodes > 1 && protocol == NcclProtocol::simple && kind == CollectiveKind::all_reduce &&
+      bytes / (node.ring_channels * static_cast<double>(ranks)) >= 64)
+    latency *= kRingPlateauFactor;
   const double algorithm_bandwidth =
       nccl_ring_bus_bandwidth(node, protocol, nodes, true) * ranks / static_cast<double>(steps);
   return latency + bytes / algorithm_bandwidth;
