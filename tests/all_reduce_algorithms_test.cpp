@@ -22,10 +22,13 @@
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
+#include "collective_time.hpp"
 #include "test_cluster.hpp"
 
 namespace spmdsim {
 namespace {
+
+using testing::collective_time;
 
 // The free-compute test cluster: alpha = two 1 us fabric links, beta = 1 / 100 GB/s, gamma = 0.
 constexpr double kAlpha = 2e-6;
@@ -59,17 +62,6 @@ void expect_seconds(double actual, double expected) {
 
 CostInputs switch_cost(int p, double bytes) {
   return {.p = p, .n = bytes, .alpha = kAlpha, .beta = kBeta};
-}
-
-// The longest time any device spent in the collective `name` in the last call: the collective's duration
-// (tree algorithms finish on different devices at different times).
-double collective_time(const Simulation& sim, const std::string& name) {
-  double longest = 0;
-  const auto report = sim.report();  // named: a range-for would not keep a temporary alive
-  for (const auto& times : report.calls.back().times)
-    if (auto it = times.communication.find(name); it != times.communication.end())
-      longest = std::max(longest, it->second);
-  return longest;
 }
 
 // One collective on every device: f(x_i) with x_i row i of x; returns the stacked outputs.

@@ -16,10 +16,13 @@
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/topologies/accelerator_node.hpp"
+#include "collective_time.hpp"
 #include "test_cluster.hpp"
 
 namespace spmdsim {
 namespace {
+
+using testing::collective_time;
 
 using collectives::nccl_channel_rings;
 
@@ -134,15 +137,6 @@ TEST(NcclRingOptions, NegativeChannelsAreRefused) {
 
 void expect_close(double actual, double expected, double relative) {
   EXPECT_NEAR(actual, expected, relative * expected) << "actual " << actual << " expected " << expected;
-}
-
-double collective_time(const Simulation& sim, const std::string& name) {
-  double longest = 0;
-  const auto report = sim.report();
-  for (const auto& times : report.calls.back().times)
-    if (auto it = times.communication.find(name); it != times.communication.end())
-      longest = std::max(longest, it->second);
-  return longest;
 }
 
 // Elements per device: divisible by every p * C used below, so that every piece has one size.

@@ -14,6 +14,7 @@
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/topologies/accelerator_node.hpp"
+#include "collective_time.hpp"
 #include "test_cluster.hpp"
 
 namespace spmdsim {
@@ -133,12 +134,7 @@ double psum_time(const std::string& protocol) {
       },
       {.axis_name = "i"});
   f(sim, {Array::abstract(Shape{kDevices, kFloats}, DType::f32)});
-  double longest = 0;
-  const auto report = sim.report();
-  for (const auto& times : report.calls.back().times)
-    if (auto it = times.communication.find("psum"); it != times.communication.end())
-      longest = std::max(longest, it->second);
-  return longest;
+  return testing::collective_time(sim, "psum");
 }
 
 // One simulation per process: each protocol is a test of its own.

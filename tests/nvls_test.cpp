@@ -16,6 +16,7 @@
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/topologies/accelerator_node.hpp"
 #include "spmdsim/topologies/presets.hpp"
+#include "collective_time.hpp"
 #include "test_cluster.hpp"
 
 namespace spmdsim {
@@ -110,12 +111,7 @@ double psum_time(Simulation& sim, const std::string& algorithm, const Array& x) 
   auto f = pmap([&](const Args& a) -> Tree { return psum(a[0].array(), "i", {}, {.algorithm = algorithm}); },
                 {.axis_name = "i"});
   f(sim, {x});
-  double longest = 0;
-  const auto report = sim.report();  // kept: a range-for over a member of a temporary would outlive it
-  for (const auto& times : report.calls.back().times)
-    if (auto it = times.communication.find("psum"); it != times.communication.end())
-      longest = std::max(longest, it->second);
-  return longest;
+  return testing::collective_time(sim, "psum");
 }
 
 const double kBytes = 4.0 * kFloats;

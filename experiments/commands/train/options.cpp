@@ -160,10 +160,10 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
   setup.algorithm = values.attributed({"algorithm"}, [&] {
     if (algorithm.empty() || algorithm == "auto") return algorithm;
+    const auto gathers = algorithm_names(CollectiveKind::all_gather);
+    const auto scatters = algorithm_names(CollectiveKind::reduce_scatter);
     std::vector<std::string> valid;
     for (auto name : algorithm_names(CollectiveKind::all_reduce)) {
-      const auto gathers = algorithm_names(CollectiveKind::all_gather);
-      const auto scatters = algorithm_names(CollectiveKind::reduce_scatter);
       if (std::find(gathers.begin(), gathers.end(), name) != gathers.end() &&
           std::find(scatters.begin(), scatters.end(), name) != scatters.end())
         valid.emplace_back(name);

@@ -38,9 +38,8 @@ std::int64_t batch_step(const TrainCommandOptions& options) {
 
 // Refuses a device count whose run would not fit in the host's memory: naming the --devices that would when
 // no batch helps (the actors, and nccl's channel rings, grow with the devices alone), else the --batch.
-void check_host_memory(const TrainCommandOptions& options, const ActorContexts& contexts,
+void check_host_memory(const TrainCommandOptions& options, int channels, const ActorContexts& contexts,
                        const HostLimits& limits) {
-  const int channels = collective_channels(options.platform, options.setup.algorithm);
   const int largest = *std::max_element(options.devices.begin(), options.devices.end());
   check_fits(fmt::format("--devices {}", largest), "--devices", largest, 1,
              [&](std::int64_t p) {
@@ -72,12 +71,11 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const std::string trace = options.trace_path.empty() ? "" : outputs.staged(options.trace_path).string();
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
   const HostLimits limits = read_host_limits();
+  const int channels = collective_channels(options.platform, options.setup.algorithm);
   const ActorContexts contexts = fit_actor_contexts(
-      split.simgrid,
-      training_actors(*std::max_element(options.devices.begin(), options.devices.end()),
-                      collective_channels(options.platform, options.setup.algorithm)),
+      split.simgrid, training_actors(*std::max_element(options.devices.begin(), options.devices.end()), channels),
       limits);
-  check_host_memory(options, contexts, limits);
+  check_host_memory(options, channels, contexts, limits);
 
   // The device counts this run trains on: all of them, or --shard's slice, led by the smallest count when
   // the slice lacks it: every row's efficiency is against the smallest count's throughput.
@@ -105,11 +103,8 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   }
   const int largest = options.devices.back();
   const int parallel = parallel_runs(
-      options.jobs,
-      training_host_demand(options.setup, largest, global_batch(options, largest),
-                           collective_channels(options.platform, options.setup.algorithm)),
-      contexts,
-      limits);
+      options.jobs, training_host_demand(options.setup, largest, global_batch(options, largest), channels),
+      contexts, limits);
   ProgressBar progress(runs.size(), isatty(STDERR_FILENO) && runs.size() > 1, "simulations");
   progress.show(0);
   std::vector<TrainingResult> results;

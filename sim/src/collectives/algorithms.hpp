@@ -85,6 +85,8 @@ Array nccl_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, 
 std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels);
 // The nodes of a group shaped {devices per node, nodes...}: the product of every dimension but the first.
 int group_nodes(const std::vector<int>& dimensions);
+// The ranks of a group of that shape: the product of every dimension.
+int group_size(const std::vector<int>& dimensions);
 // The arc-disjoint Hamiltonian cycles of d devices those rings walk a node along (each starting at 0).
 const std::vector<std::vector<int>>& node_cycles(int d);
 

@@ -84,6 +84,12 @@ int group_nodes(const std::vector<int>& dimensions) {
   return nodes;
 }
 
+int group_size(const std::vector<int>& dimensions) {
+  int ranks = 1;
+  for (int d : dimensions) ranks *= d;
+  return ranks;
+}
+
 std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels) {
   const int d = dimensions.empty() ? 1 : dimensions.front();
   const int nodes = group_nodes(dimensions);

@@ -11,6 +11,14 @@
 #include <stdexcept>
 
 namespace spmdsim::collectives {
+namespace {
+
+// The tuner's algorithm bandwidth of an NVLS all-reduce: busbw x ranks / (2 (ranks - 1)).
+double nvls_algorithm_bandwidth(const NcclNode& node, int ranks) {
+  return nvls_bus_bandwidth(node, ranks) * ranks / (2.0 * (ranks - 1));
+}
+
+}  // namespace
 
 bool has_nvls(const NcclNode& node) { return node.nvls_efficiency > 0 && !node.intra_search_speeds.empty(); }
 
@@ -34,15 +42,13 @@ double nvls_bus_bandwidth(const NcclNode& node, int ranks) {
 }
 
 Seconds nvls_tuner_time(const NcclNode& node, int ranks, double bytes) {
-  const double algbw = nvls_bus_bandwidth(node, ranks) * ranks / (2.0 * (ranks - 1));
-  return kNvlsLatency + bytes / algbw;
+  return kNvlsLatency + bytes / nvls_algorithm_bandwidth(node, ranks);
 }
 
 ChannelProtocol nvls_protocol(const Communicator& comm) {
   const NcclNode* node = comm.nccl_node();
   if (node == nullptr || !has_nvls(*node)) return {};
-  const int p = comm.size();
-  return {.rate = nvls_bus_bandwidth(*node, p) * p / (2.0 * (p - 1)), .start_latency = kNvlsLatency};
+  return {.rate = nvls_algorithm_bandwidth(*node, comm.size()), .start_latency = kNvlsLatency};
 }
 
 }  // namespace spmdsim::collectives

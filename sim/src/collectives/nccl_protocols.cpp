@@ -56,8 +56,7 @@ int ring_steps(CollectiveKind kind, int count) {
 NcclRingCall nccl_ring_call(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
                             std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
                             const std::string& protocol) {
-  int ranks = 1;
-  for (int d : dimensions) ranks *= d;
+  const int ranks = group_size(dimensions);
   const int nodes = group_nodes(dimensions);
   const double bytes = static_cast<double>(elements_per_rank) * ranks * static_cast<double>(itemsize);
   const NcclProtocol chosen =

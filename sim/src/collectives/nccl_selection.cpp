@@ -20,8 +20,7 @@ bool picks_nvls(const NcclNode& node, const std::vector<int>& dimensions, std::i
                 std::int64_t itemsize, int max_channels, const std::string& protocol, bool switch_reduces) {
   if (!switch_reduces || !has_nvls(node) || group_nodes(dimensions) != 1) return false;
   if (!protocol.empty() && parse_nccl_protocol(protocol) != NcclProtocol::simple) return false;
-  int ranks = 1;
-  for (int d : dimensions) ranks *= d;
+  const int ranks = group_size(dimensions);
   const double bytes = static_cast<double>(elements_per_rank) * ranks * static_cast<double>(itemsize);
   const auto ring = nccl_ring_call(node, CollectiveKind::all_reduce, dimensions, elements_per_rank, itemsize,
                                    max_channels, protocol);
@@ -58,9 +57,8 @@ NcclChoice nccl_choice(const NcclNode& node, std::string_view algorithm, Collect
     throw ValueError(fmt::format("no NCCL choice for algorithm '{}'; valid: nccl, nccl_ring", algorithm));
   if (algorithm == "nccl" && kind == CollectiveKind::all_reduce &&
       picks_nvls(node, dimensions, elements_per_rank, itemsize, max_channels, protocol, switch_reduces)) {
-    int ranks = 1;
-    for (int d : dimensions) ranks *= d;
-    return {"NVLS", std::string(nccl_protocol_name(NcclProtocol::simple)), nvls_graph(node, ranks).channels};
+    return {"NVLS", std::string(nccl_protocol_name(NcclProtocol::simple)),
+            nvls_graph(node, group_size(dimensions)).channels};
   }
   const auto ring = nccl_ring_call(node, kind, dimensions, elements_per_rank, itemsize, max_channels, protocol);
   return {"Ring", std::string(nccl_protocol_name(ring.protocol)), ring.channels};
