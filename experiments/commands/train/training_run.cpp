@@ -53,8 +53,9 @@ void check_float32_peak(const Simulation& sim, int devices) {
 }
 
 // What channel rings walked step by step hold per pair of devices (each device's ring steps grow with the
-// devices): measured, a gpt_7b data-parallel step with nccl on dgx_b200 nodes, --aggregate, peaked at 0.45 GB
-// on 64 devices and 18.8 GB on 512 (0.15 and 0.98 GB with ring).
+// devices, as they are without --aggregate): measured when --aggregate walked them too, a gpt_7b data-parallel
+// step with nccl on dgx_b200 nodes peaked at 0.45 GB on 64 devices and 18.8 GB on 512 (0.15 and 0.98 GB with
+// ring).
 constexpr double kChannelRingBytesPerDevicePair = 72e3;
 
 }  // namespace

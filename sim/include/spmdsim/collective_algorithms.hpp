@@ -71,6 +71,26 @@ class Communicator {
   // Each channel moves its messages as `protocol` says.
   virtual void in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
                            const std::function<void(Communicator&, int)>& body) = 0;
+
+  // Phase booking (SimulationOptions::aggregate_ring_phases, docs/performance.md#aggregated-phases): an
+  // algorithm that knows the totals of a run of exchanges with the same two peers books them instead of
+  // sending them one by one, and the communicator simulates the run as one transfer each way, the latencies of
+  // its other messages, then the reductions done meanwhile. Whether x's exchanges are booked (aggregation on,
+  // x abstract):
+  virtual bool books(const Array& x) const = 0;
+  // Books `messages` exchanges that send bytes_out in all to `to`, receive as much from `from` and spend
+  // `reducing` in reductions, as that many sendrecv_shaped and combine calls would.
+  virtual void book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) = 0;
+  // The time combine takes for a piece shaped like `piece`, inside the collective.
+  virtual Seconds reduction_time(const Array& piece, ReduceOp op) const = 0;
+  // A buffer shaped like `like` (abstract) in this device's memory as collective scratch, held as long as
+  // the returned array is: what a booked run holds where its exchanges would have held it.
+  virtual Array hold_scratch(const Array& like) = 0;
+  // in_parallel for bodies that only book (book_phase, hold_scratch): every channel's run is booked on this
+  // device's one actor, then all of them are simulated at once, each with its protocol and timeline as its
+  // own actor would have had them, without an actor per channel.
+  virtual void book_in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
+                                const std::function<void(Communicator&, int)>& body) = 0;
   // NCCL's figures for the platform's nodes, or nullptr where the platform has none (Platform::nccl).
   virtual const NcclNode* nccl_node() const = 0;
   // The protocol the call asks for (CollectiveOptions::protocol): "LL", "LL128", "Simple", or empty for the

@@ -300,8 +300,7 @@ std::vector<Array> all_gather_operands(const std::vector<Array>& operands, const
                       flat.dtype());
   std::vector<Array> results;
   if (call.books_ring(flat)) {
-    const Array others =
-        detail::booked_ring_all_gather_scratch(call.device_comm(), flat);  // held until placed
+    const Array others = collectives::book_ring_all_gather(call.comm(), {flat.size()}, flat.dtype());  // held until placed
     for (std::size_t i = 0; i < operands.size(); ++i)
       results.push_back(Array::abstract(gathered_shape(operands[i].shape(), count, out_axes[i], tiled),
                                         operands[i].dtype()));
@@ -356,7 +355,8 @@ std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, con
                       joined_block.dtype());
   if (call.books_ring(operands.front()))  // the operands' data, abstract or not (joined_block is abstract)
     return call.finish(split_like(
-        detail::booked_ring_reduce_scatter(call.device_comm(), joined_block, ReduceOp::sum), block_shapes));
+        collectives::book_ring_reduce_scatter(call.comm(), {joined_block.size()}, joined_block.dtype(), ReduceOp::sum),
+        block_shapes));
   std::vector<std::vector<Array>> blocks(operands.size());
   for (std::size_t i = 0; i < operands.size(); ++i)
     blocks[i] = blocks_along(operands[i], dims[i], shards, tiled);

@@ -1,12 +1,13 @@
 #include "collectives/booked_ring.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "collectives/chunks.hpp"
 #include "collectives/reduction_values.hpp"
 #include "collectives/shared_reduction.hpp"
 
-namespace spmdsim::detail {
+namespace spmdsim::collectives {
 namespace {
 
 // split_flat's pieces of n elements over p ranks: the first n % p have one element more.
@@ -14,10 +15,23 @@ struct FlatPieces {
   std::int64_t n;
   int p;
   std::int64_t size(int i) const {
-    const int k = collectives::wrap(i, p);
-    return collectives::split_flat_offset(n, p, k + 1) - collectives::split_flat_offset(n, p, k);
+    const int k = wrap(i, p);
+    return split_flat_offset(n, p, k + 1) - split_flat_offset(n, p, k);
   }
 };
+
+// The passes pieces_of cuts: `count` passes of `elements` each (a run has at most two such groups).
+struct PassGroup {
+  std::int64_t elements;
+  std::int64_t count;
+};
+
+std::vector<PassGroup> pass_groups(RingPasses passes) {
+  if (passes.pass <= 0 || passes.elements <= passes.pass) return {{passes.elements, 1}};
+  std::vector<PassGroup> groups{{passes.pass, passes.elements / passes.pass}};
+  if (passes.elements % passes.pass != 0) groups.push_back({passes.elements % passes.pass, 1});
+  return groups;
+}
 
 // The scratch elements live at the peak of ring_reduce_scatter on rank r: at step s it receives piece
 // r-s-2 and folds it into a new buffer (2 pieces at once) while keeping the s folded pieces before it.
@@ -36,8 +50,7 @@ std::int64_t reduce_scatter_peak(const FlatPieces& pieces, int r) {
 
 // The reductions of a reduce-scatter that folds every piece but `skipped`: each piece's own kernel time,
 // priced once per distinct size (there are at most two).
-Seconds reductions(const DeviceCommunicator& comm, const FlatPieces& pieces, int skipped, DType dtype,
-                   ReduceOp op) {
+Seconds reductions(const Communicator& comm, const FlatPieces& pieces, int skipped, DType dtype, ReduceOp op) {
   const std::int64_t base = pieces.n / pieces.p;
   const std::int64_t larger = pieces.n % pieces.p;  // pieces of base + 1
   const std::int64_t skipped_larger = pieces.size(skipped) > base ? 1 : 0;
@@ -46,56 +59,75 @@ Seconds reductions(const DeviceCommunicator& comm, const FlatPieces& pieces, int
              comm.reduction_time(Array::abstract({base}, dtype), op);
 }
 
-Array scratch(DeviceCommunicator& comm, std::int64_t elements, DType dtype) {
-  return comm.context().place(Array::abstract({elements}, dtype), MemoryTag::collective_scratch,
-                              "ring phase scratch");
+Array scratch(Communicator& comm, std::int64_t elements, DType dtype) {
+  return comm.hold_scratch(Array::abstract({elements}, dtype));
 }
+
+int next(const Communicator& comm) { return wrap(comm.rank() + 1, comm.size()); }
+int previous(const Communicator& comm) { return wrap(comm.rank() - 1, comm.size()); }
 
 }  // namespace
 
-Array booked_ring_all_reduce(DeviceCommunicator& comm, const Array& flat, ReduceOp op) {
+void book_ring_all_reduce(Communicator& comm, RingPasses passes, DType dtype, ReduceOp op) {
   const int p = comm.size();
   const int r = comm.rank();
+  const auto item = static_cast<Bytes>(itemsize(dtype));
+  for (const PassGroup& group : pass_groups(passes)) {
+    const FlatPieces pieces{group.elements, p};
+    // Reduce-scatter sends every piece but r and folds every piece but r-1; the all-gather sends every piece
+    // but r+1. Both run with the same neighbours: one phase, as sendrecv_shaped books them.
+    const Bytes sent = (2 * pieces.n - pieces.size(r) - pieces.size(r + 1)) * item;
+    comm.book_phase(next(comm), previous(comm), sent * group.count, 2 * (p - 1) * static_cast<int>(group.count),
+                    static_cast<double>(group.count) * reductions(comm, pieces, r - 1, dtype, op));
+    // Held and released at once: the reduce-scatter's peak, or the all-gather's (every piece held at its
+    // end), whichever is higher; nothing of a pass outlives it.
+    scratch(comm, std::max(reduce_scatter_peak(pieces, r), pieces.n), dtype);
+  }
+}
+
+Array book_ring_all_gather(Communicator& comm, RingPasses passes, DType dtype) {
+  const int p = comm.size();
+  std::int64_t count = 0;
+  for (const PassGroup& group : pass_groups(passes)) count += group.count;
+  comm.book_phase(next(comm), previous(comm), passes.elements * static_cast<Bytes>(itemsize(dtype)) * (p - 1),
+                  (p - 1) * static_cast<int>(count), 0);
+  return scratch(comm, passes.elements * (p - 1), dtype);
+}
+
+Array book_ring_reduce_scatter(Communicator& comm, RingPasses passes, DType dtype, ReduceOp op) {
+  const int p = comm.size();
+  Seconds reducing = 0;
+  std::int64_t count = 0, kept = 0, peak = 0;
+  for (const PassGroup& group : pass_groups(passes)) {
+    reducing += static_cast<double>(group.count * (p - 1)) * comm.reduction_time(Array::abstract({group.elements}, dtype), op);
+    count += group.count;
+    // At a pass's last step the passes before it, p-2 folded blocks, the one received and the one folded from
+    // it (which stays) are held.
+    kept += group.elements * group.count;
+    peak = std::max(peak, kept - group.elements + p * group.elements);
+  }
+  comm.book_phase(next(comm), previous(comm), passes.elements * static_cast<Bytes>(itemsize(dtype)) * (p - 1),
+                  (p - 1) * static_cast<int>(count), reducing);
+  const Array folded_before = scratch(comm, peak - passes.elements, dtype);  // released on return
+  return scratch(comm, passes.elements, dtype);
+}
+
+}  // namespace spmdsim::collectives
+
+namespace spmdsim::detail {
+
+Array booked_ring_all_reduce(DeviceCommunicator& comm, const Array& flat, ReduceOp op) {
   DeviceContext& ctx = comm.context();
   std::shared_ptr<SharedReduction> values;
   if (!flat.is_abstract()) {
     values = ctx.call().shared_reductions.join(ctx.rank(), ctx.track(), comm.group(),
                                                &collectives::ring_all_reduce_values);
-    values->contribute(r, flat, op);
+    values->contribute(comm.rank(), flat, op);
   }
-  const FlatPieces pieces{flat.size(), p};
-  const auto item = static_cast<Bytes>(itemsize(flat.dtype()));
-  // Reduce-scatter sends every piece but r and folds every piece but r-1; the all-gather sends every piece
-  // but r+1. Both run with the same neighbours: one phase, as sendrecv_shaped books them.
-  const Bytes sent = (2 * pieces.n - pieces.size(r) - pieces.size(r + 1)) * item;
-  comm.book_phase(collectives::wrap(r + 1, p), collectives::wrap(r - 1, p), sent, 2 * (p - 1),
-                  reductions(comm, pieces, r - 1, flat.dtype(), op));
-  // Held and released at once: the reduce-scatter's peak, or the all-gather's (every piece held at its end),
-  // whichever is higher; nothing of either outlives the algorithm.
-  scratch(comm, std::max(reduce_scatter_peak(pieces, r), pieces.n), flat.dtype());
+  collectives::book_ring_all_reduce(comm, {flat.size()}, flat.dtype(), op);
   if (flat.is_abstract()) return Array::abstract(flat.shape(), flat.dtype());
   comm.finish();  // the phase first: then waiting for the values takes no simulated time if all arrived
   return values->result();
-}
-
-Array booked_ring_all_gather_scratch(DeviceCommunicator& comm, const Array& mine) {
-  const int p = comm.size();
-  const int r = comm.rank();
-  comm.book_phase(collectives::wrap(r + 1, p), collectives::wrap(r - 1, p),
-                  static_cast<Bytes>(mine.nbytes()) * (p - 1), p - 1, 0);
-  return scratch(comm, mine.size() * (p - 1), mine.dtype());
-}
-
-Array booked_ring_reduce_scatter(DeviceCommunicator& comm, const Array& block, ReduceOp op) {
-  const int p = comm.size();
-  const int r = comm.rank();
-  comm.book_phase(collectives::wrap(r + 1, p), collectives::wrap(r - 1, p),
-                  static_cast<Bytes>(block.nbytes()) * (p - 1), p - 1,
-                  (p - 1) * comm.reduction_time(Array::abstract(block.shape(), block.dtype()), op));
-  // At the last step p-2 folded blocks, the one received and the one folded from it (which stays) are held.
-  const Array folded_before = scratch(comm, block.size() * (p - 1), block.dtype());  // released on return
-  return comm.context().place(Array::abstract(block.shape(), block.dtype()), MemoryTag::collective_scratch,
-                              "psum_scatter");
 }
 
 }  // namespace spmdsim::detail

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -67,34 +69,35 @@ std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> memb
   return sub;
 }
 
+DeviceCommunicator DeviceCommunicator::channel_communicator(const std::vector<int>& ring, int c,
+                                                            const ChannelProtocol& protocol) {
+  const int node_size = dimensions_.size() >= 2 ? dimensions_.front() : size();
+  std::vector<int> call_ranks;
+  std::vector<int> nodes;
+  for (int m : ring) {
+    call_ranks.push_back(group_.ranks().at(static_cast<std::size_t>(m)));
+    nodes.push_back(m / node_size);
+  }
+  DeviceCommunicator comm(ctx_, group_with(ctx_, std::move(call_ranks)), collective_, pipeline_chunks_, dimensions_,
+                          dimension_algorithms_, 1, protocol_name_);
+  comm.lane_ = c;
+  comm.protocol_ = protocol;
+  comm.nodes_ = std::move(nodes);
+  return comm;
+}
+
 void DeviceCommunicator::in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
                                      const std::function<void(Communicator&, int)>& body) {
   flush_phase();
   wait_for(protocol.start_latency);
-  // Channel c's communicator: ring c's order, lane c, the protocol, sends and booked phases of its own.
-  const int node_size = dimensions_.size() >= 2 ? dimensions_.front() : size();
-  auto channel_comm = [this, &rings, &protocol, node_size](int c) {
-    std::vector<int> call_ranks;
-    std::vector<int> nodes;
-    for (int m : rings[static_cast<std::size_t>(c)]) {
-      call_ranks.push_back(group_.ranks().at(static_cast<std::size_t>(m)));
-      nodes.push_back(m / node_size);
-    }
-    DeviceCommunicator comm(ctx_, group_with(ctx_, std::move(call_ranks)), collective_, pipeline_chunks_, dimensions_,
-                            dimension_algorithms_, 1, protocol_name_);
-    comm.lane_ = c;
-    comm.protocol_ = protocol;
-    comm.nodes_ = std::move(nodes);
-    return comm;
-  };
   std::vector<simgrid::s4u::ActorPtr> others;
   for (int c = 1; c < static_cast<int>(rings.size()); ++c)
     others.push_back(simgrid::s4u::Actor::create(
         fmt::format("{}:channel{}", simgrid::s4u::this_actor::get_name(), c),
-        simgrid::s4u::this_actor::get_host(), [this, c, &body, &channel_comm] {
+        simgrid::s4u::this_actor::get_host(), [this, c, &rings, &protocol, &body] {
           bind_current_device(&ctx_);
           try {
-            DeviceCommunicator comm = channel_comm(c);
+            DeviceCommunicator comm = channel_communicator(rings[static_cast<std::size_t>(c)], c, protocol);
             body(comm, c);
             comm.finish();
           } catch (const simgrid::ForcefulKillException&) {
@@ -104,11 +107,27 @@ void DeviceCommunicator::in_parallel(const std::vector<std::vector<int>>& rings,
           }
         }));
   if (!rings.empty()) {
-    DeviceCommunicator comm = channel_comm(0);
+    DeviceCommunicator comm = channel_communicator(rings.front(), 0, protocol);
     body(comm, 0);
     comm.finish();
   }
   for (auto& actor : others) actor->join();
+}
+
+void DeviceCommunicator::book_in_parallel(const std::vector<std::vector<int>>& rings,
+                                          const ChannelProtocol& protocol,
+                                          const std::function<void(Communicator&, int)>& body) {
+  flush_phase();
+  wait_for(protocol.start_latency);
+  std::vector<LanePhase> phases;
+  std::vector<Array> scratch;  // released once every channel's phase has been simulated
+  for (int c = 0; c < static_cast<int>(rings.size()); ++c) {
+    DeviceCommunicator comm = channel_communicator(rings[static_cast<std::size_t>(c)], c, protocol);
+    comm.kept_scratch_ = &scratch;
+    body(comm, c);
+    if (comm.phase_->messages > 0) phases.push_back({c, *comm.phase_});
+  }
+  simulate_phases(phases, protocol);
 }
 
 std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
@@ -233,6 +252,12 @@ Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, 
   return ctx_.place(expected, MemoryTag::collective_scratch, collective_);  // a buffer of its own, shaped alike
 }
 
+Array DeviceCommunicator::hold_scratch(const Array& like) {
+  Array held = ctx_.place(Array::abstract(like.shape(), like.dtype()), MemoryTag::collective_scratch, collective_);
+  if (kept_scratch_ != nullptr) kept_scratch_->push_back(held);
+  return held;
+}
+
 bool DeviceCommunicator::books(const Array& x) const {
   return ctx_.runtime().collectives().aggregate_ring_phases() && x.is_abstract();
 }
@@ -267,7 +292,7 @@ Seconds in_kernel_time(const DeviceSpec& spec, const kernels::KernelResult& resu
 }  // namespace
 
 Seconds DeviceCommunicator::reduction_time(const Array& piece, ReduceOp op) const {
-  return in_kernel_time(ctx_.spec(), reduce_kernel(piece, piece, op));
+  return protocol_.reduces_in_flight ? 0 : in_kernel_time(ctx_.spec(), reduce_kernel(piece, piece, op));
 }
 
 Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
@@ -283,24 +308,99 @@ Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
 
 void DeviceCommunicator::flush_phase() {
   if (phase_->messages == 0) return;
-  const Phase phase = std::exchange(*phase_, Phase{});
-  XBT_VERB("%s: device %d runs a booked phase of %d messages, %lld bytes to device %d, from device %d",
-           collective_.c_str(), ctx_.device(), phase.messages, static_cast<long long>(phase.bytes_out),
-           phase.to, phase.from);
-  auto& runtime = ctx_.runtime();
+  simulate_phases({{lane_, std::exchange(*phase_, Phase{})}}, protocol_);
+}
+
+namespace {
+
+// The duration a wait of `duration` takes (wait_for skips those below SimGrid's resolution).
+Seconds waited(Seconds duration) {
+  constexpr Seconds kSimGridPrecision = 1e-9;
+  return duration >= kSimGridPrecision ? duration : 0;
+}
+
+}  // namespace
+
+void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, const ChannelProtocol& protocol) {
+  namespace s4u = simgrid::s4u;
+  auto& channels = ctx_.runtime().channels();
+  const std::size_t n = phases.size();
   // The payload is never read: the pieces' shapes were booked on both sides.
   static int token;
-  int* received = nullptr;
-  auto incoming = ctx_.channel(phase.from, ctx_.device(), lane_)->get_async<int>(&received);
-  auto outgoing = put(phase.to, &token, phase.bytes_out, phase.step_overhead);
-  pace(phase.bytes_out);
-  incoming->wait();
-  outgoing->wait();
-  // Each further message of the run would have paid its route's latency once more.
-  const Seconds latency = std::max(runtime.channels().message_latency(ctx_.device(), phase.to),
-                                   runtime.channels().message_latency(phase.from, ctx_.device()));
-  simgrid::s4u::this_actor::sleep_for((phase.messages - 1) * (latency + phase.step_overhead));
-  ctx_.execute(phase.reducing);
+  std::vector<int*> received(n, nullptr);
+  std::vector<s4u::CommPtr> transfers(2 * n);  // phase i's receive at 2i, its send at 2i + 1
+  for (std::size_t i = 0; i < n; ++i) {
+    const Phase& phase = phases[i].phase;
+    XBT_VERB("%s: device %d runs a booked phase of %d messages, %lld bytes to device %d, from device %d",
+             collective_.c_str(), ctx_.device(), phase.messages, static_cast<long long>(phase.bytes_out),
+             phase.to, phase.from);
+    transfers[2 * i] = ctx_.channel(phase.from, ctx_.device(), phases[i].lane)->get_async<int>(&received[i]);
+  }
+  // What each further message of phase i's run adds: its route's latency and its step overhead.
+  std::vector<Seconds> latency(n);
+  for (std::size_t i = 0; i < n; ++i)
+    latency[i] = std::max(channels.message_latency(ctx_.device(), phases[i].phase.to),
+                          channels.message_latency(phases[i].phase.from, ctx_.device()));
+  // Each send leaves after its step overhead, the shortest first, and is paced from then on. Message by
+  // message a step takes the longer of its pace and its transfer, so a run of equal steps takes the longer
+  // of its whole pace and its transfers with every latency: the pace overlaps the latencies waited below.
+  const Seconds begin = s4u::Engine::get_clock();
+  std::vector<std::size_t> by_overhead(n);
+  std::iota(by_overhead.begin(), by_overhead.end(), 0);
+  std::stable_sort(by_overhead.begin(), by_overhead.end(), [&](std::size_t a, std::size_t b) {
+    return waited(phases[a].phase.step_overhead) < waited(phases[b].phase.step_overhead);
+  });
+  std::vector<Seconds> paced_until(n);
+  for (std::size_t i : by_overhead) {
+    const Phase& phase = phases[i].phase;
+    const Seconds leaves = begin + waited(phase.step_overhead);
+    wait_for(leaves - s4u::Engine::get_clock());
+    transfers[2 * i + 1] = ctx_.channel(ctx_.device(), phase.to, phases[i].lane)
+                               ->put_async(&token, static_cast<std::uint64_t>(phase.bytes_out *
+                                                                               protocol.wire_bytes_per_byte));
+    const Seconds pace = protocol.rate > 0 ? waited(phase.bytes_out / protocol.rate) : 0;
+    paced_until[i] = leaves + std::max(pace - (phase.messages - 1) * latency[i], 0.0);
+  }
+  // Phase i's reductions start once its transfers and pace have ended and each further message has been paid.
+  std::vector<Seconds> transfers_end(n, begin);
+  std::vector<int> transfers_left(n, 2);
+  std::vector<std::optional<Seconds>> reductions_start(n);
+  auto tail = [&](std::size_t i) { return (phases[i].phase.messages - 1) * (latency[i] + phases[i].phase.step_overhead); };
+  std::vector<s4u::ExecPtr> reductions;
+  std::vector<bool> started(n, false);
+  const double speed = s4u::this_actor::get_host()->get_speed();
+  std::vector<std::size_t> pending(2 * n);
+  std::iota(pending.begin(), pending.end(), 0);
+  for (;;) {
+    std::optional<Seconds> next;  // the earliest reductions not started whose start is known
+    for (std::size_t i = 0; i < n; ++i)
+      if (!started[i] && reductions_start[i] && (!next || *reductions_start[i] < *next)) next = reductions_start[i];
+    if (pending.empty() && !next) break;
+    const Seconds now = s4u::Engine::get_clock();
+    if (!pending.empty()) {
+      std::vector<s4u::CommPtr> waiting;
+      for (std::size_t k : pending) waiting.push_back(transfers[k]);
+      const ssize_t done = s4u::Comm::wait_any_for(waiting, next ? std::max(*next - now, 0.0) : -1.0);
+      if (done >= 0) {
+        const std::size_t k = pending[static_cast<std::size_t>(done)];
+        pending.erase(pending.begin() + done);
+        const std::size_t i = k / 2;
+        transfers_end[i] = std::max(transfers_end[i], s4u::Engine::get_clock());
+        if (--transfers_left[i] == 0)
+          reductions_start[i] = std::max(transfers_end[i], paced_until[i]) + tail(i);
+        continue;
+      }
+    } else {
+      wait_for(*next - now);
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      if (!started[i] && reductions_start[i] && *reductions_start[i] <= *next) {
+        started[i] = true;
+        if (phases[i].phase.reducing > 0)
+          reductions.push_back(s4u::this_actor::exec_async(phases[i].phase.reducing * speed));
+      }
+  }
+  for (auto& reduction : reductions) reduction->wait();
 }
 
 void DeviceCommunicator::finish() {

@@ -1,9 +1,10 @@
 // Communicator over SimGrid: each chunk is one message on the channel between two devices, whose
 // simulated size is the chunk's byte size; received chunks are collective scratch in device memory.
-// With SimulationOptions::aggregate_ring_phases, a run of sendrecv_shaped on abstract data with the
-// same peers is booked instead and simulated at its end as one phase: one transfer each way of the run's
-// bytes, the latencies of its other messages, then the reductions done meanwhile. Memory is placed and
-// released step by step as in the per-message run, so peaks are the same.
+// Phase booking (Communicator::books): with SimulationOptions::aggregate_ring_phases, a run of exchanges on
+// abstract data with the same peers, booked through sendrecv_shaped and combine or from its totals
+// (book_phase), is simulated at its end as one transfer each way of the run's bytes, the latencies of its
+// other messages, then the reductions done meanwhile; book_in_parallel simulates every channel's run at once
+// on the calling actor. Memory is placed and released as in the per-message run, so peaks are the same.
 #pragma once
 
 #include <string>
@@ -48,17 +49,16 @@ class DeviceCommunicator final : public Communicator {
   bool switch_reduces() const override;
   Array switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol) override;
 
+  bool books(const Array& x) const override;
+  void book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) override;
+  Seconds reduction_time(const Array& piece, ReduceOp op) const override;
+  Array hold_scratch(const Array& like) override;
+  void book_in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
+                        const std::function<void(Communicator&, int)>& body) override;
+
   // Simulates the booked phase, then waits for the sends still in flight: a collective ends when its last
   // byte has left.
   void finish();
-
-  // For algorithms booked from their totals (booked_ring.hpp): whether x's exchanges are booked rather than
-  // sent (aggregation on, x abstract); booking `messages` exchanges with the ranks `to` and `from` that send
-  // bytes_out in all and spend `reducing` in reductions, as that many sendrecv_shaped and combine calls
-  // would; the time combine takes for a piece shaped like `piece`.
-  bool books(const Array& x) const;
-  void book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing);
-  Seconds reduction_time(const Array& piece, ReduceOp op) const;
   DeviceContext& context() const { return ctx_; }
 
  private:
@@ -76,8 +76,18 @@ class DeviceCommunicator final : public Communicator {
     int messages = 0;
     Seconds reducing = 0;
   };
-  // Simulates the booked phase, if any; every verb but sendrecv_shaped and combine calls it first.
+  // A booked phase and the lane whose mailboxes carry it.
+  struct LanePhase {
+    int lane;
+    Phase phase;
+  };
+  // Simulates the booked phase, if any; every verb but the booking ones calls it first.
   void flush_phase();
+  // Simulates booked phases side by side, each as its own actor would (its send after its step overhead, its
+  // pace beside its transfers, its other messages' latencies, then its reductions), on the calling actor.
+  void simulate_phases(const std::vector<LanePhase>& phases, const ChannelProtocol& protocol);
+  // The communicator of channel c of in_parallel: ring c's order, lane c, the protocol, a phase of its own.
+  DeviceCommunicator channel_communicator(const std::vector<int>& ring, int c, const ChannelProtocol& protocol);
   simgrid::s4u::CommPtr post_send(int peer, const Array& chunk);
   // Sends `bytes` of data to device `to_device` after `overhead`, as the protocol's wire bytes.
   simgrid::s4u::CommPtr put(int to_device, void* payload, Bytes bytes, Seconds overhead);
@@ -99,6 +109,9 @@ class DeviceCommunicator final : public Communicator {
   // overhead of a message that crosses nodes).
   ChannelProtocol protocol_;
   std::vector<int> nodes_;
+  // In a channel of book_in_parallel: where hold_scratch keeps its buffers until every channel has been
+  // simulated, since the channels' actors would have held them side by side.
+  std::vector<Array>* kept_scratch_ = nullptr;
   std::vector<int> dimensions_;
   std::vector<std::string> dimension_algorithms_;
   // Shared with subgroups, so that finish() on the outermost communicator waits for every send and a

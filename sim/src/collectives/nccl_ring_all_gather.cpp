@@ -3,8 +3,9 @@
 // NCCL's figures, as NCCL runs it (nccl_ring_all_reduce.cpp): each part in passes of one chunk per rank.
 //
 // Cost without NCCL's figures, the channels sharing every link evenly: (p-1) alpha + ((p-1)/p) n beta
-// (ring_all_gather's).
+// (ring_all_gather's). On abstract data under phase booking, booked as nccl_ring_all_reduce.cpp says.
 #include "collectives/algorithms.hpp"
+#include "collectives/booked_ring.hpp"
 #include "collectives/chunks.hpp"
 #include "collectives/nccl_protocols.hpp"
 
@@ -17,6 +18,12 @@ std::vector<Array> nccl_ring_all_gather(Communicator& comm, const Array& mine) {
                                    static_cast<std::int64_t>(itemsize(mine.dtype())));
   const std::vector<Array> parts = split_flat(mine, plan.channels);
   const auto rings = nccl_channel_rings(comm.dimensions(), plan.channels);
+  if (comm.books(mine)) {
+    comm.book_in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {
+      book_ring_all_gather(ring, {parts[static_cast<std::size_t>(c)].size(), plan.loop_elements}, mine.dtype());
+    });
+    return std::vector<Array>(static_cast<std::size_t>(p), Array::abstract(mine.shape(), mine.dtype()));
+  }
   // by_rank[j][c]: part c of rank j's piece
   std::vector<std::vector<Array>> by_rank(static_cast<std::size_t>(p), std::vector<Array>(parts.size()));
   comm.in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {

@@ -9,7 +9,11 @@
 //
 // Cost without NCCL's figures, the channels sharing every link evenly: 2(p-1) alpha + 2((p-1)/p) n beta +
 // ((p-1)/p) n gamma (ring_all_reduce's; each channel pays the latencies once, concurrently).
+//
+// On abstract data under phase booking (Communicator::books) every channel's rings are booked from their
+// totals (booked_ring.hpp) and simulated side by side on the device's one actor: O(1) per channel.
 #include "collectives/algorithms.hpp"
+#include "collectives/booked_ring.hpp"
 #include "collectives/chunks.hpp"
 #include "collectives/nccl_protocols.hpp"
 
@@ -20,15 +24,21 @@ Array nccl_ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
   const auto plan = nccl_ring_plan(comm, CollectiveKind::all_reduce, flat.size() / comm.size(),
                                    static_cast<std::int64_t>(itemsize(flat.dtype())));
   const std::vector<Array> parts = split_flat(flat, plan.channels);
+  const auto rings = nccl_channel_rings(comm.dimensions(), plan.channels);
+  const std::int64_t pass = plan.loop_elements * comm.size();
+  if (comm.books(flat)) {
+    comm.book_in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {
+      book_ring_all_reduce(ring, {parts[static_cast<std::size_t>(c)].size(), pass}, flat.dtype(), op);
+    });
+    return Array::abstract(flat.shape(), flat.dtype());
+  }
   std::vector<Array> reduced(parts.size());
-  comm.in_parallel(nccl_channel_rings(comm.dimensions(), plan.channels), plan.channel,
-                   [&](Communicator& ring, int c) {
-                     std::vector<Array> passes;
-                     for (const Array& pass :
-                          pieces_of(parts[static_cast<std::size_t>(c)], plan.loop_elements * comm.size()))
-                       passes.push_back(ring_all_reduce(ring, pass, op));
-                     reduced[static_cast<std::size_t>(c)] = join_flat(passes);
-                   });
+  comm.in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {
+    std::vector<Array> passes;
+    for (const Array& piece : pieces_of(parts[static_cast<std::size_t>(c)], pass))
+      passes.push_back(ring_all_reduce(ring, piece, op));
+    reduced[static_cast<std::size_t>(c)] = join_flat(passes);
+  });
   return join_flat(reduced);
 }
 

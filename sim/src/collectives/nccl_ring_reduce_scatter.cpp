@@ -4,8 +4,10 @@
 // of one chunk per block.
 //
 // Cost without NCCL's figures, the channels sharing every link evenly: (p-1) alpha + ((p-1)/p) n (beta +
-// gamma) (ring_reduce_scatter's).
+// gamma) (ring_reduce_scatter's). On abstract data under phase booking, booked as nccl_ring_all_reduce.cpp
+// says.
 #include "collectives/algorithms.hpp"
+#include "collectives/booked_ring.hpp"
 #include "collectives/chunks.hpp"
 #include "collectives/nccl_protocols.hpp"
 
@@ -16,10 +18,19 @@ Array nccl_ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blo
   if (p == 1) return blocks.front();
   const auto plan = nccl_ring_plan(comm, CollectiveKind::reduce_scatter, blocks.front().size(),
                                    static_cast<std::int64_t>(itemsize(blocks.front().dtype())));
+  const auto rings = nccl_channel_rings(comm.dimensions(), plan.channels);
+  if (comm.books(blocks.front())) {
+    const std::vector<Array> block_parts = split_flat_shapes(blocks.front().reshaped(Shape{blocks.front().size()}),
+                                                             plan.channels);
+    comm.book_in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {
+      book_ring_reduce_scatter(ring, {block_parts[static_cast<std::size_t>(c)].size(), plan.loop_elements},
+                               blocks.front().dtype(), op);
+    });
+    return Array::abstract(blocks.front().shape(), blocks.front().dtype());
+  }
   std::vector<std::vector<Array>> parts;  // parts[j][c]: part c of block j
   for (const Array& block : blocks)
     parts.push_back(split_flat(block.reshaped(Shape{block.size()}), plan.channels));
-  const auto rings = nccl_channel_rings(comm.dimensions(), plan.channels);
   std::vector<Array> mine(static_cast<std::size_t>(plan.channels));
   comm.in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {
     std::vector<std::vector<Array>> block_passes;  // in ring c's rank order: each block's passes
