@@ -5,6 +5,7 @@
 #include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <xbt/log.h>
@@ -13,6 +14,7 @@
 #include <simgrid/s4u/Mailbox.hpp>
 
 #include "api/kernels/kernels.hpp"
+#include "collectives/chunks.hpp"
 #include "collectives/reduction_values.hpp"
 #include "engine/direct_transfer.hpp"
 
@@ -268,11 +270,27 @@ void DeviceCommunicator::book_phase(int to, int from, Bytes bytes_out, int messa
   if (phase_->to != to_device || phase_->from != from_device) flush_phase();
   phase_->to = to_device;
   phase_->step_overhead = step_overhead(to);
+  std::tie(phase_->latency, phase_->overhead) = slowest_hop(to_device, from_device);
   phase_->from = from_device;
   phase_->bytes_out += bytes_out;
   phase_->messages += messages;
   phase_->reducing += reducing;
   ctx_.times().bytes_sent += bytes_out;
+}
+
+std::pair<Seconds, Seconds> DeviceCommunicator::slowest_hop(int to_device, int from_device) const {
+  auto& channels = ctx_.runtime().channels();
+  Seconds latency = std::max(channels.message_latency(ctx_.device(), to_device),
+                             channels.message_latency(from_device, ctx_.device()));
+  Seconds overhead = std::max(step_overhead(collectives::wrap(rank() + 1, size())),
+                              step_overhead(collectives::wrap(rank() - 1, size())));
+  const int node_size = dimensions_.size() >= 2 ? dimensions_.front() : size();
+  if (!nodes_.empty() && node_size < size()) {
+    const int exit = (rank() / node_size + 1) * node_size - 1;
+    latency = std::max(latency, channels.message_latency(device_of(exit), device_of(collectives::wrap(exit + 1, size()))));
+    overhead = std::max(overhead, protocol_.step_overhead_across);
+  }
+  return {latency, overhead};
 }
 
 namespace {
@@ -323,7 +341,6 @@ Seconds waited(Seconds duration) {
 
 void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, const ChannelProtocol& protocol) {
   namespace s4u = simgrid::s4u;
-  auto& channels = ctx_.runtime().channels();
   const std::size_t n = phases.size();
   // The payload is never read: the pieces' shapes were booked on both sides.
   static int token;
@@ -336,14 +353,11 @@ void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, c
              phase.to, phase.from);
     transfers[2 * i] = ctx_.channel(phase.from, ctx_.device(), phases[i].lane)->get_async<int>(&received[i]);
   }
-  // What each further message of phase i's run adds: its route's latency and its step overhead.
-  std::vector<Seconds> latency(n);
-  for (std::size_t i = 0; i < n; ++i)
-    latency[i] = std::max(channels.message_latency(ctx_.device(), phases[i].phase.to),
-                          channels.message_latency(phases[i].phase.from, ctx_.device()));
   // Each send leaves after its step overhead, the shortest first, and is paced from then on. Message by
   // message a step takes the longer of its pace and its transfer, so a run of equal steps takes the longer
   // of its whole pace and its transfers with every latency: the pace overlaps the latencies waited below.
+  // Message by message a paced channel also leaves its links to the others between its messages; booked, its
+  // one transfer is capped at the rate that ends it with that pace (tcp_window.hpp keeps such rates).
   const Seconds begin = s4u::Engine::get_clock();
   std::vector<std::size_t> by_overhead(n);
   std::iota(by_overhead.begin(), by_overhead.end(), 0);
@@ -355,17 +369,22 @@ void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, c
     const Phase& phase = phases[i].phase;
     const Seconds leaves = begin + waited(phase.step_overhead);
     wait_for(leaves - s4u::Engine::get_clock());
-    transfers[2 * i + 1] = ctx_.channel(ctx_.device(), phase.to, phases[i].lane)
-                               ->put_async(&token, static_cast<std::uint64_t>(phase.bytes_out *
-                                                                               protocol.wire_bytes_per_byte));
     const Seconds pace = protocol.rate > 0 ? waited(phase.bytes_out / protocol.rate) : 0;
-    paced_until[i] = leaves + std::max(pace - (phase.messages - 1) * latency[i], 0.0);
+    paced_until[i] = leaves + std::max(pace - (phase.messages - 1) * phase.latency, 0.0);
+    const double wire_bytes = phase.bytes_out * protocol.wire_bytes_per_byte;
+    auto& send = transfers[2 * i + 1] =
+        ctx_.channel(ctx_.device(), phase.to, phases[i].lane)->put_init(&token, static_cast<std::uint64_t>(wire_bytes));
+    if (const Seconds moving = pace - phase.messages * phase.latency; moving > 0) send->set_rate(wire_bytes / moving);
+    send->start();
   }
   // Phase i's reductions start once its transfers and pace have ended and each further message has been paid.
   std::vector<Seconds> transfers_end(n, begin);
   std::vector<int> transfers_left(n, 2);
   std::vector<std::optional<Seconds>> reductions_start(n);
-  auto tail = [&](std::size_t i) { return (phases[i].phase.messages - 1) * (latency[i] + phases[i].phase.step_overhead); };
+  auto tail = [&](std::size_t i) {
+    const Phase& phase = phases[i].phase;
+    return (phase.messages - 1) * (phase.latency + phase.overhead);
+  };
   std::vector<s4u::ExecPtr> reductions;
   std::vector<bool> started(n, false);
   const double speed = s4u::this_actor::get_host()->get_speed();

@@ -71,6 +71,10 @@ class DeviceCommunicator final : public Communicator {
   struct Phase {
     int to = -1;
     Seconds step_overhead = 0;  // the protocol's, per message to `to`
+    // Each further message of the run waits for the ring's slowest hop (a ring's steps are coupled): its
+    // route latency and step overhead (slowest_hop).
+    Seconds latency = 0;
+    Seconds overhead = 0;
     int from = -1;
     Bytes bytes_out = 0;
     int messages = 0;
@@ -92,6 +96,9 @@ class DeviceCommunicator final : public Communicator {
   // Sends `bytes` of data to device `to_device` after `overhead`, as the protocol's wire bytes.
   simgrid::s4u::CommPtr put(int to_device, void* payload, Bytes bytes, Seconds overhead);
   Seconds step_overhead(int peer) const;
+  // The slowest hop of this communicator's ring, as {route latency, step overhead}: its own two hops and, in a
+  // channel ring over several nodes (node blocks of dimensions_[0] ranks), the hop out of its node.
+  std::pair<Seconds, Seconds> slowest_hop(int to_device, int from_device) const;
   void pace(Bytes bytes);
   simgrid::s4u::CommPtr post_recv(int peer, Array** slot);
   // A chunk received from `peer`, placed in this device's memory as collective scratch.

@@ -9,6 +9,7 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <xbt/config.hpp>
 
+#include "engine/tcp_window.hpp"
 #include "spmdsim/simgrid_arguments.hpp"
 
 namespace spmdsim::detail {
@@ -89,6 +90,8 @@ EngineOwner::EngineOwner(int* argc, char** argv, const std::vector<std::string>&
   const auto after_argv = settings_to_apply(platform, settings);
   for (const auto& setting : after_argv) simgrid::s4u::Engine::set_config(setting);
   applied_.insert(applied_.end(), after_argv.begin(), after_argv.end());
+  if (simgrid::config::get_value<double>("network/TCP-gamma") == 0)
+    simgrid::s4u::Engine::set_config("network/TCP-gamma", kUnreachableTcpWindow);
 }
 
 EngineOwner::~EngineOwner() {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <xbt/config.hpp>
 
+#include "engine/tcp_window.hpp"
 #include "spmdsim/simulation.hpp"
 
 namespace spmdsim {
@@ -19,7 +20,8 @@ std::vector<std::pair<std::string, std::string>> simgrid_network_settings() {
   };
   read("network/model", std::string());
   read("network/crosstraffic", bool());
-  read("network/TCP-gamma", double());
+  const double window = simgrid::config::get_value<double>("network/TCP-gamma");
+  settings.emplace_back("network/TCP-gamma", fmt::format("{}", window == detail::kUnreachableTcpWindow ? 0 : window));
   read("network/optim", std::string());
   return settings;
 }
