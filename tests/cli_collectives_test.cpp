@@ -142,6 +142,27 @@ TEST(CollectivesSweep, NodesJoinNodePresets) {
   EXPECT_GT(time_at(sweep, 16), time_at(sweep, 8));
 }
 
+// The first 16 devices of a 4-node platform are 2 whole nodes: NCCL's channel rings and the hierarchical
+// all-reduce see them as {8, 2}, as on a 2-node platform, not as one flat group of 16.
+TEST(CollectivesSweep, AFewWholeNodesOfALargerPlatformRunAsThoseNodes) {
+  const std::string args =
+      " --devices 16 -b 256M -e 256M --collectives all_reduce --algorithms nccl_ring,hierarchical "
+      "--abstract-above 1K";
+  const auto two = sweep_json("--preset dgx_h100 --nodes 2" + args);
+  const auto four = sweep_json("--preset dgx_h100 --nodes 4" + args);
+  ASSERT_FALSE(two.empty());
+  ASSERT_FALSE(four.empty());
+  const auto& rows = two.at("rows");
+  const auto& same = four.at("rows");
+  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(same.size(), 2u);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(same.at(i).at("algorithm"), rows.at(i).at("algorithm"));
+    EXPECT_DOUBLE_EQ(same.at(i).at("time_us").get<double>(), rows.at(i).at("time_us").get<double>())
+        << rows.at(i).at("algorithm");
+  }
+}
+
 // A --cfg wins over the preset's own setting of the same key; the others stay the preset's.
 TEST(CollectivesSweep, CfgOverridesPresetNetworkModel) {
   const auto sweep = sweep_json(
