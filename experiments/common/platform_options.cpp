@@ -375,11 +375,15 @@ void add_platform_options(po::options_description& options, PlatformRequest& req
       "a SimGrid XML platform file instead of --topology (devices marked as docs/platforms.md says)");
 }
 
-int collective_channels(const ChosenPlatform& platform, const std::string& algorithm) {
-  if (algorithm != "nccl" && algorithm != "nccl_ring") return 1;
+bool carries_nccl(const ChosenPlatform& platform) {
   for (const auto& preset : topologies::node_presets())
-    if (preset.name == platform.preset && preset.nccl) return preset.nccl->ring_channels;
-  return 1;
+    if (preset.name == platform.preset) return preset.nccl.has_value();
+  return false;
+}
+
+int collective_channels(const ChosenPlatform& platform, const std::string& algorithm) {
+  if (!carries_nccl(platform) || !(algorithm.empty() || algorithm == "nccl" || algorithm == "nccl_ring")) return 1;
+  return topologies::node_preset(platform.preset).nccl->ring_channels;
 }
 
 ChosenPlatform choose_platform(const PlatformRequest& request, int devices) {

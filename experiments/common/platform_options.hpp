@@ -49,8 +49,11 @@ struct ChosenPlatform {
 // than `devices` devices.
 ChosenPlatform choose_platform(const PlatformRequest& request, int devices);
 
-// The channels a collective of `algorithm` runs on at most on the platform: NCCL's ring channels for nccl and
-// nccl_ring on a node preset of NVIDIA GPUs (or a cluster of them) carrying NCCL's figures, else 1.
+// Whether the platform is a node preset of NVIDIA GPUs (or a cluster of them) carrying NCCL's figures, where
+// the collectives NCCL runs default to `nccl` (SimulationOptions::algorithms).
+bool carries_nccl(const ChosenPlatform& platform);
+// The channels a collective of `algorithm` (empty: the platform's default) runs on at most there: NCCL's ring
+// channels for nccl and nccl_ring where the platform carries NCCL's figures, else 1.
 int collective_channels(const ChosenPlatform& platform, const std::string& algorithm);
 
 // The network settings in force in SimGrid (model, cross-traffic, TCP-gamma, optim), read back once a

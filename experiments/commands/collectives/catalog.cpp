@@ -46,7 +46,8 @@ DType find_dtype(std::string_view name) {
   throw UsageError(fmt::format("unknown --dtype '{}'; valid: {}", name, fmt::join(valid, ", ")));
 }
 
-std::vector<std::string> algorithms_for(const Collective& c, const std::vector<std::string>& words) {
+std::vector<std::string> algorithms_for(const Collective& c, const std::vector<std::string>& words,
+                                        bool nccl_platform) {
   const auto registered = algorithm_names(c.kind);
   std::vector<std::string> chosen;
   const auto add = [&](std::string_view name) {
@@ -58,7 +59,7 @@ std::vector<std::string> algorithms_for(const Collective& c, const std::vector<s
         if (c.kind != CollectiveKind::all_reduce || !find_all_reduce(name).needs_reducing_switch) add(name);
       add("auto");
     } else if (word == "default") {
-      add(default_algorithm(c.kind));
+      add(default_algorithm(c.kind, nccl_platform));
     } else if (word == "auto" || std::find(registered.begin(), registered.end(), word) != registered.end()) {
       add(word);
     }

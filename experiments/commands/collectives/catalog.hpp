@@ -29,8 +29,10 @@ const Collective& find_collective(std::string_view name);
 DType find_dtype(std::string_view name);
 
 // The algorithms to run for one collective: the registered names among `words`, every registered one
-// plus auto for "all", the kind's default for "default".
-std::vector<std::string> algorithms_for(const Collective& c, const std::vector<std::string>& words);
+// plus auto for "all" (but nvls), the kind's default on the platform for "default".
+// `nccl_platform`: the platform carries NCCL's figures, where "default" is nccl for the kinds NCCL runs.
+std::vector<std::string> algorithms_for(const Collective& c, const std::vector<std::string>& words,
+                                        bool nccl_platform);
 
 // "all_reduce: ring, ..., auto; ... (or all, default)", for the messages that list them.
 std::string valid_algorithms_text(const std::vector<const Collective*>& collectives);

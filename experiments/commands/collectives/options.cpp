@@ -31,7 +31,7 @@ void check_algorithm_words(const SweepOptions& options) {
                                    valid_algorithms_text(options.collectives)));
   }
   for (const auto* c : options.collectives)
-    if (algorithms_for(*c, options.algorithm_words).empty())
+    if (algorithms_for(*c, options.algorithm_words, false).empty())
       throw UsageError(fmt::format("no algorithm in --algorithms {} is registered for {}; valid: {}",
                                    fmt::join(options.algorithm_words, ","), c->name,
                                    valid_algorithms_text({c})));
@@ -57,7 +57,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "algorithms per collective, from those registered for it, plus auto (the lowest predicted time per "
       "call); "
       "'all' = every registered one that runs on any platform (all but nvls) plus auto, 'default' = the "
-      "collective's default")(
+      "collective's default (nccl for all_reduce, all_gather and reduce_scatter on a node preset of NVIDIA "
+      "GPUs, as NCCL runs them there; else ring, pairwise for all_to_all)")(
       "devices", po::value(&devices)->default_value("8,64"),
       "device counts p to run each collective on (2 to 131072), each on the first p devices of the platform")(
       "dtype", po::value(&dtype)->default_value("float32"),

@@ -34,7 +34,7 @@ struct AbstractThreshold {
 };
 
 // The channels the sweep's collectives run on at most: NCCL's ring channels where it runs nccl or nccl_ring on
-// a node preset carrying NCCL's figures (each channel past the first an actor of its own per device), else 1.
+// a platform carrying NCCL's figures (each channel past the first an actor of its own per device), else 1.
 int sweep_channels(const SweepOptions& options);
 
 // What a sweep holds at once at `max_devices` devices, its collectives on `channels` channels, when its real

@@ -137,10 +137,11 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   OutputFiles outputs({{"--csv", options.csv_path}, {"--json", options.json_path}}, options.plot_prefix);
   // Abstract steps: the actors' stacks are all the host memory a run takes.
   const HostLimits limits = read_host_limits();
+  const int channels = collective_channels(options.platform, {});
   const ActorContexts contexts =
-      fit_actor_contexts(split.simgrid, training_actors(options.setup.devices), limits);
-  const auto demand = [](std::int64_t devices) {
-    return HostDemand{.actors = training_actors(static_cast<int>(devices)), .abstract = true};
+      fit_actor_contexts(split.simgrid, training_actors(options.setup.devices, channels), limits);
+  const auto demand = [channels](std::int64_t devices) {
+    return HostDemand{.actors = training_actors(static_cast<int>(devices), channels), .abstract = true};
   };
   check_fits(fmt::format("--devices {}", options.setup.devices), "--devices", options.setup.devices, 1,
              demand, contexts, limits);

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/platform_options.hpp"
 #include "common/training_options.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 
@@ -23,10 +24,11 @@ Cell microseconds(Seconds seconds, int decimals) {
   return real_cell(seconds * 1e6, decimals);
 }
 
-// The all-reduce, all-gather and reduce-scatter algorithm the run used: --algorithm, or the default.
+// The all-reduce, all-gather and reduce-scatter algorithm the run used: --algorithm, or the platform's
+// default (SimulationOptions::algorithms).
 std::string collective_algorithm(const TrainCommandOptions& options) {
   if (!options.setup.algorithm.empty()) return options.setup.algorithm;
-  return std::string(default_algorithm(CollectiveKind::all_reduce));
+  return std::string(default_algorithm(CollectiveKind::all_reduce, carries_nccl(options.platform)));
 }
 
 }  // namespace

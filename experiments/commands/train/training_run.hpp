@@ -42,7 +42,8 @@ struct TrainingSetup {
   // SimulationOptions::aggregate_ring_phases: each ring phase of an abstract collective as one transfer each
   // way (--aggregate), what makes a step at 16,384 devices a matter of seconds (docs/performance.md).
   bool aggregate = false;
-  // The all-reduce, all-gather and reduce-scatter algorithm (--algorithm); empty: the default (ring).
+  // The all-reduce, all-gather and reduce-scatter algorithm (--algorithm); empty: the platform's default
+  // (nccl on a node preset of NVIDIA GPUs, else ring).
   std::string algorithm;
 };
 
@@ -86,7 +87,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, devices, global_batch, step_t
 // A Simulation of `platform` for training on its first `devices` devices, SimGrid getting `simgrid_argv` (the
 // program name, then --cfg / --log; the preset's settings where these do not override them). Throws
 // UsageError when the platform has fewer devices, or devices without the float32 peak the loss needs.
-// `algorithm`: the all-reduce, all-gather and reduce-scatter algorithm, or empty for the default.
+// `algorithm`: the all-reduce, all-gather and reduce-scatter algorithm, or empty for the platform's default.
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
                                                       bool aggregate_ring_phases, bool fusion = true,

@@ -173,6 +173,9 @@ std::span<const Algorithm<AllToAllFn>> all_to_all_algorithms();
 std::vector<std::string_view> algorithm_names(CollectiveKind kind);
 // The default algorithm of a kind (ring for reductions and all-gather, pairwise for all-to-all).
 std::string_view default_algorithm(CollectiveKind kind);
+// The default on a platform: `nccl` for the all-reduce, all-gather and reduce-scatter where the platform
+// carries NCCL's figures (`nccl_platform`: NVIDIA GPU nodes, which NCCL drives), else default_algorithm(kind).
+std::string_view default_algorithm(CollectiveKind kind, bool nccl_platform);
 // Throws ValueError "unknown all_reduce algorithm 'x'; valid: ring, ..." for a name not registered.
 void check_algorithm(CollectiveKind kind, std::string_view name);
 

@@ -26,7 +26,8 @@ struct SimulationOptions {
   // line's --cfg and the platform's own network settings (PlatformBuilder::network_config).
   std::vector<std::string> simgrid_config;
   // The algorithm of each collective kind ("auto": the lowest predicted time per call); a kind left out
-  // uses default_algorithm().
+  // uses default_algorithm(kind, nccl_platform): `nccl` for the all-reduce, all-gather and reduce-scatter on a
+  // platform of NVIDIA GPU nodes (Platform::nccl), as NCCL runs them there.
   std::map<CollectiveKind, std::string> algorithms;
   // Pieces a pipelining algorithm cuts each message into.
   int pipeline_chunks = 1;

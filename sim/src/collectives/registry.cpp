@@ -151,6 +151,12 @@ std::vector<std::string_view> algorithm_names(CollectiveKind kind) {
   return with_table(kind, [](auto table) { return names_of(table); });
 }
 
+std::string_view default_algorithm(CollectiveKind kind, bool nccl_platform) {
+  const bool nccl_runs_it = kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
+                            kind == CollectiveKind::reduce_scatter;
+  return nccl_platform && nccl_runs_it ? "nccl" : default_algorithm(kind);
+}
+
 std::string_view default_algorithm(CollectiveKind kind) {
   switch (kind) {
     case CollectiveKind::all_to_all: return "pairwise";
