@@ -341,17 +341,28 @@ Seconds waited(Seconds duration) {
 
 void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, const ChannelProtocol& protocol) {
   namespace s4u = simgrid::s4u;
-  const std::size_t n = phases.size();
-  // The payload is never read: the pieces' shapes were booked on both sides.
+  // Where each phase's run stands: its transfers (receive, send), when its pace ends, when its reductions may
+  // start (once both transfers have ended), and whether they have.
+  struct Run {
+    const Phase& phase;
+    s4u::CommPtr receive, send;
+    int* received = nullptr;  // the payload is never read: the pieces' shapes were booked on both sides
+    Seconds paced_until = 0;
+    Seconds transfers_end = 0;
+    int transfers_left = 2;
+    std::optional<Seconds> reductions_start;
+    bool reducing = false;
+  };
   static int token;
-  std::vector<int*> received(n, nullptr);
-  std::vector<s4u::CommPtr> transfers(2 * n);  // phase i's receive at 2i, its send at 2i + 1
-  for (std::size_t i = 0; i < n; ++i) {
-    const Phase& phase = phases[i].phase;
+  std::vector<Run> runs;
+  runs.reserve(phases.size());
+  for (const LanePhase& lane_phase : phases) {
+    const Phase& phase = lane_phase.phase;
     XBT_VERB("%s: device %d runs a booked phase of %d messages, %lld bytes to device %d, from device %d",
              collective_.c_str(), ctx_.device(), phase.messages, static_cast<long long>(phase.bytes_out),
              phase.to, phase.from);
-    transfers[2 * i] = ctx_.channel(phase.from, ctx_.device(), phases[i].lane)->get_async<int>(&received[i]);
+    Run& run = runs.emplace_back(Run{.phase = phase});
+    run.receive = ctx_.channel(phase.from, ctx_.device(), lane_phase.lane)->get_async<int>(&run.received);
   }
   // Each send leaves after its step overhead, the shortest first, and is paced from then on. Message by
   // message a step takes the longer of its pace and its transfer, so a run of equal steps takes the longer
@@ -359,64 +370,59 @@ void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, c
   // Message by message a paced channel also leaves its links to the others between its messages; booked, its
   // one transfer is capped at the rate that ends it with that pace (tcp_window.hpp keeps such rates).
   const Seconds begin = s4u::Engine::get_clock();
-  std::vector<std::size_t> by_overhead(n);
+  std::vector<std::size_t> by_overhead(runs.size());
   std::iota(by_overhead.begin(), by_overhead.end(), 0);
   std::stable_sort(by_overhead.begin(), by_overhead.end(), [&](std::size_t a, std::size_t b) {
     return waited(phases[a].phase.step_overhead) < waited(phases[b].phase.step_overhead);
   });
-  std::vector<Seconds> paced_until(n);
   for (std::size_t i : by_overhead) {
-    const Phase& phase = phases[i].phase;
+    Run& run = runs[i];
+    const Phase& phase = run.phase;
     const Seconds leaves = begin + waited(phase.step_overhead);
     wait_for(leaves - s4u::Engine::get_clock());
     const Seconds pace = protocol.rate > 0 ? waited(phase.bytes_out / protocol.rate) : 0;
-    paced_until[i] = leaves + std::max(pace - (phase.messages - 1) * phase.latency, 0.0);
+    run.paced_until = leaves + std::max(pace - (phase.messages - 1) * phase.latency, 0.0);
     const double wire_bytes = phase.bytes_out * protocol.wire_bytes_per_byte;
-    auto& send = transfers[2 * i + 1] =
-        ctx_.channel(ctx_.device(), phase.to, phases[i].lane)->put_init(&token, static_cast<std::uint64_t>(wire_bytes));
-    if (const Seconds moving = pace - phase.messages * phase.latency; moving > 0) send->set_rate(wire_bytes / moving);
-    send->start();
+    run.send = ctx_.channel(ctx_.device(), phase.to, phases[i].lane)
+                   ->put_init(&token, static_cast<std::uint64_t>(wire_bytes));
+    if (const Seconds moving = pace - phase.messages * phase.latency; moving > 0) run.send->set_rate(wire_bytes / moving);
+    run.send->start();
   }
-  // Phase i's reductions start once its transfers and pace have ended and each further message has been paid.
-  std::vector<Seconds> transfers_end(n, begin);
-  std::vector<int> transfers_left(n, 2);
-  std::vector<std::optional<Seconds>> reductions_start(n);
-  auto tail = [&](std::size_t i) {
-    const Phase& phase = phases[i].phase;
-    return (phase.messages - 1) * (phase.latency + phase.overhead);
-  };
+  // A run's reductions start once its transfers and pace have ended and each further message has waited for
+  // the slowest hop; they run as executions of their own, side by side with the other runs' transfers.
   std::vector<s4u::ExecPtr> reductions;
-  std::vector<bool> started(n, false);
   const double speed = s4u::this_actor::get_host()->get_speed();
-  std::vector<std::size_t> pending(2 * n);
-  std::iota(pending.begin(), pending.end(), 0);
+  std::vector<std::pair<s4u::CommPtr, Run*>> pending;
+  for (Run& run : runs) {
+    pending.emplace_back(run.receive, &run);
+    pending.emplace_back(run.send, &run);
+  }
   for (;;) {
     std::optional<Seconds> next;  // the earliest reductions not started whose start is known
-    for (std::size_t i = 0; i < n; ++i)
-      if (!started[i] && reductions_start[i] && (!next || *reductions_start[i] < *next)) next = reductions_start[i];
+    for (const Run& run : runs)
+      if (!run.reducing && run.reductions_start && (!next || *run.reductions_start < *next)) next = run.reductions_start;
     if (pending.empty() && !next) break;
     const Seconds now = s4u::Engine::get_clock();
     if (!pending.empty()) {
       std::vector<s4u::CommPtr> waiting;
-      for (std::size_t k : pending) waiting.push_back(transfers[k]);
+      for (const auto& [transfer, run] : pending) waiting.push_back(transfer);
       const ssize_t done = s4u::Comm::wait_any_for(waiting, next ? std::max(*next - now, 0.0) : -1.0);
       if (done >= 0) {
-        const std::size_t k = pending[static_cast<std::size_t>(done)];
+        Run& run = *pending[static_cast<std::size_t>(done)].second;
         pending.erase(pending.begin() + done);
-        const std::size_t i = k / 2;
-        transfers_end[i] = std::max(transfers_end[i], s4u::Engine::get_clock());
-        if (--transfers_left[i] == 0)
-          reductions_start[i] = std::max(transfers_end[i], paced_until[i]) + tail(i);
+        run.transfers_end = std::max(run.transfers_end, s4u::Engine::get_clock());
+        if (--run.transfers_left == 0)
+          run.reductions_start = std::max(run.transfers_end, run.paced_until) +
+                                 (run.phase.messages - 1) * (run.phase.latency + run.phase.overhead);
         continue;
       }
     } else {
       wait_for(*next - now);
     }
-    for (std::size_t i = 0; i < n; ++i)
-      if (!started[i] && reductions_start[i] && *reductions_start[i] <= *next) {
-        started[i] = true;
-        if (phases[i].phase.reducing > 0)
-          reductions.push_back(s4u::this_actor::exec_async(phases[i].phase.reducing * speed));
+    for (Run& run : runs)
+      if (!run.reducing && run.reductions_start && *run.reductions_start <= *next) {
+        run.reducing = true;
+        if (run.phase.reducing > 0) reductions.push_back(s4u::this_actor::exec_async(run.phase.reducing * speed));
       }
   }
   for (auto& reduction : reductions) reduction->wait();
