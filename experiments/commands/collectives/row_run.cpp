@@ -37,23 +37,17 @@ Array call_collective(const PlannedRow& row, const Array& x) {
 }
 
 // What nccl_ring or nccl runs `row` on, where the platform has NCCL's figures: the group is the first p
-// devices, shaped as the platform when it is all of them (as the collectives take it).
+// devices, shaped as the collectives take them (Platform::first_devices_shape).
 std::optional<NcclChoice> row_nccl_choice(const Simulation& sim, const PlannedRow& row, DType dtype,
                                           const SimulationOptions& options) {
   const auto& platform = sim.platform();
   if ((row.algorithm != "nccl_ring" && row.algorithm != "nccl") || !platform.nccl) return std::nullopt;
-  const bool whole = row.p == sim.num_devices() && !platform.dimensions.empty();
-  const std::vector<int> dimensions = whole ? platform.dimensions : std::vector<int>{row.p};
   const std::int64_t per_rank =
       row.collective->kind == CollectiveKind::all_gather ? row.elements_in : row.elements_in / row.p;
-  const auto& first = platform.devices.front().reducing_switch;
-  const bool switch_reduces =
-      !first.empty() && std::all_of(platform.devices.begin(), platform.devices.begin() + row.p,
-                                    [&](const PlatformDevice& d) { return d.reducing_switch == first; });
-  return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, dimensions, per_rank,
-                     static_cast<std::int64_t>(itemsize(dtype)),
+  return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, platform.first_devices_shape(row.p),
+                     per_rank, static_cast<std::int64_t>(itemsize(dtype)),
                      options.channels > 0 ? options.channels : platform.nccl->ring_channels, options.protocol,
-                     switch_reduces);
+                     platform.first_devices_share_reducing_switch(row.p));
 }
 
 }  // namespace

@@ -59,6 +59,13 @@ struct Platform {
   std::vector<int> dimensions;
   // NCCL's figures for the node, where the devices are NVIDIA GPU nodes NCCL drives.
   std::optional<NcclNode> nccl;
+
+  // The logical shape of the first p devices, as a collective over them in platform order takes it: the
+  // platform's where they are whole blocks of it (p = d0 x ... x d(j-1) x k with k <= dj: {d0, ..., d(j-1), k},
+  // so the first k nodes of a cluster are {devices per node, k}), else flat {p}.
+  std::vector<int> first_devices_shape(int p) const;
+  // Whether the first p devices all reach one switch that reduces in the network (NVLS).
+  bool first_devices_share_reducing_switch(int p) const;
 };
 
 // How to build a platform, and the SimGrid network settings it is built for. Simulation calls it once the

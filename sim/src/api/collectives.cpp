@@ -97,25 +97,8 @@ class CollectiveSpan {
 
 // The platform's logical shape applies when the group is every device in platform order.
 std::vector<int> group_dimensions(const DeviceContext& ctx, const AxisGroup& group) {
-  const auto& platform = ctx.runtime().platform();
-  const bool platform_prefix = !platform.dimensions.empty() && group.members->in_call_order &&
-                               ctx.call().devices_in_platform_order;
-  if (!platform_prefix) return {group.size()};
-  // The first p devices: whole blocks of the leading dimensions (p = d0 x ... x d(j-1) x k, k <= dj), shaped
-  // {d0, ..., d(j-1), k}, as the first k nodes of a cluster are {devices per node, k}.
-  std::vector<int> dimensions;
-  int block = 1;
-  for (int extent : platform.dimensions) {
-    if (group.size() % block != 0) break;
-    const int k = group.size() / block;
-    if (k <= extent) {
-      if (k > 1 || dimensions.empty()) dimensions.push_back(k);
-      return dimensions;
-    }
-    dimensions.push_back(extent);
-    block *= extent;
-  }
-  return {group.size()};
+  const bool platform_prefix = group.members->in_call_order && ctx.call().devices_in_platform_order;
+  return platform_prefix ? ctx.runtime().platform().first_devices_shape(group.size()) : std::vector<int>{group.size()};
 }
 
 // The simulation's channel count, or (0) NCCL's ring channels on a platform with NCCL's figures, else one
