@@ -71,9 +71,9 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const std::string trace = options.trace_path.empty() ? "" : outputs.staged(options.trace_path).string();
   const std::string python = options.plot_prefix.empty() ? std::string() : find_plotting_python();
   const HostLimits limits = read_host_limits();
-  // Under --aggregate on shapes only, NCCL's channels are booked on each device's own actor, with nothing
-  // held per channel beyond the collective's scratch.
-  const bool channels_booked = options.setup.aggregate && (options.setup.abstract || options.setup.model.is_transformer());
+  // Under --aggregate on shapes only (a transformer's setup is abstract once parsed), NCCL's channels are
+  // booked on each device's own actor, with nothing held per channel beyond the collective's scratch.
+  const bool channels_booked = options.setup.aggregate && options.setup.abstract;
   const int channels = channels_booked ? 1 : collective_channels(options.platform, options.setup.algorithm);
   const ActorContexts contexts = fit_actor_contexts(
       split.simgrid, training_actors(*std::max_element(options.devices.begin(), options.devices.end()), channels),

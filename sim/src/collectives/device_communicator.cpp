@@ -23,12 +23,17 @@ XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
 namespace spmdsim::detail {
 namespace {
 
-// Waits `duration` on the calling actor. SimGrid resolves time to 1 ns (surf/precision) and reports every
+// The duration a wait of `duration` takes: SimGrid resolves time to 1 ns (surf/precision) and reports every
 // shorter wait on the console (a channel's pace for a few bytes at NCCL's rates on Blackwell is 0.3 ns), so
 // those are not waited.
-void wait_for(Seconds duration) {
+Seconds waited(Seconds duration) {
   constexpr Seconds kSimGridPrecision = 1e-9;
-  if (duration >= kSimGridPrecision) simgrid::s4u::this_actor::sleep_for(duration);
+  return duration >= kSimGridPrecision ? duration : 0;
+}
+
+// Waits `duration` on the calling actor, as waited() says.
+void wait_for(Seconds duration) {
+  if (const Seconds wait = waited(duration); wait > 0) simgrid::s4u::this_actor::sleep_for(wait);
 }
 
 // A group of these call ranks (a part of a communicator's group), with the calling device among them.
@@ -328,16 +333,6 @@ void DeviceCommunicator::flush_phase() {
   if (phase_->messages == 0) return;
   simulate_phases({{lane_, std::exchange(*phase_, Phase{})}}, protocol_);
 }
-
-namespace {
-
-// The duration a wait of `duration` takes (wait_for skips those below SimGrid's resolution).
-Seconds waited(Seconds duration) {
-  constexpr Seconds kSimGridPrecision = 1e-9;
-  return duration >= kSimGridPrecision ? duration : 0;
-}
-
-}  // namespace
 
 void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, const ChannelProtocol& protocol) {
   namespace s4u = simgrid::s4u;
