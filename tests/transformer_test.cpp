@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory_tags.hpp"
 #include "spmdsim/models/memory_tags.hpp"
@@ -289,6 +291,50 @@ TEST(TransformerBlock, FusedAttentionKeepsNoScoresAndChargesTheKernelsOwnCount) 
   EXPECT_NEAR(matmul_flops(call), 3 * projections, 1e-9 * projections);
   EXPECT_NEAR(kernel_flops(call, "flash_attention"), 2 * b * s * s * h, 1e-9 * projections);
   EXPECT_NEAR(kernel_flops(call, "flash_attention_backward"), 2.5 * 2 * b * s * s * h, 1e-9 * projections);
+}
+
+// Without dropout a block keeps no mask and the attention-over-v matmul reads the probabilities themselves:
+// 32 sbh (+ 2as^2b of probabilities, naive, none; + 4asb of log-sum-exp, fused), as the closed form says;
+// the matmuls charged are the same as with dropout.
+TEST(TransformerBlock, WithoutDropoutKeepsNoMasks) {
+  const double s = 32, b = kBatch, h = 64, a = 8;
+  const Array x = Array::abstract({1, kBatch * 32, 64}, DType::f32);
+  Simulation sim(topologies::switch_cluster(flop_counting_device()));
+  for (const Attention attention : {Attention::naive, Attention::fused})
+    for (const Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
+      SCOPED_TRACE(fmt::format("attention {}, recompute {}", attention_name(attention), recompute_name(recompute)));
+      TransformerConfig config = kSmall;
+      config.attention = attention;
+      const Transformer with(config);
+      config.dropout = false;
+      const Transformer without(config);
+      const Tree block = without.init_abstract(DType::bf16)[1];
+      MemoryByTag after_forward;
+      const auto run = [&](const Transformer& model, const std::string& name) {
+        auto both = pmap(
+            [&](const Args& args) -> Tree {
+              BlockForward fwd =
+                  model.block_forward(args[0].tree(), astype(args[1].array(), DType::bf16), recompute);
+              after_forward = live_memory();
+              BlockBackward bwd = model.block_backward(args[0].tree(), std::move(fwd.saved), fwd.out);
+              fwd.out = Array();
+              EXPECT_EQ(live_memory()[tags::activations], 0);
+              return Tree(bwd.dx);
+            },
+            {.in_axes = Axes::tuple({none, 0}), .out_axes = Axes(0), .name = name});
+        both(sim, {block, x});
+      };
+      run(without, "without");
+      const double kept = recompute == Recompute::full ? 2 * s * b * h
+                          : attention == Attention::fused
+                              ? 32 * s * b * h + 4 * a * s * b
+                              : 32 * s * b * h + (recompute == Recompute::none ? 2 * a * s * s * b : 0);
+      EXPECT_EQ(after_forward[tags::activations], kept);
+      EXPECT_EQ(without.activation_bytes_per_block(kBatch, recompute), kept);
+      run(with, "with");
+      const double flops = matmul_flops(last_call(sim, "with"));
+      EXPECT_NEAR(matmul_flops(last_call(sim, "without")), flops, 1e-12 * flops);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -50,6 +50,12 @@ models::Attention parse_attention(const std::string& name) {
   throw UsageError(fmt::format("unknown --attention '{}'; valid: fused, naive", name));
 }
 
+bool parse_dropout(const std::string& value) {
+  if (value != "on" && value != "off")
+    throw UsageError(fmt::format("unknown --dropout '{}'; valid: on, off", value));
+  return value == "on";
+}
+
 // 124439808 -> "124,439,808".
 std::string grouped(std::int64_t n) {
   const std::string digits = std::to_string(n);
@@ -89,6 +95,7 @@ ModelChoice choose_model(const std::string& name, const ModelRequest& request) {
   if (!choice.transformer)
     throw UsageError(fmt::format("unknown --model '{}'; valid: {}", name, model_names_text()));
   if (!request.attention.empty()) choice.transformer->attention = parse_attention(request.attention);
+  if (!request.dropout.empty()) choice.transformer->dropout = parse_dropout(request.dropout);
   return choice;
 }
 
@@ -105,7 +112,10 @@ void add_model_shape_options(po::options_description& options, ModelRequest& req
       "(every block)")(
       "attention", po::value(&request.attention),
       "transformers: the attention core as one FlashAttention-style kernel, fused (default), or "
-      "materialised with its [s, s] scores in device memory, naive");
+      "materialised with its [s, s] scores in device memory, naive")(
+      "dropout", po::value(&request.dropout),
+      "transformers: GPT-2's dropout on the attention probabilities and both residual branches, on "
+      "(default), or off (as llm.c and nanoGPT pretrain)");
 }
 
 std::string model_names_text() {
@@ -125,9 +135,11 @@ std::string ModelChoice::description() const {
     return fmt::format("the MLP [{}] (tanh, softmax cross-entropy)", fmt::join(layer_sizes, ", "));
   const auto& c = *transformer;
   return fmt::format(
-      "the transformer {} (L {}, h {}, a {}, s {}, V {}, {}; {} parameters; recompute {}; attention {})",
+      "the transformer {} (L {}, h {}, a {}, s {}, V {}, {}; {} parameters; recompute {}; attention {}; dropout "
+      "{})",
       name, c.layers, c.hidden, c.heads, c.seq_len, c.vocab, c.tied_embeddings ? "tied" : "untied",
-      grouped(num_parameters()), models::recompute_name(recompute), models::attention_name(c.attention));
+      grouped(num_parameters()), models::recompute_name(recompute), models::attention_name(c.attention),
+      c.dropout ? "on" : "off");
 }
 
 ModelChoice ModelChoice::with_layers(std::int64_t layers) const {
@@ -170,7 +182,8 @@ nlohmann::ordered_json ModelChoice::to_json() const {
           {"tied_embeddings", c.tied_embeddings},
           {"parameters", num_parameters()},
           {"recompute", models::recompute_name(recompute)},
-          {"attention", models::attention_name(c.attention)}};
+          {"attention", models::attention_name(c.attention)},
+          {"dropout", c.dropout}};
 }
 
 std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, const ModelRequest& request) {
@@ -188,12 +201,13 @@ std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, co
                     fmt::join(names, ",")));
   std::vector<ModelChoice> models;
   for (const auto& name : names) models.push_back(choose_model(name, request));
-  if (!request.recompute.empty() &&
-      std::none_of(models.begin(), models.end(), [](const auto& m) { return m.is_transformer(); }))
-    throw UsageError("--recompute applies to transformers; the MLP keeps every activation");
-  if (!request.attention.empty() &&
-      std::none_of(models.begin(), models.end(), [](const auto& m) { return m.is_transformer(); }))
-    throw UsageError("--attention applies to transformers; the MLP has no attention");
+  if (std::none_of(models.begin(), models.end(), [](const auto& m) { return m.is_transformer(); })) {
+    if (!request.recompute.empty())
+      throw UsageError("--recompute applies to transformers; the MLP keeps every activation");
+    if (!request.attention.empty())
+      throw UsageError("--attention applies to transformers; the MLP has no attention");
+    if (!request.dropout.empty()) throw UsageError("--dropout applies to transformers; the MLP has no dropout");
+  }
   return models;
 }
 

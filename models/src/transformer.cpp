@@ -116,12 +116,12 @@ Array swap_last_axes(const Array& x) {
 
 struct AttentionProbs {
   Array probs;    // softmax(q k^T / sqrt(d) + causal mask)
-  Array keep;     // its dropout mask
-  Array dropped;  // dropout(probs)
+  Array keep;     // its dropout mask; empty without dropout
+  Array dropped;  // dropout(probs); probs itself without dropout
 };
 
 // The causal mask is a constant [s, s] added to the scores (-inf above the diagonal), as GPT-2 adds it.
-AttentionProbs attention_probs(const Array& q, const Array& k) {
+AttentionProbs attention_probs(const Array& q, const Array& k, bool with_dropout) {
   const auto seq = q.shape()[1];
   const Array causal_mask = Array::abstract({seq, seq}, q.dtype());
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[2]));
@@ -130,9 +130,19 @@ AttentionProbs attention_probs(const Array& q, const Array& k) {
   out.probs = fused("masked_softmax", {scores, causal_mask}, [&] {
                 return std::vector{softmax(scores * scale + causal_mask)};
               }).front();
+  if (!with_dropout) {
+    out.dropped = out.probs;
+    return out;
+  }
   out.keep = dropout_keep(out.probs);
   out.dropped = dropout(out.probs, out.keep);
   return out;
+}
+
+// The gradient through a dropout: masked by the mask the forward kept (released here), or the gradient
+// itself without dropout.
+Array through_dropout(const Array& grad, Array& keep, bool with_dropout) {
+  return with_dropout ? dropout(grad, release(keep)) : grad;
 }
 
 struct FusedAttention {
@@ -143,10 +153,11 @@ struct FusedAttention {
 // One FlashAttention forward kernel: reads q, k and v, writes the output and the softmax's float32
 // log-sum-exp. The body computes them with the materialised ops, which the kernel neither charges nor
 // places (their max stands in for the log-sum-exp: same shape).
-FusedAttention fused_attention_forward(const Array& q, const Array& k, const Array& v, double flops) {
+FusedAttention fused_attention_forward(const Array& q, const Array& k, const Array& v, double flops,
+                                       bool with_dropout) {
   const AttentionShape shape{q.shape()[1], q.shape()[2]};
   std::vector<Array> out = fused_attention("flash_attention", {q, k, v}, shape, flops, [&] {
-    const AttentionProbs p = attention_probs(q, k);
+    const AttentionProbs p = attention_probs(q, k, with_dropout);
     return std::vector{matmul(p.dropped, v), astype(max(p.probs, -1), DType::f32)};
   });
   return {std::move(out[0]), std::move(out[1])};
@@ -155,21 +166,25 @@ FusedAttention fused_attention_forward(const Array& q, const Array& k, const Arr
 // One FlashAttention backward kernel: reads q, k, v, the output, the log-sum-exp and the output's gradient,
 // recomputes the scores and writes dq, dk and dv, at 2.5x the forward's FLOPs (FlashAttention's count).
 std::vector<Array> fused_attention_backward(const Array& q, const Array& k, const Array& v, const Array& out,
-                                            const Array& lse, const Array& d_out, double forward_flops) {
+                                            const Array& lse, const Array& d_out, double forward_flops,
+                                            bool with_dropout) {
   const AttentionShape shape{q.shape()[1], q.shape()[2]};
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[2]));
   return fused_attention(
       "flash_attention_backward", {q, k, v, out, lse, d_out}, shape, 2.5 * forward_flops, [&] {
-        const AttentionProbs p = attention_probs(q, k);
+        AttentionProbs p = attention_probs(q, k, with_dropout);
         const Array d_dropped = matmul(d_out, swap_last_axes(v));
-        const Array d_scores = softmax_backward(p.probs, dropout(d_dropped, p.keep)) * scale;
+        const Array d_scores = softmax_backward(p.probs, through_dropout(d_dropped, p.keep, with_dropout)) * scale;
         return std::vector{matmul(d_scores, k), matmul(swap_last_axes(d_scores), q),
                            matmul(swap_last_axes(p.dropped), d_out)};
       });
 }
 
-// residual + dropout(branch): one fused kernel.
-Array dropout_residual(const Array& residual, const Array& branch, const Array& keep) {
+// residual + dropout(branch) as one fused kernel, its mask kept in `keep` for the backward; without dropout,
+// the residual add alone.
+Array residual_add(const Array& residual, const Array& branch, bool with_dropout, Array& keep) {
+  if (!with_dropout) return residual + branch;
+  keep = dropout_keep(branch);
   return fused("dropout_residual", {residual, branch, keep},
                [&] { return std::vector{residual + dropout(branch, keep)}; })
       .front();
@@ -302,15 +317,17 @@ double Transformer::activation_bytes_per_block(std::int64_t micro_batch, Recompu
   const double sbf = s * b * static_cast<double>(ffn_hidden());
   const double as2b = static_cast<double>(c.heads) * s * s * b;
   const double mask = 1;  // bytes per dropout-mask element
+  const double masks = c.dropout ? mask * 2 * sbh : 0;
   if (c.attention == Attention::fused) {
     const double lse = 4 * static_cast<double>(c.heads) * s * b;
-    return recompute == Recompute::full ? e * sbh : e * (8 * sbh + 2 * sbf) + mask * 2 * sbh + lse;
+    return recompute == Recompute::full ? e * sbh : e * (8 * sbh + 2 * sbf) + masks + lse;
   }
   switch (recompute) {
     case Recompute::none:
-      return e * (8 * sbh + 2 * sbf + 2 * as2b) + mask * (2 * sbh + as2b);
+      return c.dropout ? e * (8 * sbh + 2 * sbf + 2 * as2b) + mask * (2 * sbh + as2b)
+                       : e * (8 * sbh + 2 * sbf + as2b);
     case Recompute::selective:
-      return e * (8 * sbh + 2 * sbf) + mask * 2 * sbh;
+      return e * (8 * sbh + 2 * sbf) + masks;
     default:
       return e * sbh;
   }
@@ -350,31 +367,24 @@ BlockForward Transformer::block_forward(const Tree& block, const Array& x, Recom
     kept.v = split_heads(slice(qkv, 1, 2 * h, 3 * h), s, a);
   }
   if (config_.attention == Attention::fused) {
-    FusedAttention fa =
-        fused_attention_forward(kept.q, kept.k, kept.v, fused_attention_forward_flops(x.shape()[0] / s));
+    FusedAttention fa = fused_attention_forward(kept.q, kept.k, kept.v,
+                                                fused_attention_forward_flops(x.shape()[0] / s), config_.dropout);
     kept.context = merge_heads(fa.out, a);
     kept.lse = std::move(fa.lse);
   } else {
-    AttentionProbs probs = attention_probs(kept.q, kept.k);
+    AttentionProbs probs = attention_probs(kept.q, kept.k, config_.dropout);
     kept.context = merge_heads(matmul(probs.dropped, kept.v), a);
     kept.probs = std::move(probs.probs);
-    kept.probs_keep = std::move(probs.keep);
-    kept.probs_dropped = std::move(probs.dropped);
+    if (config_.dropout) {
+      kept.probs_keep = std::move(probs.keep);
+      kept.probs_dropped = std::move(probs.dropped);
+    }
   }
-  {
-    const Array proj = dense(kept.context, attention["proj"]);
-    kept.proj_keep = dropout_keep(proj);
-    kept.mid = dropout_residual(x, proj, kept.proj_keep);
-  }
+  kept.mid = residual_add(x, dense(kept.context, attention["proj"]), config_.dropout, kept.proj_keep);
   kept.ln_2 = layer_norm(kept.mid, block["ln_2"]);
   kept.fc = dense(kept.ln_2, mlp["fc"]);
   kept.gelu = gelu(kept.fc);
-  Array out;
-  {
-    const Array down = dense(kept.gelu, mlp["proj"]);
-    kept.mlp_keep = dropout_keep(down);
-    out = dropout_residual(kept.mid, down, kept.mlp_keep);
-  }
+  Array out = residual_add(kept.mid, dense(kept.gelu, mlp["proj"]), config_.dropout, kept.mlp_keep);
 
   if (recompute != Recompute::none && config_.attention == Attention::naive) {
     kept.probs = Array();
@@ -396,18 +406,20 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
   } else if (saved.recompute == Recompute::selective && config_.attention == Attention::naive) {
     // Megatron checkpoints the whole core attention, so its recompute reruns the attention-over-v matmul too,
     // although the backward pass does not need that output.
-    AttentionProbs probs = attention_probs(saved.q, saved.k);
+    AttentionProbs probs = attention_probs(saved.q, saved.k, config_.dropout);
     matmul(probs.dropped, saved.v);
     saved.probs = tag_as(probs.probs, tags::activations);
-    saved.probs_keep = tag_as(probs.keep, tags::activations);
-    saved.probs_dropped = tag_as(probs.dropped, tags::activations);
+    if (config_.dropout) {
+      saved.probs_keep = tag_as(probs.keep, tags::activations);
+      saved.probs_dropped = tag_as(probs.dropped, tags::activations);
+    }
   }
   const Tree& attention = block["attention"];
   const Tree& mlp = block["mlp"];
 
   // MLP branch: out = mid + dropout(proj(gelu(fc(ln_2(mid))))).
   InputAndGrads mlp_proj =
-      dense_backward(release(saved.gelu), mlp["proj"], dropout(dout, release(saved.mlp_keep)));
+      dense_backward(release(saved.gelu), mlp["proj"], through_dropout(dout, saved.mlp_keep, config_.dropout));
   InputAndGrads mlp_fc =
       dense_backward(release(saved.ln_2), mlp["fc"], gelu_backward(release(saved.fc), mlp_proj.dx));
   mlp_proj.dx = Array();
@@ -419,7 +431,7 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
   // Attention branch: mid = input + dropout(proj(attention(ln_1(input)))).
   InputAndGrads proj =
       dense_backward(config_.attention == Attention::fused ? saved.context : release(saved.context),
-                     attention["proj"], dropout(d_mid, release(saved.proj_keep)));
+                     attention["proj"], through_dropout(d_mid, saved.proj_keep, config_.dropout));
   const Array d_context = split_heads(proj.dx, s, a);
   proj.dx = Array();
   const Array v = release(saved.v);
@@ -428,14 +440,16 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
   Array d_qkv;
   if (config_.attention == Attention::fused) {
     const std::int64_t batch = d_context.shape()[0] / a;
-    const std::vector<Array> d = fused_attention_backward(q, k, v, release(saved.context), release(saved.lse),
-                                                          d_context, fused_attention_forward_flops(batch));
+    const std::vector<Array> d =
+        fused_attention_backward(q, k, v, release(saved.context), release(saved.lse), d_context,
+                                 fused_attention_forward_flops(batch), config_.dropout);
     d_qkv = concatenate({merge_heads(d[0], a), merge_heads(d[1], a), merge_heads(d[2], a)}, 1);
   } else {
     const Array d_dropped = matmul(d_context, swap_last_axes(v));
-    const Array d_v = matmul(swap_last_axes(release(saved.probs_dropped)), d_context);
+    const Array d_v =
+        matmul(swap_last_axes(config_.dropout ? release(saved.probs_dropped) : saved.probs), d_context);
     const Array d_scores =
-        softmax_backward(release(saved.probs), dropout(d_dropped, release(saved.probs_keep))) *
+        softmax_backward(release(saved.probs), through_dropout(d_dropped, saved.probs_keep, config_.dropout)) *
         (1.0 / std::sqrt(static_cast<double>(head_dim())));
     d_qkv = concatenate({merge_heads(matmul(d_scores, k), a),
                          merge_heads(matmul(swap_last_axes(d_scores), q), a), merge_heads(d_v, a)},

@@ -53,6 +53,9 @@ struct TransformerConfig {
   std::optional<std::int64_t> ffn_hidden;  // f; 4h when not given
   bool tied_embeddings = true;             // the logits reuse the token embedding (GPT-2, GPT-3)
   Attention attention = Attention::fused;
+  // GPT-2's dropout after the attention probabilities and on both residual branches (its masks drawn,
+  // kept and applied); false trains without it, as llm.c and nanoGPT's pretraining configuration do.
+  bool dropout = true;
 };
 
 // Known shapes. gpt_7b is LLaMA-7B's shape (Touvron et al. 2023, Table 2: L 32, h 4096, a 32; s 2048,
@@ -71,7 +74,8 @@ enum class Recompute { none, selective, full };
 std::string_view recompute_name(Recompute recompute);
 
 // What one block's forward keeps for its backward, tagged as activations on the device. Under selective
-// recompute the three attention-score tensors stay empty; under full only `input` is kept.
+// recompute the three attention-score tensors stay empty; under full only `input` is kept. Without dropout
+// the masks and probs_dropped stay empty (the attention-over-v matmul reads probs).
 struct BlockActivations {
   Recompute recompute = Recompute::none;
   Array input;          // ln_1's input, the block's input          [b*s, h]
@@ -133,7 +137,9 @@ class Transformer {
   // (selective), 2 sbh (full). In general e (8sbh + 2sbf + 2as^2b) + 2sbh + as^2b bytes for e-byte
   // activations, e (8sbh + 2sbf) + 2sbh (selective), e sbh (full). With fused attention no [s, s] tensor
   // is kept and the forward keeps the float32 log-sum-exp instead: e (8sbh + 2sbf) + 2sbh + 4asb under none
-  // and selective alike (the fused backward recomputes the scores anyway), e sbh (full).
+  // and selective alike (the fused backward recomputes the scores anyway), e sbh (full). Without dropout
+  // no mask is kept and the probabilities are the attention-over-v matmul's input: the 2sbh and as^2b mask
+  // bytes go, and under none the naive form keeps e as^2b of scores instead of 2e as^2b.
   double activation_bytes_per_block(std::int64_t micro_batch, Recompute recompute = Recompute::none,
                                     DType dtype = DType::bf16) const;
 
