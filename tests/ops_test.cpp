@@ -317,6 +317,20 @@ TEST(Matmul, AllRankCombinations) {
   expect_array(matmul(iota({2, 0}), iota({0, 3})), {2, 3}, DType::f32, {0, 0, 0, 0, 0, 0});
 }
 
+// A transposed operand gives the product of the transpose, for matrices and batches of them.
+TEST(Matmul, TransposedOperandsAreTheProductOfTheTranspose) {
+  const Array m23 = iota({2, 3});
+  const Array m32 = iota({3, 2});
+  expect_array(matmul(m32, m32, {.a = true}), {2, 2}, DType::f32, {20, 26, 26, 35});
+  expect_array(matmul(m23, m23, {.b = true}), {2, 2}, DType::f32, {5, 14, 14, 50});
+  expect_array(matmul(m23, m32, {.a = true, .b = true}), {3, 3}, DType::f32,
+               {3, 9, 15, 4, 14, 24, 5, 19, 33});
+  const Array b223 = iota({2, 2, 3});
+  expect_array(matmul(b223, b223, {.b = true}), {2, 2, 2}, DType::f32, {5, 14, 14, 50, 149, 212, 212, 302});
+  // A 1-d operand has nothing to transpose.
+  expect_array(matmul(f32({3}, {1, 2, 3}), m23, {.a = true, .b = true}), {2}, DType::f32, {8, 26});
+}
+
 TEST(Matmul, Float32AccumulatesLikeJax) {
   Array a = reshape(Array::arange(20, DType::f32) * 0.37 - 2.1, {4, 5});
   Array b = reshape(Array::arange(15, DType::f32) * -0.23 + 1.3, {5, 3});
@@ -394,6 +408,14 @@ TEST(MatmulCost, IsTwoMnkFlopsPerBatch) {
               120 + 48 + 160);
   expect_cost(kernels::dot(Array::zeros({7}, DType::bf16), Array::zeros({7}, DType::bf16)), 2 * 7,
               14 + 14 + 2);
+}
+
+// A transposed operand is read in place: the same FLOPs and bytes as the product of its transpose.
+TEST(MatmulCost, ATransposedOperandIsReadInPlace) {
+  expect_cost(kernels::matmul(Array::zeros({3, 2}), Array::zeros({3, 4}), {.a = true}), 2 * 2 * 4 * 3,
+              24 + 48 + 32);
+  expect_cost(kernels::matmul(Array::zeros({5, 2, 3}), Array::zeros({5, 4, 3}), {.b = true}),
+              5 * 2 * 2 * 4 * 3, 120 + 240 + 160);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/ops.hpp"
@@ -145,6 +146,26 @@ TEST(AbstractMode, CostsAndSizesExactlyAsRealArrays) {
     EXPECT_EQ(real.memory[d].peak, abstract.memory[d].peak);
     EXPECT_EQ(real.memory[d].at_peak, abstract.memory[d].at_peak);
   }
+}
+
+// A matmul that reads an operand transposed takes the time of the product of an operand already laid out
+// so (one kernel, no copy); matmul(transpose(x), y) also pays for the copy.
+TEST(MatmulTime, ATransposedOperandCostsNoCopy) {
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(1)));
+  const auto compute = [&](std::function<Array(const Array&, const Array&)> product, Shape x_shape) {
+    auto f = pmap([&](const Args& a) -> Tree { return Tree(product(a[0].array(), a[1].array())); },
+                  {.in_axes = Axes::tuple({0, 0})});
+    f(sim, {Array::abstract(std::move(x_shape)), Array::abstract({1, 512, 128})});
+    return sim.report().calls.back().times[0].compute;
+  };
+  const double laid_out = compute([](const Array& x, const Array& y) { return matmul(x, y); }, {1, 256, 512});
+  const double folded =
+      compute([](const Array& x, const Array& y) { return matmul(x, y, {.a = true}); }, {1, 512, 256});
+  const double copied =
+      compute([](const Array& x, const Array& y) { return matmul(transpose(x), y); }, {1, 512, 256});
+  EXPECT_GT(laid_out, 0);
+  expect_seconds(folded, laid_out);
+  EXPECT_GT(copied, laid_out);
 }
 
 }  // namespace

@@ -37,11 +37,10 @@ Array dense(const Array& x, const Tree& params) {
   return matmul(x, params["kernel"].leaf()) + params["bias"].leaf();
 }
 
-// y = x W + b: dW = x^T dy, db = sum(dy, 0), dx = dy W^T (the transposes are charged as copies, as in the
-// MLP).
+// y = x W + b: dW = x^T dy, db = sum(dy, 0), dx = dy W^T (the matmuls read x and W transposed in place).
 InputAndGrads dense_backward(const Array& x, const Tree& params, const Array& dy) {
-  Tree grads = Tree::dict({{"bias", sum(dy, 0)}, {"kernel", matmul(transpose(x), dy)}});
-  return {matmul(dy, transpose(params["kernel"].leaf())), tag_as(grads, tags::gradients)};
+  Tree grads = Tree::dict({{"bias", sum(dy, 0)}, {"kernel", matmul(x, dy, MatmulTranspose{.a = true})}});
+  return {matmul(dy, params["kernel"].leaf(), MatmulTranspose{.b = true}), tag_as(grads, tags::gradients)};
 }
 
 // Each layer's elementwise chain and its reductions is one kernel (spmdsim::fused), as XLA fuses it: one read

@@ -192,7 +192,7 @@ LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const 
     check_layer(layer, l, layer_sizes_[l], layer_sizes_[l + 1]);
     Array input = std::move(saved[static_cast<std::size_t>(l)]);
     saved[static_cast<std::size_t>(l)] = Array();
-    Array dw = tag_as(matmul(transpose(input), dz), tags::gradients);
+    Array dw = tag_as(matmul(input, dz, MatmulTranspose{.a = true}), tags::gradients);
     Array db = tag_as(sum(dz, 0), tags::gradients);
     Tree layer_grads = Tree::dict({{"b", db}, {"w", dw}});
     dw = Array();
@@ -201,7 +201,8 @@ LossAndGrads Mlp::value_and_grad(const LayerFetch& fetch, const Array& x, const 
       ready(l, std::move(layer_grads));
     else
       grads[static_cast<std::size_t>(l)] = std::move(layer_grads);
-    if (l > 0) dz = activation_backward(activation_, input, matmul(dz, transpose(layer["w"].leaf())));
+    if (l > 0)
+      dz = activation_backward(activation_, input, matmul(dz, layer["w"].leaf(), MatmulTranspose{.b = true}));
   }
   return {ls.loss, Tree::list(std::move(grads))};
 }

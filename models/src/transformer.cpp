@@ -110,10 +110,6 @@ Array merge_heads(const Array& x, std::int64_t heads) {
   return reshape(transpose(reshape(x, {batch, heads, seq, dim}), {0, 2, 1, 3}), {batch * seq, heads * dim});
 }
 
-Array swap_last_axes(const Array& x) {
-  return transpose(x, {0, 2, 1});
-}
-
 struct AttentionProbs {
   Array probs;    // softmax(q k^T / sqrt(d) + causal mask)
   Array keep;     // its dropout mask; empty without dropout
@@ -126,7 +122,7 @@ AttentionProbs attention_probs(const Array& q, const Array& k, bool with_dropout
   const Array causal_mask = Array::abstract({seq, seq}, q.dtype());
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[2]));
   AttentionProbs out;
-  const Array scores = matmul(q, swap_last_axes(k));
+  const Array scores = matmul(q, k, MatmulTranspose{.b = true});
   out.probs = fused("masked_softmax", {scores, causal_mask}, [&] {
                 return std::vector{softmax(scores * scale + causal_mask)};
               }).front();
@@ -145,39 +141,61 @@ Array through_dropout(const Array& grad, Array& keep, bool with_dropout) {
   return with_dropout ? dropout(grad, release(keep)) : grad;
 }
 
+struct Heads {
+  Array q, k, v;  // [b*a, s, h/a]
+};
+
+// The qkv projection's output [b*s, 3h] as per-head q, k and v (slices and head transposes, copies).
+Heads split_qkv(const Array& qkv, std::int64_t seq, std::int64_t heads) {
+  const auto h = qkv.shape()[1] / 3;
+  return {split_heads(slice(qkv, 1, 0, h), seq, heads), split_heads(slice(qkv, 1, h, 2 * h), seq, heads),
+          split_heads(slice(qkv, 1, 2 * h, 3 * h), seq, heads)};
+}
+
 struct FusedAttention {
-  Array out;  // [b*a, s, h/a]
+  Array out;  // [b*s, h]
   Array lse;  // [b*a, s], float32
 };
 
-// One FlashAttention forward kernel: reads q, k and v, writes the output and the softmax's float32
-// log-sum-exp. The body computes them with the materialised ops, which the kernel neither charges nor
+// One FlashAttention forward kernel on the packed qkv [b*s, 3h], read in place with its heads' strides (as
+// flash_attn_qkvpacked_func and cuDNN take it): writes the output in [b*s, h] layout and the softmax's
+// float32 log-sum-exp. The body computes them with the materialised ops, which the kernel neither charges nor
 // places (their max stands in for the log-sum-exp: same shape).
-FusedAttention fused_attention_forward(const Array& q, const Array& k, const Array& v, double flops,
+FusedAttention fused_attention_forward(const Array& qkv, std::int64_t seq, std::int64_t heads, double flops,
                                        bool with_dropout) {
-  const AttentionShape shape{q.shape()[1], q.shape()[2]};
-  std::vector<Array> out = fused_attention("flash_attention", {q, k, v}, shape, flops, [&] {
-    const AttentionProbs p = attention_probs(q, k, with_dropout);
-    return std::vector{matmul(p.dropped, v), astype(max(p.probs, -1), DType::f32)};
+  const AttentionShape shape{seq, qkv.shape()[1] / (3 * heads)};
+  std::vector<Array> out = fused_attention("flash_attention", {qkv}, shape, flops, [&] {
+    const Heads x = split_qkv(qkv, seq, heads);
+    const AttentionProbs p = attention_probs(x.q, x.k, with_dropout);
+    return std::vector{merge_heads(matmul(p.dropped, x.v), heads), astype(max(p.probs, -1), DType::f32)};
   });
   return {std::move(out[0]), std::move(out[1])};
 }
 
-// One FlashAttention backward kernel: reads q, k, v, the output, the log-sum-exp and the output's gradient,
-// recomputes the scores and writes dq, dk and dv, at 2.5x the forward's FLOPs (FlashAttention's count).
-std::vector<Array> fused_attention_backward(const Array& q, const Array& k, const Array& v, const Array& out,
-                                            const Array& lse, const Array& d_out, double forward_flops,
-                                            bool with_dropout) {
-  const AttentionShape shape{q.shape()[1], q.shape()[2]};
-  const double scale = 1.0 / std::sqrt(static_cast<double>(q.shape()[2]));
-  return fused_attention(
-      "flash_attention_backward", {q, k, v, out, lse, d_out}, shape, 2.5 * forward_flops, [&] {
-        AttentionProbs p = attention_probs(q, k, with_dropout);
-        const Array d_dropped = matmul(d_out, swap_last_axes(v));
-        const Array d_scores = softmax_backward(p.probs, through_dropout(d_dropped, p.keep, with_dropout)) * scale;
-        return std::vector{matmul(d_scores, k), matmul(swap_last_axes(d_scores), q),
-                           matmul(swap_last_axes(p.dropped), d_out)};
-      });
+// One FlashAttention backward kernel: reads the packed qkv, the output, the log-sum-exp and the output's
+// gradient, recomputes the scores and writes the packed dqkv [b*s, 3h], at 2.5x the forward's FLOPs
+// (FlashAttention's count).
+Array fused_attention_backward(const Array& qkv, const Array& out, const Array& lse, const Array& d_out,
+                               std::int64_t seq, std::int64_t heads, double forward_flops,
+                               bool with_dropout) {
+  const AttentionShape shape{seq, qkv.shape()[1] / (3 * heads)};
+  const double scale = 1.0 / std::sqrt(static_cast<double>(shape.head_dim));
+  return fused_attention("flash_attention_backward", {qkv, out, lse, d_out}, shape, 2.5 * forward_flops,
+                         [&] {
+                           const Heads x = split_qkv(qkv, seq, heads);
+                           const Array d_o = split_heads(d_out, seq, heads);
+                           AttentionProbs p = attention_probs(x.q, x.k, with_dropout);
+                           const Array d_dropped = matmul(d_o, x.v, MatmulTranspose{.b = true});
+                           const Array d_scores =
+                               softmax_backward(p.probs, through_dropout(d_dropped, p.keep, with_dropout)) *
+                               scale;
+                           return std::vector{concatenate(
+                               {merge_heads(matmul(d_scores, x.k), heads),
+                                merge_heads(matmul(d_scores, x.q, MatmulTranspose{.a = true}), heads),
+                                merge_heads(matmul(p.dropped, d_o, MatmulTranspose{.a = true}), heads)},
+                               1)};
+                         })
+      .front();
 }
 
 // residual + dropout(branch) as one fused kernel, its mask kept in `keep` for the backward; without dropout,
@@ -191,7 +209,7 @@ Array residual_add(const Array& residual, const Array& branch, bool with_dropout
 }
 
 BlockActivations tagged(BlockActivations kept) {
-  for (Array* a : {&kept.input, &kept.ln_1, &kept.q, &kept.k, &kept.v, &kept.lse, &kept.probs,
+  for (Array* a : {&kept.input, &kept.ln_1, &kept.qkv, &kept.q, &kept.k, &kept.v, &kept.lse, &kept.probs,
                    &kept.probs_keep, &kept.probs_dropped, &kept.context, &kept.proj_keep, &kept.mid,
                    &kept.ln_2, &kept.fc, &kept.gelu, &kept.mlp_keep})
     *a = tag_as(*a, tags::activations);
@@ -360,18 +378,17 @@ BlockForward Transformer::block_forward(const Tree& block, const Array& x, Recom
 
   BlockActivations kept{.recompute = recompute, .input = x};
   kept.ln_1 = layer_norm(x, block["ln_1"]);
-  {
-    const Array qkv = dense(kept.ln_1, attention["qkv"]);
-    kept.q = split_heads(slice(qkv, 1, 0, h), s, a);
-    kept.k = split_heads(slice(qkv, 1, h, 2 * h), s, a);
-    kept.v = split_heads(slice(qkv, 1, 2 * h, 3 * h), s, a);
-  }
   if (config_.attention == Attention::fused) {
-    FusedAttention fa = fused_attention_forward(kept.q, kept.k, kept.v,
-                                                fused_attention_forward_flops(x.shape()[0] / s), config_.dropout);
-    kept.context = merge_heads(fa.out, a);
+    kept.qkv = dense(kept.ln_1, attention["qkv"]);
+    FusedAttention fa = fused_attention_forward(
+        kept.qkv, s, a, fused_attention_forward_flops(x.shape()[0] / s), config_.dropout);
+    kept.context = std::move(fa.out);
     kept.lse = std::move(fa.lse);
   } else {
+    Heads heads = split_qkv(dense(kept.ln_1, attention["qkv"]), s, a);
+    kept.q = std::move(heads.q);
+    kept.k = std::move(heads.k);
+    kept.v = std::move(heads.v);
     AttentionProbs probs = attention_probs(kept.q, kept.k, config_.dropout);
     kept.context = merge_heads(matmul(probs.dropped, kept.v), a);
     kept.probs = std::move(probs.probs);
@@ -418,8 +435,8 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
   const Tree& mlp = block["mlp"];
 
   // MLP branch: out = mid + dropout(proj(gelu(fc(ln_2(mid))))).
-  InputAndGrads mlp_proj =
-      dense_backward(release(saved.gelu), mlp["proj"], through_dropout(dout, saved.mlp_keep, config_.dropout));
+  InputAndGrads mlp_proj = dense_backward(release(saved.gelu), mlp["proj"],
+                                          through_dropout(dout, saved.mlp_keep, config_.dropout));
   InputAndGrads mlp_fc =
       dense_backward(release(saved.ln_2), mlp["fc"], gelu_backward(release(saved.fc), mlp_proj.dx));
   mlp_proj.dx = Array();
@@ -432,28 +449,27 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
   InputAndGrads proj =
       dense_backward(config_.attention == Attention::fused ? saved.context : release(saved.context),
                      attention["proj"], through_dropout(d_mid, saved.proj_keep, config_.dropout));
-  const Array d_context = split_heads(proj.dx, s, a);
-  proj.dx = Array();
-  const Array v = release(saved.v);
-  const Array k = release(saved.k);
-  const Array q = release(saved.q);
   Array d_qkv;
   if (config_.attention == Attention::fused) {
-    const std::int64_t batch = d_context.shape()[0] / a;
-    const std::vector<Array> d =
-        fused_attention_backward(q, k, v, release(saved.context), release(saved.lse), d_context,
-                                 fused_attention_forward_flops(batch), config_.dropout);
-    d_qkv = concatenate({merge_heads(d[0], a), merge_heads(d[1], a), merge_heads(d[2], a)}, 1);
+    const std::int64_t batch = proj.dx.shape()[0] / s;
+    d_qkv = fused_attention_backward(release(saved.qkv), release(saved.context), release(saved.lse),
+                                     release(proj.dx), s, a, fused_attention_forward_flops(batch),
+                                     config_.dropout);
   } else {
-    const Array d_dropped = matmul(d_context, swap_last_axes(v));
-    const Array d_v =
-        matmul(swap_last_axes(config_.dropout ? release(saved.probs_dropped) : saved.probs), d_context);
-    const Array d_scores =
-        softmax_backward(release(saved.probs), through_dropout(d_dropped, saved.probs_keep, config_.dropout)) *
-        (1.0 / std::sqrt(static_cast<double>(head_dim())));
-    d_qkv = concatenate({merge_heads(matmul(d_scores, k), a),
-                         merge_heads(matmul(swap_last_axes(d_scores), q), a), merge_heads(d_v, a)},
-                        1);
+    const Array d_context = split_heads(release(proj.dx), s, a);
+    const Array v = release(saved.v);
+    const Array k = release(saved.k);
+    const Array q = release(saved.q);
+    const Array d_dropped = matmul(d_context, v, MatmulTranspose{.b = true});
+    const Array d_v = matmul(config_.dropout ? release(saved.probs_dropped) : saved.probs, d_context,
+                             MatmulTranspose{.a = true});
+    const Array d_scores = softmax_backward(release(saved.probs),
+                                            through_dropout(d_dropped, saved.probs_keep, config_.dropout)) *
+                           (1.0 / std::sqrt(static_cast<double>(head_dim())));
+    d_qkv =
+        concatenate({merge_heads(matmul(d_scores, k), a),
+                     merge_heads(matmul(d_scores, q, MatmulTranspose{.a = true}), a), merge_heads(d_v, a)},
+                    1);
   }
   InputAndGrads qkv = dense_backward(release(saved.ln_1), attention["qkv"], d_qkv);
   InputAndGrads ln_1 = layer_norm_backward(release(saved.input), block["ln_1"], qkv.dx);
@@ -515,7 +531,7 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     const Tree head_params = fetch_checked(head);
     final_output = tag_as(layer_norm(final_input, head_params["ln_f"]), tags::activations);
     const Array table = output_table(head_params);
-    Array logits = c.tied_embeddings ? matmul(final_output, transpose(table)) : matmul(final_output, table);
+    Array logits = matmul(final_output, table, MatmulTranspose{.b = c.tied_embeddings});
     // The cast to float32, the log-softmax, the loss and its seed as one fused kernel: the float32 logits
     // never reach device memory.
     const DType compute = logits.dtype();
@@ -539,12 +555,12 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     const Array table = output_table(head_params);
     Tree head_grads;
     if (c.tied_embeddings) {
-      d_token_embedding = tag_as(matmul(transpose(d_logits), final_output), tags::gradients);
+      d_token_embedding = tag_as(matmul(d_logits, final_output, MatmulTranspose{.a = true}), tags::gradients);
       dx = matmul(d_logits, table);
     } else {
-      head_grads =
-          Tree::dict({{"kernel", tag_as(matmul(transpose(final_output), d_logits), tags::gradients)}});
-      dx = matmul(d_logits, transpose(table));
+      head_grads = Tree::dict(
+          {{"kernel", tag_as(matmul(final_output, d_logits, MatmulTranspose{.a = true}), tags::gradients)}});
+      dx = matmul(d_logits, table, MatmulTranspose{.b = true});
     }
     d_logits = Array();
     final_output = Array();

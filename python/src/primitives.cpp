@@ -252,11 +252,15 @@ Arrays iota(const Arrays& in, const Instruction& ins) {
 // ---- Matrix products
 // ---------------------------------------------------------------------------------------
 
+bool is_identity(const std::vector<int>& order) {
+  for (std::size_t d = 0; d < order.size(); ++d)
+    if (order[d] != static_cast<int>(d)) return false;
+  return true;
+}
+
 // The operand's dimensions in `order`; a no-op (no copy, no cost) when already in it.
 Array ordered(const Array& a, const std::vector<int>& order) {
-  std::vector<int> identity(order.size());
-  std::iota(identity.begin(), identity.end(), 0);
-  return order == identity ? a : transpose(a, order);
+  return is_identity(order) ? a : transpose(a, order);
 }
 
 std::vector<int> free_dims(std::int64_t rank, const std::vector<std::int64_t>& contract,
@@ -275,23 +279,45 @@ std::int64_t product(const Shape& shape, const std::vector<int>& dims) {
   return p;
 }
 
+// `batch`, then `first`, then `second`: an operand's dimensions in the order a matmul reads them.
+std::vector<int> concatenated(const std::vector<std::int64_t>& batch, const std::vector<int>& first,
+                              const std::vector<int>& second) {
+  std::vector<int> order(batch.begin(), batch.end());
+  order.insert(order.end(), first.begin(), first.end());
+  order.insert(order.end(), second.begin(), second.end());
+  return order;
+}
+
 // lhs as (batch, free, contract), rhs as (batch, contract, free), one matmul, then the output's shape:
-// dot_general's result is (batch, lhs free, rhs free).
+// dot_general's result is (batch, lhs free, rhs free). An operand laid out as the transposed matrix (lhs as
+// (batch, contract, free), rhs as (batch, free, contract)) is read in place, as XLA's TransposeFolding and
+// cuBLAS's transa / transb do; any other order is a transposed copy first.
 Arrays dot_general(const Arrays& in, const Instruction& ins) {
   const auto &lc = ins.ints, &rc = ins.ints2, &lb = ins.groups.at(0), &rb = ins.groups.at(1);
   const Array &lhs = in[0], &rhs = in[1];
   const auto lf = free_dims(lhs.ndim(), lc, lb), rf = free_dims(rhs.ndim(), rc, rb);
-  std::vector<int> lorder(lb.begin(), lb.end()), rorder(rb.begin(), rb.end());
-  lorder.insert(lorder.end(), lf.begin(), lf.end());
-  lorder.insert(lorder.end(), lc.begin(), lc.end());
-  rorder.insert(rorder.end(), rc.begin(), rc.end());
-  rorder.insert(rorder.end(), rf.begin(), rf.end());
-  const std::vector<int> lbatch(lb.begin(), lb.end()), lcontract(lc.begin(), lc.end());
-  const std::int64_t b = product(lhs.shape(), lbatch), m = product(lhs.shape(), lf),
-                     k = product(lhs.shape(), lcontract), n = product(rhs.shape(), rf);
-  Array l = reshape(ordered(lhs, lorder), lb.empty() ? Shape{m, k} : Shape{b, m, k});
-  Array r = reshape(ordered(rhs, rorder), lb.empty() ? Shape{k, n} : Shape{b, k, n});
-  return {reshape(matmul(l, r), ins.out_shapes[0])};
+  const std::vector<int> lcontract(lc.begin(), lc.end()), rcontract(rc.begin(), rc.end());
+  const std::int64_t b = product(lhs.shape(), std::vector<int>(lb.begin(), lb.end())),
+                     m = product(lhs.shape(), lf), k = product(lhs.shape(), lcontract),
+                     n = product(rhs.shape(), rf);
+  const auto matrix = [&](std::int64_t rows, std::int64_t cols) {
+    return lb.empty() ? Shape{rows, cols} : Shape{b, rows, cols};
+  };
+  MatmulTranspose transpose;
+  Array l, r;
+  if (is_identity(concatenated(lb, lcontract, lf)) && !is_identity(concatenated(lb, lf, lcontract))) {
+    transpose.a = true;
+    l = reshape(lhs, matrix(k, m));
+  } else {
+    l = reshape(ordered(lhs, concatenated(lb, lf, lcontract)), matrix(m, k));
+  }
+  if (is_identity(concatenated(rb, rf, rcontract)) && !is_identity(concatenated(rb, rcontract, rf))) {
+    transpose.b = true;
+    r = reshape(rhs, matrix(n, k));
+  } else {
+    r = reshape(ordered(rhs, concatenated(rb, rcontract, rf)), matrix(k, n));
+  }
+  return {reshape(matmul(l, r, transpose), ins.out_shapes[0])};
 }
 
 // ---- Reductions -------------------------------------------------------------------------------------------

@@ -53,8 +53,16 @@ Array square(const Array& a);
 Array abs(const Array& a);
 Array astype(const Array& a, DType dtype);
 
+// Which matmul operands enter transposed (their last two axes swapped).
+struct MatmulTranspose {
+  bool a = false;
+  bool b = false;
+};
+
 // jnp.dot / jnp.matmul for 1-d and 2-d operands (and a leading batch dimension for matmul on 3-d).
-Array matmul(const Array& a, const Array& b);
+// `transpose` gives matmul(transpose(a), b) and the like as XLA runs them after its TransposeFolding pass and
+// cuBLAS through its transa / transb flags: one matmul that reads the operand in place, no transposed copy.
+Array matmul(const Array& a, const Array& b, MatmulTranspose transpose = {});
 Array dot(const Array& a, const Array& b);
 
 // Reductions over one axis (negative counts from the end), or over all axes with std::nullopt.

@@ -105,8 +105,8 @@ Array astype(const Array& a, DType dtype) {
   return accounted("astype", kernels::astype(a, dtype));
 }
 
-Array matmul(const Array& a, const Array& b) {
-  return accounted("matmul", kernels::matmul(a, b));
+Array matmul(const Array& a, const Array& b, MatmulTranspose transpose) {
+  return accounted("matmul", kernels::matmul(a, b, transpose));
 }
 Array dot(const Array& a, const Array& b) {
   return accounted("dot", kernels::dot(a, b));

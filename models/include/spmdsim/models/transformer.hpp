@@ -80,7 +80,9 @@ struct BlockActivations {
   Recompute recompute = Recompute::none;
   Array input;          // ln_1's input, the block's input          [b*s, h]
   Array ln_1;           // the qkv matmul's input                      [b*s, h]
-  Array q, k, v;        // per head                                    [b*a, s, h/a]
+  Array qkv;            // fused: the qkv matmul's output, which the
+                        // attention kernels read in place             [b*s, 3h]
+  Array q, k, v;        // naive: per head                             [b*a, s, h/a]
   Array lse;            // fused: the softmax's log-sum-exp, float32   [b*a, s]
   Array probs;          // naive: softmax output                       [b*a, s, s]
   Array probs_keep;     // its dropout mask, bool                      [b*a, s, s]

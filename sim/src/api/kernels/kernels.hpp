@@ -56,6 +56,8 @@ DType int_if_bool(DType dtype);
 
 // linalg.cpp
 KernelResult matmul(const Array& a, const Array& b);
+// The product of the operands `transpose` names transposed; the cost reads them as they are (the same bytes).
+KernelResult matmul(const Array& a, const Array& b, MatmulTranspose transpose);
 KernelResult dot(const Array& a, const Array& b);
 
 // reduction.cpp

@@ -1,5 +1,8 @@
 // Matrix products through Eigen's GEMM on row-major maps of the operands.
 #include <algorithm>
+#include <numeric>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -61,6 +64,17 @@ KernelResult matmul(const Array& a, const Array& b) {
     return out;
   });
   return {convert(Array(std::move(out_shape), std::move(values)), dtype), cost};
+}
+
+KernelResult matmul(const Array& a, const Array& b, MatmulTranspose transpose) {
+  const auto swapped = [](const Array& x) {
+    if (x.ndim() < 2) return x;
+    std::vector<int> axes(static_cast<std::size_t>(x.ndim()));
+    std::iota(axes.begin(), axes.end(), 0);
+    std::swap(axes[axes.size() - 2], axes.back());
+    return kernels::transpose(x, axes).value;
+  };
+  return kernels::matmul(transpose.a ? swapped(a) : a, transpose.b ? swapped(b) : b);
 }
 
 KernelResult dot(const Array& a, const Array& b) {
