@@ -40,4 +40,3 @@ def test_abstract_step_on_many_devices():
     # Each device holds the replicated parameters (16 MiB in bfloat16) at its peak, and their gradients.
     params_bytes = 2 * 1024 * 4096 * 2
     assert min(d["memory"]["peak"] for d in report["devices"]) >= 2 * params_bytes
-
