@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
+#include "collective_time.hpp"
 #include "collectives/algorithms.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/topologies/accelerator_node.hpp"
-#include "collective_time.hpp"
 #include "test_cluster.hpp"
 
 namespace spmdsim {
@@ -28,7 +28,8 @@ using collectives::nccl_channel_rings;
 
 TEST(NcclChannelRings, EachChannelEntersEveryNodeAtItsOwnDeviceWithItsOwnStride) {
   // d = 4: strides 1 and 3 alternate; channel c enters each node at local device c mod 4.
-  const auto rings = nccl_channel_rings({4, 2}, 4);
+  const auto shared = nccl_channel_rings({4, 2}, 4);
+  const auto& rings = *shared;
   ASSERT_EQ(rings.size(), 4u);
   EXPECT_EQ(rings[0], (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(rings[1], (std::vector<int>{1, 0, 3, 2, 5, 4, 7, 6}));
@@ -40,7 +41,8 @@ TEST(NcclChannelRings, EveryRingVisitsEveryRankOnceAndTheFirstDChannelsEnterOnDi
   for (const std::vector<int>& dimensions : {std::vector<int>{8, 4}, {8}, {7, 3}, {1, 5}, {6, 2, 2}}) {
     int p = 1;
     for (int x : dimensions) p *= x;
-    const auto rings = nccl_channel_rings(dimensions, 16);
+    const auto shared = nccl_channel_rings(dimensions, 16);
+    const auto& rings = *shared;
     std::set<int> entries;
     for (std::size_t c = 0; c < rings.size(); ++c) {
       std::set<int> seen(rings[c].begin(), rings[c].end());

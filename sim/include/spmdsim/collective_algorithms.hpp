@@ -21,13 +21,16 @@ enum class ReduceOp { sum, max, min };
 // How a channel moves its data: NCCL's protocol (LL, LL128, Simple; docs/collectives.md#protocols) as the
 // channel's communicator carries it out. The default moves chunks as they are, at the links' rates.
 struct ChannelProtocol {
-  double wire_bytes_per_byte = 1;  // bytes on the wire per byte of data: LL 2 (a flag per data word)
-  double rate = 0;                 // bytes of data per second one channel moves at most; 0: no cap
-  Seconds start_latency = 0;       // once per collective, before the channels start (NCCL's baseLat)
-  Seconds step_overhead = 0;       // per message inside a node, over the route's own latency
+  double wire_bytes_per_byte = 1;    // bytes on the wire per byte of data: LL 2 (a flag per data word)
+  double rate = 0;                   // bytes of data per second one channel moves at most; 0: no cap
+  Seconds start_latency = 0;         // once per collective, before the channels start (NCCL's baseLat)
+  Seconds step_overhead = 0;         // per message inside a node, over the route's own latency
   Seconds step_overhead_across = 0;  // per message to a device of another node
-  bool reduces_in_flight = false;  // reductions take no time of their own: the channel's rate includes them
+  bool reduces_in_flight = false;    // reductions take no time of their own: the channel's rate includes them
 };
+
+// The rings of a channel-parallel algorithm: ring c lists every rank of a communicator in channel c's order.
+using ChannelRings = std::vector<std::vector<int>>;
 
 // One device's end of a collective over a group of devices, ranks 0..size()-1 in group order.
 class Communicator {
@@ -38,7 +41,8 @@ class Communicator {
   // Starts sending chunk to peer; the collective does not end before the send has completed.
   virtual void send(int peer, const Array& chunk) = 0;
   // Sends chunk to peer and returns once it has arrived: MPI's blocking send of a large message, which
-  // tree algorithms use so that a rank's sends to its children follow one another instead of sharing its link.
+  // tree algorithms use so that a rank's sends to its children follow one another instead of sharing its
+  // link.
   virtual void send_and_wait(int peer, const Array& chunk) = 0;
   virtual Array recv(int peer) = 0;
   // Sends to `to` and receives from `from` at the same time (both transfers posted before waiting).
@@ -69,14 +73,15 @@ class Communicator {
   // with its own connections, so that a device has several sends and receives in flight. Returns when every
   // body has returned and its sends have arrived.
   // Each channel moves its messages as `protocol` says.
-  virtual void in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
+  // The rings are shared (ChannelRings), so that the devices of a call can share what they build on them.
+  virtual void in_parallel(const std::shared_ptr<const ChannelRings>& rings, const ChannelProtocol& protocol,
                            const std::function<void(Communicator&, int)>& body) = 0;
 
   // Phase booking (SimulationOptions::aggregate_ring_phases, docs/performance.md#aggregated-phases): an
   // algorithm that knows the totals of a run of exchanges with the same two peers books them instead of
-  // sending them one by one, and the communicator simulates the run as one transfer each way, the latencies of
-  // its other messages, then the reductions done meanwhile. Whether x's exchanges are booked (aggregation on,
-  // x abstract):
+  // sending them one by one, and the communicator simulates the run as one transfer each way, the latencies
+  // of its other messages, then the reductions done meanwhile. Whether x's exchanges are booked (aggregation
+  // on, x abstract):
   virtual bool books(const Array& x) const = 0;
   // Books `messages` exchanges that send bytes_out in all to `to`, receive as much from `from` and spend
   // `reducing` in reductions, as that many sendrecv_shaped and combine calls would.
@@ -89,7 +94,8 @@ class Communicator {
   // in_parallel for bodies that only book (book_phase, hold_scratch): every channel's run is booked on this
   // device's one actor, then all of them are simulated at once, each with its protocol and timeline as its
   // own actor would have had them, without an actor per channel.
-  virtual void book_in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
+  virtual void book_in_parallel(const std::shared_ptr<const ChannelRings>& rings,
+                                const ChannelProtocol& protocol,
                                 const std::function<void(Communicator&, int)>& body) = 0;
   // NCCL's figures for the platform's nodes, or nullptr where the platform has none (Platform::nccl).
   virtual const NcclNode* nccl_node() const = 0;
@@ -161,8 +167,12 @@ struct Algorithm {
 };
 
 // For algorithms that run on any number of ranks.
-inline bool any_count(int) { return true; }
-inline bool power_of_two(int p) { return p > 0 && (p & (p - 1)) == 0; }
+inline bool any_count(int) {
+  return true;
+}
+inline bool power_of_two(int p) {
+  return p > 0 && (p & (p - 1)) == 0;
+}
 
 std::span<const Algorithm<AllReduceFn>> all_reduce_algorithms();
 std::span<const Algorithm<AllGatherFn>> all_gather_algorithms();
@@ -174,7 +184,8 @@ std::vector<std::string_view> algorithm_names(CollectiveKind kind);
 // The default algorithm of a kind (ring for reductions and all-gather, pairwise for all-to-all).
 std::string_view default_algorithm(CollectiveKind kind);
 // The default on a platform: `nccl` for the all-reduce, all-gather and reduce-scatter where the platform
-// carries NCCL's figures (`nccl_platform`: NVIDIA GPU nodes, which NCCL drives), else default_algorithm(kind).
+// carries NCCL's figures (`nccl_platform`: NVIDIA GPU nodes, which NCCL drives), else
+// default_algorithm(kind).
 std::string_view default_algorithm(CollectiveKind kind, bool nccl_platform);
 // Throws ValueError "unknown all_reduce algorithm 'x'; valid: ring, ..." for a name not registered.
 void check_algorithm(CollectiveKind kind, std::string_view name);
@@ -208,8 +219,9 @@ struct NcclChoice {
   int channels = 1;
 };
 NcclChoice nccl_choice(const NcclNode& node, std::string_view algorithm, CollectiveKind kind,
-                       const std::vector<int>& dimensions, std::int64_t elements_per_rank, std::int64_t itemsize,
-                       int max_channels, const std::string& protocol, bool switch_reduces);
+                       const std::vector<int>& dimensions, std::int64_t elements_per_rank,
+                       std::int64_t itemsize, int max_channels, const std::string& protocol,
+                       bool switch_reduces);
 
 // What the multidim all-reduce can run along one dimension, as ASTRA-sim names them: a reduce-scatter on
 // the way out and the matching all-gather on the way back.

@@ -82,7 +82,8 @@ std::vector<Array> nccl_all_gather(Communicator& comm, const Array& mine);
 Array nccl_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);
 // The ring of each of `channels` channels over a group of logical shape `dimensions` (rank lists, every rank
 // once), as nccl_channel_rings.cpp draws them.
-std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels);
+// Built once per shape and channel count and shared: every device of every call asks for the same rings.
+std::shared_ptr<const ChannelRings> nccl_channel_rings(const std::vector<int>& dimensions, int channels);
 // The nodes of a group shaped {devices per node, nodes...}: the product of every dimension but the first.
 int group_nodes(const std::vector<int>& dimensions);
 // The ranks of a group of that shape: the product of every dimension.

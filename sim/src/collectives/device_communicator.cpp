@@ -67,7 +67,8 @@ DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, AxisGroup group, std:
 std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> members) {
   std::vector<int> call_ranks;
   for (int m : members) call_ranks.push_back(group_.ranks().at(static_cast<std::size_t>(m)));
-  auto sub = std::make_unique<DeviceCommunicator>(ctx_, group_with(ctx_, std::move(call_ranks)), collective_, pipeline_chunks_,
+  auto sub = std::make_unique<DeviceCommunicator>(ctx_, group_with(ctx_, std::move(call_ranks)), collective_,
+                                                  pipeline_chunks_,
                                                   std::vector<int>{static_cast<int>(members.size())},
                                                   std::vector<std::string>{}, channels_, protocol_name_);
   sub->lane_ = lane_;
@@ -76,35 +77,32 @@ std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> memb
   return sub;
 }
 
-DeviceCommunicator DeviceCommunicator::channel_communicator(const std::vector<int>& ring, int c,
-                                                            const ChannelProtocol& protocol) {
+DeviceCommunicator DeviceCommunicator::channel_communicator(const std::shared_ptr<const ChannelRings>& rings,
+                                                            int c, const ChannelProtocol& protocol) {
   const int node_size = dimensions_.size() >= 2 ? dimensions_.front() : size();
-  std::vector<int> call_ranks;
-  std::vector<int> nodes;
-  for (int m : ring) {
-    call_ranks.push_back(group_.ranks().at(static_cast<std::size_t>(m)));
-    nodes.push_back(m / node_size);
-  }
-  DeviceCommunicator comm(ctx_, group_with(ctx_, std::move(call_ranks)), collective_, pipeline_chunks_, dimensions_,
-                          dimension_algorithms_, 1, protocol_name_);
+  auto ring = ctx_.call().channel_ring(group_, rings, c, node_size);
+  const int position = ring->position_of.at(static_cast<std::size_t>(group_.position));
+  DeviceCommunicator comm(ctx_, AxisGroup{ring->members, position}, collective_, pipeline_chunks_,
+                          dimensions_, dimension_algorithms_, 1, protocol_name_);
   comm.lane_ = c;
   comm.protocol_ = protocol;
-  comm.nodes_ = std::move(nodes);
+  comm.channel_ring_ = std::move(ring);
   return comm;
 }
 
-void DeviceCommunicator::in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
+void DeviceCommunicator::in_parallel(const std::shared_ptr<const ChannelRings>& rings,
+                                     const ChannelProtocol& protocol,
                                      const std::function<void(Communicator&, int)>& body) {
   flush_phase();
   wait_for(protocol.start_latency);
   std::vector<simgrid::s4u::ActorPtr> others;
-  for (int c = 1; c < static_cast<int>(rings.size()); ++c)
+  for (int c = 1; c < static_cast<int>(rings->size()); ++c)
     others.push_back(simgrid::s4u::Actor::create(
         fmt::format("{}:channel{}", simgrid::s4u::this_actor::get_name(), c),
         simgrid::s4u::this_actor::get_host(), [this, c, &rings, &protocol, &body] {
           bind_current_device(&ctx_);
           try {
-            DeviceCommunicator comm = channel_communicator(rings[static_cast<std::size_t>(c)], c, protocol);
+            DeviceCommunicator comm = channel_communicator(rings, c, protocol);
             body(comm, c);
             comm.finish();
           } catch (const simgrid::ForcefulKillException&) {
@@ -113,23 +111,23 @@ void DeviceCommunicator::in_parallel(const std::vector<std::vector<int>>& rings,
             ctx_.runtime().fail(std::current_exception());
           }
         }));
-  if (!rings.empty()) {
-    DeviceCommunicator comm = channel_communicator(rings.front(), 0, protocol);
+  if (!rings->empty()) {
+    DeviceCommunicator comm = channel_communicator(rings, 0, protocol);
     body(comm, 0);
     comm.finish();
   }
   for (auto& actor : others) actor->join();
 }
 
-void DeviceCommunicator::book_in_parallel(const std::vector<std::vector<int>>& rings,
+void DeviceCommunicator::book_in_parallel(const std::shared_ptr<const ChannelRings>& rings,
                                           const ChannelProtocol& protocol,
                                           const std::function<void(Communicator&, int)>& body) {
   flush_phase();
   wait_for(protocol.start_latency);
   std::vector<LanePhase> phases;
   std::vector<Array> scratch;  // released once every channel's phase has been simulated
-  for (int c = 0; c < static_cast<int>(rings.size()); ++c) {
-    DeviceCommunicator comm = channel_communicator(rings[static_cast<std::size_t>(c)], c, protocol);
+  for (int c = 0; c < static_cast<int>(rings->size()); ++c) {
+    DeviceCommunicator comm = channel_communicator(rings, c, protocol);
     comm.kept_scratch_ = &scratch;
     body(comm, c);
     if (comm.phase_->messages > 0) phases.push_back({c, *comm.phase_});
@@ -180,7 +178,9 @@ Array DeviceCommunicator::switch_all_reduce(const Array& flat, ReduceOp op, cons
   return reduced;
 }
 
-int DeviceCommunicator::device_of(int peer) const { return ctx_.device_at(group_.ranks().at(static_cast<std::size_t>(peer))); }
+int DeviceCommunicator::device_of(int peer) const {
+  return ctx_.device_at(group_.ranks().at(static_cast<std::size_t>(peer)));
+}
 
 simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
   XBT_VERB("%s: device %d sends %lld bytes to device %d", collective_.c_str(), ctx_.device(),
@@ -193,8 +193,9 @@ simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk
 }
 
 Seconds DeviceCommunicator::step_overhead(int peer) const {
-  const bool across = !nodes_.empty() && nodes_.at(static_cast<std::size_t>(peer)) !=
-                                             nodes_.at(static_cast<std::size_t>(rank()));
+  if (!channel_ring_) return protocol_.step_overhead;
+  const auto& nodes = channel_ring_->nodes;
+  const bool across = nodes.at(static_cast<std::size_t>(peer)) != nodes.at(static_cast<std::size_t>(rank()));
   return across ? protocol_.step_overhead_across : protocol_.step_overhead;
 }
 
@@ -256,11 +257,13 @@ Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
 Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) {
   if (!books(chunk) || !expected.is_abstract()) return sendrecv(to, chunk, from);
   book_phase(to, from, static_cast<Bytes>(chunk.nbytes()), 1, 0);
-  return ctx_.place(expected, MemoryTag::collective_scratch, collective_);  // a buffer of its own, shaped alike
+  return ctx_.place(expected, MemoryTag::collective_scratch,
+                    collective_);  // a buffer of its own, shaped alike
 }
 
 Array DeviceCommunicator::hold_scratch(const Array& like) {
-  Array held = ctx_.place(Array::abstract(like.shape(), like.dtype()), MemoryTag::collective_scratch, collective_);
+  Array held =
+      ctx_.place(Array::abstract(like.shape(), like.dtype()), MemoryTag::collective_scratch, collective_);
   if (kept_scratch_ != nullptr) kept_scratch_->push_back(held);
   return held;
 }
@@ -290,9 +293,10 @@ std::pair<Seconds, Seconds> DeviceCommunicator::slowest_hop(int to_device, int f
   Seconds overhead = std::max(step_overhead(collectives::wrap(rank() + 1, size())),
                               step_overhead(collectives::wrap(rank() - 1, size())));
   const int node_size = dimensions_.size() >= 2 ? dimensions_.front() : size();
-  if (!nodes_.empty() && node_size < size()) {
+  if (channel_ring_ && node_size < size()) {
     const int exit = (rank() / node_size + 1) * node_size - 1;
-    latency = std::max(latency, channels.message_latency(device_of(exit), device_of(collectives::wrap(exit + 1, size()))));
+    latency = std::max(
+        latency, channels.message_latency(device_of(exit), device_of(collectives::wrap(exit + 1, size()))));
     overhead = std::max(overhead, protocol_.step_overhead_across);
   }
   return {latency, overhead};
@@ -308,8 +312,8 @@ kernels::KernelResult reduce_kernel(const Array& a, const Array& b, ReduceOp op)
 
 // Inside one collective kernel: the roofline without a launch of its own.
 Seconds in_kernel_time(const DeviceSpec& spec, const kernels::KernelResult& result) {
-  return std::max(spec.op_time(result.cost.flops, result.cost.bytes, result.value.dtype()) - spec.launch_overhead,
-                  0.0);
+  return std::max(
+      spec.op_time(result.cost.flops, result.cost.bytes, result.value.dtype()) - spec.launch_overhead, 0.0);
 }
 
 }  // namespace
@@ -324,8 +328,10 @@ Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
   const Seconds time = protocol_.reduces_in_flight ? 0 : in_kernel_time(ctx_.spec(), result);
   XBT_VERB("%s: device %d reduces %lld element(s) in %g s%s", collective_.c_str(), ctx_.device(),
            static_cast<long long>(result.value.size()), time, phase_->messages > 0 ? " (booked)" : "");
-  if (phase_->messages > 0) phase_->reducing += time;
-  else ctx_.execute(time);
+  if (phase_->messages > 0)
+    phase_->reducing += time;
+  else
+    ctx_.execute(time);
   return placed;
 }
 
@@ -334,7 +340,8 @@ void DeviceCommunicator::flush_phase() {
   simulate_phases({{lane_, std::exchange(*phase_, Phase{})}}, protocol_);
 }
 
-void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, const ChannelProtocol& protocol) {
+void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases,
+                                         const ChannelProtocol& protocol) {
   namespace s4u = simgrid::s4u;
   // Where each phase's run stands: its transfers (receive, send), when its pace ends, when its reductions may
   // start (once both transfers have ended), and whether they have.
@@ -380,7 +387,8 @@ void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, c
     const double wire_bytes = phase.bytes_out * protocol.wire_bytes_per_byte;
     run.send = ctx_.channel(ctx_.device(), phase.to, phases[i].lane)
                    ->put_init(&token, static_cast<std::uint64_t>(wire_bytes));
-    if (const Seconds moving = pace - phase.messages * phase.latency; moving > 0) run.send->set_rate(wire_bytes / moving);
+    if (const Seconds moving = pace - phase.messages * phase.latency; moving > 0)
+      run.send->set_rate(wire_bytes / moving);
     run.send->start();
   }
   // A run's reductions start once its transfers and pace have ended and each further message has waited for
@@ -395,7 +403,8 @@ void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, c
   for (;;) {
     std::optional<Seconds> next;  // the earliest reductions not started whose start is known
     for (const Run& run : runs)
-      if (!run.reducing && run.reductions_start && (!next || *run.reductions_start < *next)) next = run.reductions_start;
+      if (!run.reducing && run.reductions_start && (!next || *run.reductions_start < *next))
+        next = run.reductions_start;
     if (pending.empty() && !next) break;
     const Seconds now = s4u::Engine::get_clock();
     if (!pending.empty()) {
@@ -417,7 +426,8 @@ void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases, c
     for (Run& run : runs)
       if (!run.reducing && run.reductions_start && *run.reductions_start <= *next) {
         run.reducing = true;
-        if (run.phase.reducing > 0) reductions.push_back(s4u::this_actor::exec_async(run.phase.reducing * speed));
+        if (run.phase.reducing > 0)
+          reductions.push_back(s4u::this_actor::exec_async(run.phase.reducing * speed));
       }
   }
   for (auto& reduction : reductions) reduction->wait();

@@ -42,7 +42,7 @@ class DeviceCommunicator final : public Communicator {
   int channels() const override { return channels_; }
   // Channel 0 runs on the calling actor, the others each on an actor of their own on this device's host,
   // over mailboxes of their own (lane c).
-  void in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
+  void in_parallel(const std::shared_ptr<const ChannelRings>& rings, const ChannelProtocol& protocol,
                    const std::function<void(Communicator&, int)>& body) override;
   const NcclNode* nccl_node() const override;
   const std::string& protocol() const override { return protocol_name_; }
@@ -53,7 +53,7 @@ class DeviceCommunicator final : public Communicator {
   void book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) override;
   Seconds reduction_time(const Array& piece, ReduceOp op) const override;
   Array hold_scratch(const Array& like) override;
-  void book_in_parallel(const std::vector<std::vector<int>>& rings, const ChannelProtocol& protocol,
+  void book_in_parallel(const std::shared_ptr<const ChannelRings>& rings, const ChannelProtocol& protocol,
                         const std::function<void(Communicator&, int)>& body) override;
 
   // Simulates the booked phase, then waits for the sends still in flight: a collective ends when its last
@@ -91,13 +91,14 @@ class DeviceCommunicator final : public Communicator {
   // pace beside its transfers, its other messages' latencies, then its reductions), on the calling actor.
   void simulate_phases(const std::vector<LanePhase>& phases, const ChannelProtocol& protocol);
   // The communicator of channel c of in_parallel: ring c's order, lane c, the protocol, a phase of its own.
-  DeviceCommunicator channel_communicator(const std::vector<int>& ring, int c, const ChannelProtocol& protocol);
+  DeviceCommunicator channel_communicator(const std::shared_ptr<const ChannelRings>& rings, int c,
+                                          const ChannelProtocol& protocol);
   simgrid::s4u::CommPtr post_send(int peer, const Array& chunk);
   // Sends `bytes` of data to device `to_device` after `overhead`, as the protocol's wire bytes.
   simgrid::s4u::CommPtr put(int to_device, void* payload, Bytes bytes, Seconds overhead);
   Seconds step_overhead(int peer) const;
-  // The slowest hop of this communicator's ring, as {route latency, step overhead}: its own two hops and, in a
-  // channel ring over several nodes (node blocks of dimensions_[0] ranks), the hop out of its node.
+  // The slowest hop of this communicator's ring, as {route latency, step overhead}: its own two hops and, in
+  // a channel ring over several nodes (node blocks of dimensions_[0] ranks), the hop out of its node.
   std::pair<Seconds, Seconds> slowest_hop(int to_device, int from_device) const;
   void pace(Bytes bytes);
   simgrid::s4u::CommPtr post_recv(int peer, Array** slot);
@@ -112,10 +113,10 @@ class DeviceCommunicator final : public Communicator {
   int channels_;
   int lane_ = 0;  // the mailboxes' lane (DeviceChannels::channel): in_parallel's channel
   std::string protocol_name_;
-  // In a channel of in_parallel: how it moves its messages, and the node of each of its ranks (for the step
-  // overhead of a message that crosses nodes).
+  // In a channel of in_parallel: how it moves its messages, and its ring (the node of each of its ranks, for
+  // the step overhead of a message that crosses nodes).
   ChannelProtocol protocol_;
-  std::vector<int> nodes_;
+  std::shared_ptr<const ChannelRing> channel_ring_;
   // In a channel of book_in_parallel: where hold_scratch keeps its buffers until every channel has been
   // simulated, since the channels' actors would have held them side by side.
   std::vector<Array>* kept_scratch_ = nullptr;

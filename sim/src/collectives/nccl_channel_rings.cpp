@@ -16,6 +16,7 @@
 //   ...
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <utility>
@@ -90,11 +91,13 @@ int group_size(const std::vector<int>& dimensions) {
   return ranks;
 }
 
-std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensions, int channels) {
+namespace {
+
+ChannelRings channel_rings(const std::vector<int>& dimensions, int channels) {
   const int d = dimensions.empty() ? 1 : dimensions.front();
   const int nodes = group_nodes(dimensions);
   const auto& cycles = node_cycles(d);
-  std::vector<std::vector<int>> rings;
+  ChannelRings rings;
   for (int c = 0; c < channels; ++c) {
     const auto& cycle = cycles[static_cast<std::size_t>(c) % cycles.size()];
     const auto entry = std::find(cycle.begin(), cycle.end(), c % d) - cycle.begin();
@@ -103,6 +106,15 @@ std::vector<std::vector<int>> nccl_channel_rings(const std::vector<int>& dimensi
       for (int k = 0; k < d; ++k) ring.push_back(n * d + cycle[static_cast<std::size_t>((entry + k) % d)]);
     rings.push_back(std::move(ring));
   }
+  return rings;
+}
+
+}  // namespace
+
+std::shared_ptr<const ChannelRings> nccl_channel_rings(const std::vector<int>& dimensions, int channels) {
+  static std::map<std::pair<std::vector<int>, int>, std::shared_ptr<const ChannelRings>> cache;
+  auto& rings = cache[{dimensions, channels}];
+  if (!rings) rings = std::make_shared<const ChannelRings>(channel_rings(dimensions, channels));
   return rings;
 }
 

@@ -27,7 +27,7 @@ std::vector<Array> nccl_ring_all_gather(Communicator& comm, const Array& mine) {
   // by_rank[j][c]: part c of rank j's piece
   std::vector<std::vector<Array>> by_rank(static_cast<std::size_t>(p), std::vector<Array>(parts.size()));
   comm.in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {
-    const auto& order = rings[static_cast<std::size_t>(c)];
+    const auto& order = (*rings)[static_cast<std::size_t>(c)];
     std::vector<std::vector<Array>> passes(
         static_cast<std::size_t>(p));  // passes[r]: ring rank r's, in order
     for (const Array& pass : pieces_of(parts[static_cast<std::size_t>(c)], plan.loop_elements)) {

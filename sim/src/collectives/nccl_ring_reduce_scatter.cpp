@@ -34,7 +34,7 @@ Array nccl_ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blo
   std::vector<Array> mine(static_cast<std::size_t>(plan.channels));
   comm.in_parallel(rings, plan.channel, [&](Communicator& ring, int c) {
     std::vector<std::vector<Array>> block_passes;  // in ring c's rank order: each block's passes
-    for (int j : rings[static_cast<std::size_t>(c)])
+    for (int j : (*rings)[static_cast<std::size_t>(c)])
       block_passes.push_back(
           pieces_of(parts[static_cast<std::size_t>(j)][static_cast<std::size_t>(c)], plan.loop_elements));
     std::vector<Array> reduced;

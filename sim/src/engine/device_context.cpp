@@ -46,7 +46,31 @@ int DeviceContext::index_along(std::size_t level) const {
 
 GroupRanks::GroupRanks(std::vector<int> call_ranks) : ranks(std::move(call_ranks)) {
   in_call_order = true;
-  for (std::size_t i = 0; in_call_order && i < ranks.size(); ++i) in_call_order = ranks[i] == static_cast<int>(i);
+  for (std::size_t i = 0; in_call_order && i < ranks.size(); ++i)
+    in_call_order = ranks[i] == static_cast<int>(i);
+}
+
+ChannelRing::ChannelRing(const GroupRanks& group, const std::vector<int>& ring, int node_size)
+    : position_of(ring.size()), nodes(ring.size()) {
+  std::vector<int> call_ranks(ring.size());
+  for (std::size_t k = 0; k < ring.size(); ++k) {
+    const auto member = static_cast<std::size_t>(ring[k]);
+    call_ranks[k] = group.ranks.at(member);
+    position_of.at(member) = static_cast<int>(k);
+    nodes[k] = ring[k] / node_size;
+  }
+  members = std::make_shared<const GroupRanks>(std::move(call_ranks));
+}
+
+std::shared_ptr<const ChannelRing> CallState::channel_ring(const AxisGroup& group,
+                                                           const std::shared_ptr<const ChannelRings>& rings,
+                                                           int c, int node_size) {
+  const auto& ring = rings->at(static_cast<std::size_t>(c));
+  if (!group.members->shared_by_members)
+    return std::make_shared<const ChannelRing>(*group.members, ring, node_size);
+  auto& shared = channel_rings_[{group.members.get(), rings.get(), c, node_size}];
+  if (!shared.ring) shared = {rings, std::make_shared<const ChannelRing>(*group.members, ring, node_size)};
+  return shared.ring;
 }
 
 std::vector<std::size_t> DeviceContext::axis_levels(const AxisName& name) const {
@@ -60,7 +84,9 @@ std::vector<std::size_t> DeviceContext::axis_levels(const AxisName& name) const 
   return levels;
 }
 
-AxisGroup DeviceContext::axis_group(const AxisName& name) const { return axis_group(axis_levels(name)); }
+AxisGroup DeviceContext::axis_group(const AxisName& name) const {
+  return axis_group(axis_levels(name));
+}
 
 AxisGroup DeviceContext::axis_group(const std::vector<std::size_t>& levels) const {
   // Every rank that agrees with this one off `levels`, enumerated with the first listed level major.
@@ -83,7 +109,9 @@ AxisGroup DeviceContext::axis_group(const std::vector<std::size_t>& levels) cons
         for (int k = 0; k < axes[l].size; ++k) wider.push_back(member + k * strides[l]);
       ranks = std::move(wider);
     }
-    members = std::make_shared<const GroupRanks>(std::move(ranks));
+    auto built = std::make_shared<GroupRanks>(std::move(ranks));
+    built->shared_by_members = true;
+    members = std::move(built);
   }
   return {members, position};
 }

@@ -9,12 +9,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "collectives/shared_reduction.hpp"
 #include "engine/runtime.hpp"
 #include "spmdsim/array.hpp"
+#include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/report.hpp"
 
@@ -32,7 +34,8 @@ struct MappedAxis {
 struct GroupRanks {
   explicit GroupRanks(std::vector<int> call_ranks);
   std::vector<int> ranks;
-  bool in_call_order = false;  // ranks are 0, 1, ..., the call's size - 1
+  bool in_call_order = false;      // ranks are 0, 1, ..., the call's size - 1
+  bool shared_by_members = false;  // one of CallState::axis_groups, held for the whole call
 };
 
 // The devices a collective runs among: the calling device's group and the caller's position there (its axis
@@ -42,6 +45,16 @@ struct AxisGroup {
   int position = 0;
   int size() const { return static_cast<int>(members->ranks.size()); }
   const std::vector<int>& ranks() const { return members->ranks; }
+};
+
+// One channel ring of a channel-parallel algorithm over a group (Communicator::in_parallel): its call ranks
+// in ring order, the ring position of each member of the group, and the node of each position (node blocks of
+// node_size members).
+struct ChannelRing {
+  ChannelRing(const GroupRanks& group, const std::vector<int>& ring, int node_size);
+  std::shared_ptr<const GroupRanks> members;
+  std::vector<int> position_of;
+  std::vector<int> nodes;
 };
 
 // The devices of one pmap call and what they report.
@@ -54,8 +67,20 @@ struct CallState {
   // The groups along the call's axes, by the levels named and the group's first rank: built by the first
   // member that asks, shared by the others.
   std::map<std::pair<std::vector<std::size_t>, int>, std::shared_ptr<const GroupRanks>> axis_groups;
+  // Ring c of `rings` over `group`, O(p) to build: over one of axis_groups built by the first member that
+  // asks and shared by the others, over any other group built for the caller alone.
+  std::shared_ptr<const ChannelRing> channel_ring(const AxisGroup& group,
+                                                  const std::shared_ptr<const ChannelRings>& rings, int c,
+                                                  int node_size);
   CallReport report;
   SharedReductions shared_reductions;  // booked ring all-reduces on real data, switch reductions
+
+ private:
+  struct SharedChannelRing {
+    std::shared_ptr<const ChannelRings> rings;  // held, so that its address in the key is not reused
+    std::shared_ptr<const ChannelRing> ring;
+  };
+  std::map<std::tuple<const GroupRanks*, const ChannelRings*, int, int>, SharedChannelRing> channel_rings_;
 };
 
 class CommStream;
