@@ -227,6 +227,25 @@ TEST(Train, FusedOptimizerKeepsTheLossAndTakesLessCompute) {
   EXPECT_LT(fused[0].at("compute_us").get<double>(), unfused[0].at("compute_us").get<double>());
 }
 
+// --donate-state on reaches the step: the same losses (the update's values do not depend on where they are
+// written), and a lower peak, as the old params and Adam's moments are released leaf by leaf while the new
+// ones are made instead of being held beside them.
+TEST(Train, DonatedStateKeepsTheLossAndLowersThePeak) {
+  const std::string run = "--devices 2 --steps 2 --batch 8 --optimizer adam";
+  const auto kept = run_json(run);
+  const auto donated = run_json(run + " --donate-state on");
+  EXPECT_FALSE(kept.at("donate_state").get<bool>());
+  EXPECT_TRUE(donated.at("donate_state").get<bool>());
+  const auto& k = kept.at("rows").at(0);
+  const auto& d = donated.at("rows").at(0);
+  EXPECT_EQ(d.at("last_loss").get<double>(), k.at("last_loss").get<double>());
+  EXPECT_LT(d.at("peak_memory_bytes").get<double>(), k.at("peak_memory_bytes").get<double>());
+  const auto text = run_train(run + " --donate-state on", scratch_dir());
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("micro-batches 1, state donated to the update, fusion on"), std::string::npos)
+      << text.out;
+}
+
 // --prefetch 1: each batch travels while the step before it computes: the same loss, less exposed transfer,
 // a shorter step, and one more batch on each device (32 samples of 784 float32 features and an int32 label).
 TEST(Train, PrefetchHidesTheBatchTransferAndKeepsTheLoss) {
@@ -348,6 +367,7 @@ std::vector<BadInput> bad_inputs() {
        "--reduce-bucket-size applies to --strategy zero2 or zero3 only"},
       {"OverlapCommNotOnOrOff", "--strategy zero2 --overlap-comm yes",
        "--overlap-comm must be on or off (got 'yes')"},
+      {"DonateStateNotOnOrOff", "--donate-state 1", "unknown --donate-state '1'; valid: on, off"},
       {"NegativePrefetchDepth", "--strategy zero3 --prefetch-depth=-1",
        "--prefetch-depth must be a whole number from 0 to 1024 (got '-1')"},
       {"PrefetchDepthForZero2", "--strategy zero2 --prefetch-depth 2",
@@ -382,7 +402,8 @@ std::vector<BadInput> bad_inputs() {
        "--dropout applies to transformers; the MLP has no dropout"},
       {"UnknownFusion", "--fusion maybe", "unknown --fusion 'maybe'; valid: on, off"},
       {"AlgorithmNotForEveryKind", "--algorithm nvls",
-       "--algorithm 'nvls' is not registered for all_reduce, all_gather and reduce_scatter; valid: ring, direct, "
+       "--algorithm 'nvls' is not registered for all_reduce, all_gather and reduce_scatter; valid: ring, "
+       "direct, "
        "nccl_ring, nccl, auto"},
       {"UnknownModel", "--model bert",
        "unknown --model 'bert'; valid: mlp, gpt2_small, gpt_7b, gpt3_175b, custom"},

@@ -61,7 +61,7 @@ struct TrainStep::Plan {
   // What the reduction takes of gradients summed over k micro-batches: their mean, in the reduce dtype.
   Tree reduction_input(Tree grads, int k) const;
 
-  Tree device_step(const Args& args, StepMemory& memory) const;
+  Tree device_step(Args args, StepMemory& memory) const;
 };
 
 Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
@@ -71,14 +71,15 @@ Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
   return grads;
 }
 
-Tree TrainStep::Plan::device_step(const Args& args, StepMemory& memory) const {
+Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
   const std::string& axis = options.axis_name;
   const int rank = static_cast<int>(axis_index(axis).item(0));
   const DeviceStep here{abstract_params, axis, rank, num_devices, options.zero.overlaps(options.strategy)};
   Tree params = tag_as(args[0].tree(), tags::parameters);
   Tree state = tag_as(args[1].tree(), tags::optimizer_state);
-  const Array& x = args[2].array();
-  const Array& y = args[3].array();
+  const Array x = args[2].array();
+  const Array y = args[3].array();
+  args.clear();  // donated, the step's own handles on the state are the only ones left
 
   const int k = options.micro_batches;
   // Sharded params are gathered unit by unit, the next units prefetched (unit_gatherer.hpp).
@@ -138,23 +139,36 @@ Tree TrainStep::Plan::device_step(const Args& args, StepMemory& memory) const {
   // Every piece of model state is live now, and nothing else of the step's making.
   memory.before_update[static_cast<std::size_t>(rank)] = live_memory();
   memory.peak_before_update[static_cast<std::size_t>(rank)] = call_peak_memory();
+  const std::size_t update_start = memory_mark();
 
   // Update, in fp32, on what the strategy updates: whole leaves or this device's shards.
-  const Tree inner = mixed() ? state["opt"] : state;
+  Tree inner = mixed() ? state["opt"] : state;
   // fp32: the master weights under mixed precision, the params otherwise (whole or shards)
   Tree weights = mixed() ? state["master"] : strategy.update_weights(here, params);
+  state = Tree();
+  // In fp32, where params and optimizer state share a layout (dp, zero3), the weights are the params
+  // themselves, renewed leaf by leaf. Otherwise the params are a bf16 copy of the weights (mixed precision)
+  // or what they are cut from (zero1, zero2), kept until the new params are made.
+  if (!mixed() && strategy.shards_params() == strategy.shards_optimizer_state()) params = Tree();
   Tree update_grads = strategy.update_grads(here, std::move(grads));
   grads = Tree();
   update_grads = cast(update_grads, DType::f32);
-  OptimizerStep step = optimizer.update(update_grads, inner, weights);
+  // Donated, the update is handed the only handles on the old state (exchanged: a Tree has no move) and
+  // releases each leaf as its new one is made; otherwise the caller's arguments keep all of it live through
+  // the update.
+  OptimizerStep step = options.donate_state ? optimizer.update(update_grads, std::exchange(inner, Tree()),
+                                                               std::exchange(weights, Tree()))
+                                            : optimizer.update(update_grads, inner, weights);
   update_grads = Tree();
   weights = Tree();
+  params = Tree();  // the new params take the old ones' place, as a donated buffer is reused for its like
 
   Tree new_state = step.state;
   if (mixed())
     new_state = Tree::dict({{"master", tag_as(step.params, tags::optimizer_state)}, {"opt", step.state}});
   Tree new_params = mixed() ? tag_as(cast(step.params, compute_dtype()), tags::parameters) : step.params;
   new_params = strategy.updated_params(here, std::move(new_params));
+  memory.peak_of_update[static_cast<std::size_t>(rank)] = peak_memory_since(update_start);
   return Tree::tuple({new_params, new_state, loss});
 }
 
@@ -201,18 +215,21 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
                            : Axes::dict(std::move(inner));
   }
   plan_ = plan;
-  memory_ = std::make_shared<StepMemory>(
-      StepMemory{std::vector<MemoryByTag>(static_cast<std::size_t>(num_devices)),
-                 std::vector<MemoryByTag>(static_cast<std::size_t>(num_devices))});
-  PmapOptions pmap_options{.in_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(0), Axes(0)}),
-                           .out_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(none)}),
-                           .axis_name = plan->options.axis_name,
-                           .devices = plan->options.devices,
-                           .name = plan->options.name,
-                           .arg_names = {"params", "opt_state", "batch_x", "batch_y"}};
+  memory_ =
+      std::make_shared<StepMemory>(StepMemory{std::vector<MemoryByTag>(static_cast<std::size_t>(num_devices)),
+                                              std::vector<MemoryByTag>(static_cast<std::size_t>(num_devices)),
+                                              std::vector<Bytes>(static_cast<std::size_t>(num_devices))});
+  PmapOptions pmap_options{
+      .in_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(0), Axes(0)}),
+      .out_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(none)}),
+      .axis_name = plan->options.axis_name,
+      .donate_argnums = plan->options.donate_state ? std::vector<int>{0, 1} : std::vector<int>{},
+      .devices = plan->options.devices,
+      .name = plan->options.name,
+      .arg_names = {"params", "opt_state", "batch_x", "batch_y"}};
   auto memory = memory_;
   pmapped_ = std::make_shared<PmappedFunction>(
-      pmap([plan, memory](const Args& args) -> Tree { return plan->device_step(args, *memory); },
+      pmap([plan, memory](Args args) -> Tree { return plan->device_step(std::move(args), *memory); },
            std::move(pmap_options)));
 }
 
@@ -245,6 +262,9 @@ const std::vector<MemoryByTag>& TrainStep::memory_before_update() const {
 }
 const std::vector<MemoryByTag>& TrainStep::peak_before_update() const {
   return memory_->peak_before_update;
+}
+const std::vector<Bytes>& TrainStep::peak_of_update() const {
+  return memory_->peak_of_update;
 }
 
 TrainState TrainStep::init(const Tree& params) const {

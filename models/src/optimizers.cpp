@@ -23,15 +23,6 @@ Tree zeros_like(const Tree& tree) {
   });
 }
 
-// fn(leaf of a, leaf of b, ...) over trees of one structure.
-template <class Fn>
-std::vector<Array> zip_leaves(const std::vector<Array>& a, const std::vector<Array>& b, Fn&& fn) {
-  std::vector<Array> out;
-  out.reserve(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) out.push_back(fn(a[i], b[i]));
-  return out;
-}
-
 void check_same_structure(const Tree& grads, const Tree& params, std::string_view what) {
   if (!grads.same_structure(params))
     throw ValueError(fmt::format("optimizer update: {} {} do not match the params {}", what, grads.treedef(),
@@ -126,21 +117,29 @@ Optimizer Optimizer::fused() const {
   return copy;
 }
 
-OptimizerStep Optimizer::update(const Tree& grads, const Tree& state, const Tree& params) const {
+OptimizerStep Optimizer::update(const Tree& grads, Tree state, Tree params) const {
   check_same_structure(grads, params, "grads");
-  const auto p = params.leaves();
+  std::vector<Array> p = params.leaves();
   const auto g = grads.leaves();
+  // The results' structure, without the old leaves: the update's own handles on them are p and the state's
+  // leaves below, each let go of once its new value is made.
+  const Tree structure =
+      params.map([](const Array& leaf) { return Array::abstract(leaf.shape(), leaf.dtype()); });
+  params = Tree();
   const double lr = learning_rate_;
   const auto step_of = [&](const std::vector<Array>& new_p, Tree new_state) -> OptimizerStep {
-    return {tagged(params.rebuild(new_p), tags::parameters),
+    return {tagged(structure.rebuild(new_p), tags::parameters),
             tagged(std::move(new_state), tags::optimizer_state)};
   };
-  // Per parameter i: its new value and new state buffers, as one fused kernel under fused().
-  const auto per_parameter = [&](std::string_view kernel, std::size_t count, const auto& inputs_of,
-                                 const auto& update_of) {
+  // Per parameter i: its new value and new state buffers, as one fused kernel under fused(); then its old
+  // ones are let go of (let_go(i)).
+  const auto per_parameter = [&](std::string_view kernel, const auto& inputs_of, const auto& update_of,
+                                 const auto& let_go) {
     std::vector<std::vector<Array>> out;
-    for (std::size_t i = 0; i < count; ++i)
+    for (std::size_t i = 0; i < p.size(); ++i) {
       out.push_back(spmdsim::fused(kernel, inputs_of(i), [&] { return update_of(i); }));
+      let_go(i);
+    }
     return out;
   };
   const auto column = [](const std::vector<std::vector<Array>>& rows, std::size_t k) {
@@ -148,54 +147,73 @@ OptimizerStep Optimizer::update(const Tree& grads, const Tree& state, const Tree
     for (const auto& row : rows) out.push_back(row[k]);
     return out;
   };
+  // new[i] = make(i) for every parameter, each old[i] let go of once new[i] is made.
+  const auto renew = [&](std::vector<Array>& old, const auto& make) {
+    std::vector<Array> out;
+    for (std::size_t i = 0; i < old.size(); ++i) {
+      out.push_back(make(i));
+      old[i] = Array();
+    }
+    return out;
+  };
   switch (kind_) {
     case Kind::sgd: {
       std::vector<Array> new_p;
       if (fused_)
         new_p = column(per_parameter(
-                           "sgd_update", p.size(), [&](std::size_t i) { return std::vector{p[i], g[i]}; },
-                           [&](std::size_t i) { return std::vector{sgd_step(p[i], g[i], lr)}; }),
+                           "sgd_update",
+                           [&](std::size_t i) {
+                             return std::vector{p[i], g[i]};
+                           },
+                           [&](std::size_t i) { return std::vector{sgd_step(p[i], g[i], lr)}; },
+                           [&](std::size_t i) { p[i] = Array(); }),
                        0);
       else
-        new_p = zip_leaves(p, g, [lr](const Array& pi, const Array& gi) { return sgd_step(pi, gi, lr); });
-      return {tagged(params.rebuild(new_p), tags::parameters), state};
+        new_p = renew(p, [&](std::size_t i) { return sgd_step(p[i], g[i], lr); });
+      return {tagged(structure.rebuild(new_p), tags::parameters), state};
     }
     case Kind::momentum: {
-      check_same_structure(state["trace"], params, "momentum trace");
+      check_same_structure(state["trace"], structure, "momentum trace");
       const double m = momentum_;
-      const auto t = state["trace"].leaves();
+      std::vector<Array> t = state["trace"].leaves();
+      state = Tree();
       std::vector<Array> trace, new_p;
       if (fused_) {
         const auto rows = per_parameter(
-            "momentum_update", p.size(), [&](std::size_t i) { return std::vector{p[i], g[i], t[i]}; },
+            "momentum_update",
+            [&](std::size_t i) {
+              return std::vector{p[i], g[i], t[i]};
+            },
             [&](std::size_t i) {
               Array ti = momentum_trace(g[i], t[i], m);
               return std::vector{sgd_step(p[i], ti, lr), ti};
-            });
+            },
+            [&](std::size_t i) { p[i] = t[i] = Array(); });
         new_p = column(rows, 0);
         trace = column(rows, 1);
       } else {
-        trace = zip_leaves(g, t, [m](const Array& gi, const Array& ti) { return momentum_trace(gi, ti, m); });
-        new_p = zip_leaves(p, trace, [lr](const Array& pi, const Array& ti) { return sgd_step(pi, ti, lr); });
+        trace = renew(t, [&](std::size_t i) { return momentum_trace(g[i], t[i], m); });
+        new_p = renew(p, [&](std::size_t i) { return sgd_step(p[i], trace[i], lr); });
       }
-      return step_of(new_p, Tree::dict({{"trace", params.rebuild(trace)}}));
+      return step_of(new_p, Tree::dict({{"trace", structure.rebuild(trace)}}));
     }
     default: break;
   }
-  check_same_structure(state["mu"], params, "adam mu");
-  check_same_structure(state["nu"], params, "adam nu");
+  check_same_structure(state["mu"], structure, "adam mu");
+  check_same_structure(state["nu"], structure, "adam nu");
   const double b1 = b1_;
   const double b2 = b2_;
-  const auto m = state["mu"].leaves();
-  const auto v = state["nu"].leaves();
+  std::vector<Array> m = state["mu"].leaves();
+  std::vector<Array> v = state["nu"].leaves();
   Array count = state["count"].leaf() + 1.0;  // int32: a whole weak scalar stays int32
+  state = Tree();
   // Bias corrections 1 - b^count as float32 scalars on the device.
   Array t = astype(count, DType::f32);
   const AdamStep adam_step{lr, eps_, eps_root_, 1.0 - exp(t * std::log(b1)), 1.0 - exp(t * std::log(b2))};
   std::vector<Array> mu, nu, new_p;
   if (fused_) {
     const auto rows = per_parameter(
-        "adam_update", p.size(),
+        "adam_update",
         [&](std::size_t i) {
           return std::vector{p[i], g[i], m[i], v[i], adam_step.correction1, adam_step.correction2};
         },
@@ -203,17 +221,19 @@ OptimizerStep Optimizer::update(const Tree& grads, const Tree& state, const Tree
           Array mu_i = adam_moment(g[i], m[i], b1);
           Array nu_i = adam_second_moment(g[i], v[i], b2);
           return std::vector{adam_step(p[i], mu_i, nu_i), mu_i, nu_i};
-        });
+        },
+        [&](std::size_t i) { p[i] = m[i] = v[i] = Array(); });
     new_p = column(rows, 0);
     mu = column(rows, 1);
     nu = column(rows, 2);
   } else {
     // optax's order: every first moment, every second moment, then the updates.
-    mu = zip_leaves(g, m, [b1](const Array& gi, const Array& mi) { return adam_moment(gi, mi, b1); });
-    nu = zip_leaves(g, v, [b2](const Array& gi, const Array& vi) { return adam_second_moment(gi, vi, b2); });
-    for (std::size_t i = 0; i < p.size(); ++i) new_p.push_back(adam_step(p[i], mu[i], nu[i]));
+    mu = renew(m, [&](std::size_t i) { return adam_moment(g[i], m[i], b1); });
+    nu = renew(v, [&](std::size_t i) { return adam_second_moment(g[i], v[i], b2); });
+    new_p = renew(p, [&](std::size_t i) { return adam_step(p[i], mu[i], nu[i]); });
   }
-  return step_of(new_p, Tree::dict({{"count", count}, {"mu", params.rebuild(mu)}, {"nu", params.rebuild(nu)}}));
+  return step_of(
+      new_p, Tree::dict({{"count", count}, {"mu", structure.rebuild(mu)}, {"nu", structure.rebuild(nu)}}));
 }
 
 }  // namespace spmdsim::models

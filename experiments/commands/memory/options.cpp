@@ -34,7 +34,8 @@ std::int64_t fit_unit(const MemoryCommandOptions& options) {
 }
 
 std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, model_list, strategy_list, batch, micro_batches, precision, fit, fit_max, jobs, shard;
+  std::string devices, model_list, strategy_list, batch, micro_batches, precision, fit, fit_max, jobs, shard,
+      donate_state;
   PlatformRequest platform;
   ModelRequest model;
   ZeroRequest zero;
@@ -56,7 +57,8 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       "precision", po::value(&precision)->default_value("mixed_bf16"),
       "mixed_bf16 (bf16 params and gradients, fp32 master weights: the ZeRO paper's case) or fp32")(
       "optimizer", po::value(&options.optimizer_name)->default_value("adam"), "adam, momentum (0.9) or sgd")(
-      "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp);
+      "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp)(
+      "donate-state", po::value(&donate_state)->default_value("off"), kDonateStateHelp);
   add_zero_options(described, zero);
   add_model_shape_options(described, model);
   described.add_options()(
@@ -121,6 +123,8 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
   setup.train_options.precision =
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
+  setup.train_options.donate_state =
+      values.attributed({"donate-state"}, [&] { return parse_donate_state(donate_state); });
   setup.optimizer = values.attributed({"optimizer", "fused-optimizer"}, [&] {
     return make_optimizer(options.optimizer_name, 1e-4, options.fused_optimizer);
   });

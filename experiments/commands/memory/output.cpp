@@ -52,9 +52,10 @@ void write_header(std::ostream& out, const MemoryCommandOptions& options, const 
          "the devices\n"
       << fmt::format("# platform: {} ({})\n", first.platform, options.platform.summary)
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(setting_texts(first), ", "), simgrid_source)
-      << fmt::format("# training: {} devices, {}{}, {}, micro-batches {}{}\n", setup.devices,
+      << fmt::format("# training: {} devices, {}{}, {}, micro-batches {}{}{}\n", setup.devices,
                      options.optimizer_name, options.fused_optimizer ? " fused" : "",
                      precision_name(setup.train_options.precision), setup.train_options.micro_batches,
+                     setup.train_options.donate_state ? ", state donated to the update" : "",
                      options.fit == FitTarget::batch
                          ? std::string()
                          : fmt::format(", per-device batch {} (MLP samples, transformer sequences)",
@@ -139,6 +140,7 @@ nlohmann::ordered_json command_json(const MemoryCommandOptions& options,
   j["precision"] = precision_name(setup.train_options.precision);
   j["optimizer"] = options.optimizer_name;
   j["fused_optimizer"] = options.fused_optimizer;
+  j["donate_state"] = setup.train_options.donate_state;
   j["wall_time_s"] = wall_seconds;
   return j;
 }

@@ -30,7 +30,7 @@ std::string_view scaling_name(Scaling scaling) {
 
 std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch, seed,
-      jobs, fusion, shard, algorithm;
+      jobs, fusion, shard, algorithm, donate_state;
   double learning_rate = 0;
   PlatformRequest platform;
   ModelRequest model;
@@ -59,6 +59,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "fp32, or mixed_bf16 (bf16 compute and gradients, fp32 master weights)")(
       "optimizer", po::value(&options.optimizer_name)->default_value("sgd"), "sgd, momentum (0.9) or adam")(
       "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp)(
+      "donate-state", po::value(&donate_state)->default_value("off"), kDonateStateHelp)(
       "fusion", po::value(&fusion)->default_value("on"),
       "on: chains of elementwise ops and their reductions run as one kernel each, as XLA fuses them (one "
       "read of the inputs, one write of the output); off: every op its own kernel, to see the unfused cost")(
@@ -157,6 +158,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
                         [&] { return parse_zero_options(zero, {setup.train_options.strategy}); });
   setup.train_options.precision =
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
+  setup.train_options.donate_state =
+      values.attributed({"donate-state"}, [&] { return parse_donate_state(donate_state); });
   setup.algorithm = values.attributed({"algorithm"}, [&] {
     if (algorithm.empty() || algorithm == "auto") return algorithm;
     const auto gathers = algorithm_names(CollectiveKind::all_gather);

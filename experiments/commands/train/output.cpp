@@ -75,13 +75,14 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
       << fmt::format("# platform: {} ({})\n", first.platform, options.platform.summary)
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(settings, ", "), simgrid_source)
       << fmt::format(
-             "# training: {}, {} (learning rate {}), {}, micro-batches {}, fusion {}, collectives {}; {} scaling, "
-             "{} {}; {} steps{}{}; {}\n",
+             "# training: {}, {} (learning rate {}), {}, micro-batches {}{}, fusion {}, collectives {}; {} "
+             "scaling, {} {}; {} steps{}{}; {}\n",
              strategy_text(setup.train_options),
              options.optimizer_name + (options.fused_optimizer ? " fused" : ""),
              setup.optimizer.learning_rate(), precision_name(setup.train_options.precision),
-             setup.train_options.micro_batches, setup.fusion ? "on" : "off", collective_algorithm(options),
-             scaling_name(options.scaling),
+             setup.train_options.micro_batches,
+             setup.train_options.donate_state ? ", state donated to the update" : "",
+             setup.fusion ? "on" : "off", collective_algorithm(options), scaling_name(options.scaling),
              options.scaling == Scaling::strong ? "global batch" : "per-device batch",
              options.scaling == Scaling::strong ? options.batch : options.batch / options.devices.front(),
              setup.steps, setup.read_loss_every_step ? ", the loss read back after each" : "",
@@ -124,6 +125,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
   j["precision"] = precision_name(setup.train_options.precision);
   j["optimizer"] = options.optimizer_name;
   j["fused_optimizer"] = options.fused_optimizer;
+  j["donate_state"] = setup.train_options.donate_state;
   j["learning_rate"] = setup.optimizer.learning_rate();
   j["scaling"] = scaling_name(options.scaling);
   j["batch"] = options.batch;

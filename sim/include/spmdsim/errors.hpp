@@ -25,6 +25,8 @@ SPMDSIM_ERROR_TYPE(ValueError);
 SPMDSIM_ERROR_TYPE(TypeError);
 SPMDSIM_ERROR_TYPE(NameError);
 SPMDSIM_ERROR_TYPE(IndexError);
+// A use of an array that a donating call deleted.
+SPMDSIM_ERROR_TYPE(RuntimeError);
 // What JAX runs and spmdsim does not (Python's type for an unimplemented case).
 SPMDSIM_ERROR_TYPE(NotImplementedError);
 

@@ -31,5 +31,10 @@ MemoryByTag live_memory();
 // Inside a pmapped function: what the calling device's buffers held, by tag, at their peak so far in this
 // pmap call (its window). On the host: zeros.
 MemoryByTag call_peak_memory();
+// Inside a pmapped function: a mark of the calling device's ledger now (the count of its events so far), and
+// the most its buffers have held since such a mark, at least what they held at it: the peak of one part of a
+// call. On the host: 0.
+std::size_t memory_mark();
+Bytes peak_memory_since(std::size_t mark);
 
 }  // namespace spmdsim

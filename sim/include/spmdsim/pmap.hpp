@@ -48,7 +48,9 @@ class Arg {
 };
 
 using Args = std::vector<Arg>;
-using DeviceFunction = std::function<Tree(const Args&)>;
+// Takes its arguments by value, so that a function can let go of donated ones (PmapOptions::donate_argnums)
+// before it returns; a function taking `const Args&` fits too.
+using DeviceFunction = std::function<Tree(Args)>;
 
 // The axis of a pmap that the function calls while it runs (JAX's nesting written in the body,
 // pmap(lambda x: pmap(g, axis_name='j')(x * 2) + 1, axis_name='i')). JAX traces the whole function before it
@@ -65,6 +67,13 @@ struct PmapOptions {
   Axes out_axes = Axes(0);
   std::optional<std::string> axis_name;
   std::vector<int> static_broadcasted_argnums;
+  // Positional arguments whose buffers the call takes over, as jax.pmap's donate_argnums: each device's
+  // buffers of them are held by the function's arguments alone, so they are released as soon as the function
+  // lets go of them (an update can free each old leaf as its new one is made, instead of holding both). A
+  // donated device-resident array is deleted: reading it is JAX's RuntimeError, passing it again its
+  // ValueError. Positions past the last argument are ignored, as JAX ignores them; the outermost pmap's alone
+  // apply.
+  std::vector<int> donate_argnums;
   // Global device indices; by default the first axis-size devices.
   std::optional<std::vector<int>> devices;
   // The number of devices when no argument is mapped.

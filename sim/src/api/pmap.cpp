@@ -3,8 +3,10 @@
 #include "spmdsim/pmap.hpp"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -85,6 +87,9 @@ struct InputLeaf {
   Axis axis;              // mapped axis, or none for a replicated argument
   std::string path;       // for messages, e.g. "args[0]['w']"
   bool resident = false;  // already on the call's devices from an earlier pmap, laid out as needed
+  bool donated = false;   // in a position of donate_argnums
+  // A donated resident leaf's buffers, taken from the caller's array: each device takes its own.
+  std::vector<Array> donated_shards;
 };
 
 // JAX's short type text: float32[4,3].
@@ -123,6 +128,16 @@ std::string arg_label(const std::string& path, const PmapOptions& options, std::
   return "args" + path;
 }
 
+bool is_static_position(const PmapOptions& options, std::size_t i) {
+  const auto& s = options.static_broadcasted_argnums;
+  return std::find(s.begin(), s.end(), static_cast<int>(i)) != s.end();
+}
+
+bool is_donated_position(const PmapOptions& options, std::size_t i) {
+  const auto& d = options.donate_argnums;
+  return std::find(d.begin(), d.end(), static_cast<int>(i)) != d.end();
+}
+
 void check_static_argnums(const PmapOptions& options, std::size_t nargs) {
   if (options.static_broadcasted_argnums.empty()) return;
   const int highest =
@@ -137,11 +152,11 @@ void check_static_argnums(const PmapOptions& options, std::size_t nargs) {
     if (i < 0)
       throw ValueError(fmt::format("static_broadcasted_argnums must be non-negative, got {}",
                                    tuple_text(options.static_broadcasted_argnums)));
-}
-
-bool is_static_position(const PmapOptions& options, std::size_t i) {
-  const auto& s = options.static_broadcasted_argnums;
-  return std::find(s.begin(), s.end(), static_cast<int>(i)) != s.end();
+  for (int i : options.donate_argnums)
+    if (is_static_position(options, static_cast<std::size_t>(i)))
+      throw ValueError(fmt::format("`static_argnums` [{}] and `donate_argnums` [{}] cannot intersect.",
+                                   fmt::join(options.static_broadcasted_argnums, ", "),
+                                   fmt::join(options.donate_argnums, ", ")));
 }
 
 // Flattens the dynamic arguments with their in_axes, as jax's _prepare_pmap does.
@@ -293,9 +308,11 @@ std::vector<int> call_devices(const Runtime& runtime, const PmapOptions& options
 }
 
 // What the device at call rank `rank`, index `index` along the outermost axis, receives of a leaf.
-Array shard_of(const InputLeaf& leaf, int rank, int index) {
-  // A resident leaf is each device's own buffer, replicated or not.
-  if (leaf.resident) return leaf.value.residency()->shards[static_cast<std::size_t>(rank)];
+Array shard_of(InputLeaf& leaf, int rank, int index) {
+  // A resident leaf is each device's own buffer, replicated or not; a donated one is the call's alone.
+  const auto r = static_cast<std::size_t>(rank);
+  if (leaf.resident && leaf.donated) return std::move(leaf.donated_shards[r]);
+  if (leaf.resident) return leaf.value.residency()->shards[r];
   if (!leaf.axis) return leaf.value;
   return kernels::take(leaf.value, *leaf.axis, index).value;
 }
@@ -310,7 +327,7 @@ bool already_in_place(const InputLeaf& leaf, const std::vector<int>& devices) {
 // its host CPU over its host link as the call starts, as one transfer of all their bytes (direct_transfer.hpp
 // says why). Only the time the device waits is its transfer time: a put that arrived while an earlier call
 // computed costs nothing here.
-std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLeaf>& leaves) {
+std::vector<Array> receive_inputs(DeviceContext& ctx, std::vector<InputLeaf>& leaves) {
   std::vector<Array> inputs(leaves.size());
   std::set<const detail::HostCopy*> arrivals;
   std::size_t sent = 0;
@@ -346,6 +363,35 @@ std::vector<Array> receive_inputs(DeviceContext& ctx, const std::vector<InputLea
     inputs[i] = ctx.place(inputs[i], tag, "args" + leaves[i].path);
   }
   return inputs;
+}
+
+// Marks the leaves of donated arguments and takes the buffers of the resident ones from their arrays, which
+// are deleted (a donated array that is not on the call's devices is sent from the host, and its buffers are
+// released now). An array deleted by an earlier call, or donated and passed again in this one, is JAX's
+// error.
+void take_donated(std::vector<InputLeaf>& leaves, const std::vector<std::size_t>& leaf_position,
+                  const PmapOptions& options) {
+  std::map<const Residency*, std::size_t> first_use;
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    const Residency* residency = leaves[i].value.residency().get();
+    if (!residency) continue;
+    if (residency->deleted)
+      throw ValueError("INVALID_ARGUMENT: Invalid buffer passed: buffer has been deleted or donated.");
+    const auto [at, first] = first_use.try_emplace(residency, i);
+    const bool donated_before = is_donated_position(options, leaf_position[at->second]);
+    if (!first && (donated_before || is_donated_position(options, leaf_position[i])))
+      throw ValueError(fmt::format(
+          "INVALID_ARGUMENT: Attempt to use a buffer that was previously donated in the same call to "
+          "Execute() (flattened argument {}, first use: {}). Toy example for this bug: `f(donate(a), a)`.",
+          i, at->second));
+  }
+  for (std::size_t i = 0; i < leaves.size(); ++i) {
+    InputLeaf& leaf = leaves[i];
+    leaf.donated = is_donated_position(options, leaf_position[i]);
+    if (!leaf.donated || !leaf.value.residency()) continue;
+    std::vector<Array> shards = leaf.value.residency()->take_donated();
+    if (leaf.resident) leaf.donated_shards = std::move(shards);
+  }
 }
 
 // The device function's arguments: static values as given, dynamic trees rebuilt from the device leaves.
@@ -419,7 +465,8 @@ Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& op
     residency->devices = devices;
     residency->shards = shards;
     if (!axes[i].axis) {
-      assembled.push_back(shards.front().with_residency(std::move(residency)));
+      // The host's view holds the values, not device 0's buffer: the residency alone keeps the buffers.
+      assembled.push_back(shards.front().on_device(nullptr).with_residency(std::move(residency)));
       continue;
     }
     const int axis = out_axis_in_range(*axes[i].axis, shards.front().ndim() + 1);
@@ -498,8 +545,8 @@ std::size_t next_axis_for(const DeviceContext& ctx, const PmapOptions& options,
 // the function with the axis bound, then each result gathered from the axis's group and stacked at its out
 // axis (XLA gathers with an all-reduce of zero-padded buffers, the same values).
 Tree run_levels(DeviceContext& ctx, const std::vector<PmapOptions>& levels, std::size_t level,
-                const DeviceFunction& fn, const Args& args) {
-  if (level == levels.size()) return fn(args);
+                const DeviceFunction& fn, Args args) {
+  if (level == levels.size()) return fn(std::move(args));
   const PmapOptions& options = levels[level];
   std::vector<InputLeaf> leaves;
   const std::size_t axis = next_axis_for(ctx, options, check_nested_pmap(options, args, leaves));
@@ -594,6 +641,7 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   call.devices = call_devices(runtime, options_, call.axes);
   call.devices_in_platform_order = detail::GroupRanks(call.devices).in_call_order;
   for (auto& leaf : leaves) leaf.resident = already_in_place(leaf, call.devices);
+  take_donated(leaves, leaf_position, options_);
 
   const auto n = call.devices.size();
   call.report.name = options_.name;
@@ -616,8 +664,11 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
       try {
         {
           auto inputs = receive_inputs(*ctx, leaves);
+          Args device = device_args(args, options_, inputs);
+          for (std::size_t i = 0; i < leaves.size(); ++i)
+            if (leaves[i].donated) inputs[i] = Array();  // the function's arguments hold them alone
           XBT_VERB("device %d: %s's program starts", ctx->device(), options_.name.c_str());
-          Tree out = run_levels(*ctx, levels_, 1, fn_, device_args(args, options_, inputs));
+          Tree out = run_levels(*ctx, levels_, 1, fn_, std::move(device));
           ctx->finish_stream();  // collectives still on the device's stream are waited for
           outputs[rank] = claim_outputs(*ctx, out);
         }  // its inputs released at the device's own time, before the compute booked up to then runs

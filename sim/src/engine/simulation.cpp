@@ -4,12 +4,15 @@
 #include <map>
 #include <memory>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 
 #include "engine/direct_transfer.hpp"
 #include "engine/host_copies.hpp"
 #include "engine/runtime.hpp"
+#include "spmdsim/errors.hpp"
 #include "spmdsim/residency.hpp"
 
 namespace spmdsim {
@@ -61,6 +64,9 @@ Tree Simulation::device_get(const Tree& tree) {
   std::vector<Fetch> fetches;
   for (const auto& leaf : tree.leaves()) {
     const auto& residency = leaf.residency();
+    if (residency && residency->deleted)
+      throw RuntimeError(fmt::format("Array has been deleted with shape={}[{}].", dtype_name(leaf.dtype()),
+                                     fmt::join(leaf.shape(), ",")));
     if (!residency || residency->fetched) continue;
     residency->fetched = true;
     const std::size_t count = residency->axis ? residency->devices.size() : 1;

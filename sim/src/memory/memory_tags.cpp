@@ -1,5 +1,6 @@
 #include "spmdsim/memory_tags.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "engine/device_context.hpp"
@@ -38,6 +39,20 @@ MemoryByTag call_peak_memory() {
   if (ctx == nullptr) return out;
   out.bytes = ctx->runtime().ledger(ctx->device())->window_at_peak();
   return out;
+}
+
+std::size_t memory_mark() {
+  const detail::DeviceContext* ctx = detail::current_device();
+  return ctx == nullptr ? 0 : ctx->runtime().ledger(ctx->device())->timeline().size();
+}
+
+Bytes peak_memory_since(std::size_t mark) {
+  const detail::DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr) return 0;
+  const MemoryTimeline& events = ctx->runtime().ledger(ctx->device())->timeline();
+  Bytes peak = mark == 0 ? 0 : events[mark - 1].in_use;
+  for (std::size_t i = mark; i < events.size(); ++i) peak = std::max(peak, events[i].in_use);
+  return peak;
 }
 
 }  // namespace spmdsim

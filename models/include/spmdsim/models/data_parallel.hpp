@@ -45,7 +45,9 @@
 // weights included, as the ZeRO paper counts them) optimizer_state, gradients gradients, saved activations
 // activations. Just before the optimizer update every piece of model state is live; the step records what
 // each device holds then (memory_before_update()). At the end of the call pmap retags every result as
-// outputs.
+// outputs. Under donate_state the update holds the model states and what it makes itself (the fp32
+// gradients, its intermediates), never an old and a new copy of a leaf: each old parameter, master weight and
+// optimizer buffer is released as its new one is made, and the new params take the old ones' place.
 #pragma once
 
 #include <cstdint>
@@ -122,6 +124,11 @@ struct TrainOptions {
   // dp-overlap: a bucket is closed once it holds this many bytes or more (PyTorch DDP's bucket_cap_mb = 25).
   Bytes bucket_bytes = kDefaultBucketBytes;
   ZeroOptions zero;
+  // The step takes over the old params and optimizer state (pmap's donate_argnums) and releases each old leaf
+  // as soon as its new one is made, as PyTorch's and DeepSpeed's in-place updates and JAX's donate_argnums
+  // do; the state passed in is deleted. Off (JAX's default): the old and the new state are both live through
+  // the update.
+  bool donate_state = false;
   std::string axis_name = "batch";
   // Global device indices of the step (pmap's devices); by default the first num_devices.
   std::optional<std::vector<int>> devices;
@@ -195,12 +202,16 @@ class TrainStep {
   // (over the forward, backward and reduction: what the strategy's schedule sets, apart from the update's
   // new state).
   const std::vector<MemoryByTag>& peak_before_update() const;
+  // Per device of the last call: the most its buffers held from the update's start to the step's end (the
+  // state, what the update allocates, and under donate_state no old leaf beside its new one).
+  const std::vector<Bytes>& peak_of_update() const;
 
  private:
   struct Plan;
   std::shared_ptr<const Plan> plan_;
   struct StepMemory {
     std::vector<MemoryByTag> before_update, peak_before_update;
+    std::vector<Bytes> peak_of_update;
   };
   std::shared_ptr<StepMemory> memory_;
   std::shared_ptr<PmappedFunction> pmapped_;

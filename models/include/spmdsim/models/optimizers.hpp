@@ -47,8 +47,11 @@ class Optimizer {
   // A fresh state for params (zeros shaped like them; Adam's count an int32 0). Host arrays for host params;
   // abstract leaves for abstract params.
   Tree init(const Tree& params) const;
-  // One step: optax's update followed by optax.apply_updates.
-  OptimizerStep update(const Tree& grads, const Tree& state, const Tree& params) const;
+  // One step: optax's update followed by optax.apply_updates. It lets go of each old leaf of state and params
+  // as soon as its new one is made: a caller that hands over its only handles on them (std::move, as a step
+  // that was given them by donation does) has their buffers released then, as an in-place update would; a
+  // caller that keeps its handles keeps the old state live through the update.
+  OptimizerStep update(const Tree& grads, Tree state, Tree params) const;
 
   // The state's entries that hold one buffer per parameter, shaped like the params ('trace'; 'mu', 'nu'):
   // what ZeRO shards. The others (Adam's 'count') are scalars that every device keeps whole.
