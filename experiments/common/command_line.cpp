@@ -46,6 +46,12 @@ std::vector<std::string> settings_not_overridden(const std::vector<std::string>&
   return kept;
 }
 
+bool parse_on_off(const std::string& text, std::string_view option) {
+  if (text != "on" && text != "off")
+    throw UsageError(fmt::format("unknown {} '{}'; valid: on, off", option, text));
+  return text == "on";
+}
+
 std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least,
                          std::int64_t most) {
   const auto digits = text.find_first_not_of('0');

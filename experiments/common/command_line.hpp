@@ -41,6 +41,9 @@ inline constexpr std::int64_t kMaxCount = 999'999'999;
 std::int64_t parse_count(const std::string& text, std::string_view option, std::int64_t least,
                          std::int64_t most = kMaxCount);
 
+// A switch given as on or off, for `option`; UsageError "unknown --fusion 'x'; valid: on, off" otherwise.
+bool parse_on_off(const std::string& text, std::string_view option);
+
 // The non-empty items of a comma-separated list: "1,2,,4" -> {"1", "2", "4"}.
 std::vector<std::string> split_list(const std::string& text);
 

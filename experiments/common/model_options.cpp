@@ -50,12 +50,6 @@ models::Attention parse_attention(const std::string& name) {
   throw UsageError(fmt::format("unknown --attention '{}'; valid: fused, naive", name));
 }
 
-bool parse_dropout(const std::string& value) {
-  if (value != "on" && value != "off")
-    throw UsageError(fmt::format("unknown --dropout '{}'; valid: on, off", value));
-  return value == "on";
-}
-
 // 124439808 -> "124,439,808".
 std::string grouped(std::int64_t n) {
   const std::string digits = std::to_string(n);
@@ -95,7 +89,7 @@ ModelChoice choose_model(const std::string& name, const ModelRequest& request) {
   if (!choice.transformer)
     throw UsageError(fmt::format("unknown --model '{}'; valid: {}", name, model_names_text()));
   if (!request.attention.empty()) choice.transformer->attention = parse_attention(request.attention);
-  if (!request.dropout.empty()) choice.transformer->dropout = parse_dropout(request.dropout);
+  if (!request.dropout.empty()) choice.transformer->dropout = parse_on_off(request.dropout, "--dropout");
   return choice;
 }
 
@@ -135,8 +129,8 @@ std::string ModelChoice::description() const {
     return fmt::format("the MLP [{}] (tanh, softmax cross-entropy)", fmt::join(layer_sizes, ", "));
   const auto& c = *transformer;
   return fmt::format(
-      "the transformer {} (L {}, h {}, a {}, s {}, V {}, {}; {} parameters; recompute {}; attention {}; dropout "
-      "{})",
+      "the transformer {} (L {}, h {}, a {}, s {}, V {}, {}; {} parameters; recompute {}; attention {}; "
+      "dropout {})",
       name, c.layers, c.hidden, c.heads, c.seq_len, c.vocab, c.tied_embeddings ? "tied" : "untied",
       grouped(num_parameters()), models::recompute_name(recompute), models::attention_name(c.attention),
       c.dropout ? "on" : "off");
@@ -206,7 +200,8 @@ std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, co
       throw UsageError("--recompute applies to transformers; the MLP keeps every activation");
     if (!request.attention.empty())
       throw UsageError("--attention applies to transformers; the MLP has no attention");
-    if (!request.dropout.empty()) throw UsageError("--dropout applies to transformers; the MLP has no dropout");
+    if (!request.dropout.empty())
+      throw UsageError("--dropout applies to transformers; the MLP has no dropout");
   }
   return models;
 }

@@ -24,12 +24,6 @@ models::Optimizer make_optimizer(const std::string& name, double learning_rate, 
   return fused ? unfused().fused() : unfused();
 }
 
-bool parse_donate_state(const std::string& text) {
-  if (text != "on" && text != "off")
-    throw UsageError(fmt::format("unknown --donate-state '{}'; valid: on, off", text));
-  return text == "on";
-}
-
 models::Precision parse_precision(const std::string& name) {
   if (name == "fp32") return models::Precision::fp32;
   if (name == "mixed_bf16") return models::Precision::mixed_bf16;

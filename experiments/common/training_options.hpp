@@ -42,8 +42,6 @@ inline constexpr const char* kDonateStateHelp =
     "on: the step takes over the old params and optimizer state and releases each old leaf as soon as its "
     "new one is made, as PyTorch's and DeepSpeed's in-place updates and JAX's donate_argnums do; "
     "off (default, JAX's default): the old and the new state are both live through the update";
-// --donate-state: on or off; UsageError otherwise.
-bool parse_donate_state(const std::string& text);
 
 models::Precision parse_precision(const std::string& name);
 std::string_view precision_name(models::Precision precision);

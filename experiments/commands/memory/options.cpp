@@ -124,7 +124,7 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   setup.train_options.precision =
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
   setup.train_options.donate_state =
-      values.attributed({"donate-state"}, [&] { return parse_donate_state(donate_state); });
+      values.attributed({"donate-state"}, [&] { return parse_on_off(donate_state, "--donate-state"); });
   setup.optimizer = values.attributed({"optimizer", "fused-optimizer"}, [&] {
     return make_optimizer(options.optimizer_name, 1e-4, options.fused_optimizer);
   });

@@ -159,7 +159,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   setup.train_options.precision =
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
   setup.train_options.donate_state =
-      values.attributed({"donate-state"}, [&] { return parse_donate_state(donate_state); });
+      values.attributed({"donate-state"}, [&] { return parse_on_off(donate_state, "--donate-state"); });
   setup.algorithm = values.attributed({"algorithm"}, [&] {
     if (algorithm.empty() || algorithm == "auto") return algorithm;
     const auto gathers = algorithm_names(CollectiveKind::all_gather);
@@ -176,11 +176,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
                                    algorithm, fmt::join(valid, ", ")));
     return algorithm;
   });
-  setup.fusion = values.attributed({"fusion"}, [&] {
-    if (fusion != "on" && fusion != "off")
-      throw UsageError(fmt::format("unknown --fusion '{}'; valid: on, off", fusion));
-    return fusion == "on";
-  });
+  setup.fusion = values.attributed({"fusion"}, [&] { return parse_on_off(fusion, "--fusion"); });
   setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
     if (!(learning_rate > 0) || !std::isfinite(learning_rate))
       throw UsageError(
