@@ -1,14 +1,18 @@
-// NVLS (NVLink SHARP) and `nccl`: the NVLS graph and tuner figures NCCL 2.30.7 derives for Hopper and
-// Blackwell nodes; the choice NCCL's tuner makes between Ring and NVLS, against the one NCCL_DEBUG printed on
-// 8 H200s; and, under the pinned alpha-beta model, the switch's closed form (its latency, then each device's
-// port carrying (p + 1) / p of the vector each way, at most at the tuner's rate), its values (the ranks'
-// arrays summed in rank order) and its refusals.
+// NVLS (NVLink SHARP), NVLSTree and `nccl`: the NVLS graphs and tuner figures NCCL 2.30.7 derives for Hopper
+// and Blackwell nodes, one node and several; the choice NCCL's tuner makes between Ring, NVLS and NVLSTree,
+// against the one NCCL_DEBUG printed on 8 H200s; NVLSTree's exchanges across nodes (NCCL's double binary tree
+// of the nodes); and, under the pinned alpha-beta model, the closed forms (the latency, then each device's
+// port carrying (local + 1) / local of the vector each way and its NIC the tree's share, at most at the
+// tuner's rate), the values (the ranks' arrays summed in rank order) and the refusals.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
+#include "collectives/algorithms.hpp"
 #include "collectives/nccl_nvls.hpp"
 #include "collectives/selection.hpp"
 #include "spmdsim/collectives.hpp"
@@ -72,12 +76,100 @@ TEST(NcclChoice, OnEightH200sIsRingLLUpToOneMiBThenNVLSAsNcclDebugPrinted) {
   }
 }
 
-TEST(NcclChoice, IsRingWithoutAReducingSwitchAcrossNodesForGathersAndUnderANonSimpleProtocol) {
+// A node as a multi-node platform carries it: its NICs filled in (topologies' node_cluster), 8 x 47 GB/s.
+NcclNode with_nics(NcclNode node) {
+  node.net_bandwidth = 8 * 47 * kGB;
+  return node;
+}
+
+TEST(NvlsGraph, AcrossNodesStartsWithinTheNicAndRaisesBwInterUpToIt) {
+  // Hopper: 48 > 47; 9 x 45 > 370.8, 9 x 42 > 370.8, 9 x 40 fits: bwIntra 40, bwInter raised to 42 and 45.
+  const auto h = collectives::nvls_graph(with_nics(hopper()), 8, 2);
+  EXPECT_EQ(h.channels, 8);
+  EXPECT_DOUBLE_EQ(h.intra, 40 * kGB);
+  EXPECT_DOUBLE_EQ(h.inter, 45 * kGB);
+  // Blackwell: 96, 86, 80, 48 > 47; 9 x 45.1 fits: both 45.1.
+  const auto b = collectives::nvls_graph(with_nics(blackwell()), 8, 4);
+  EXPECT_DOUBLE_EQ(b.intra, 45.1 * kGB);
+  EXPECT_DOUBLE_EQ(b.inter, 45.1 * kGB);
+}
+
+TEST(NvlsTreeTuner, BusBandwidthDoublesBwInterOnTwoNodesAndIsCappedPerChannel) {
+  const NcclNode h = with_nics(hopper());
+  const double intra = 40 * 0.85 * 7 / 8 * 2;  // 59.5
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_bus_bandwidth(h, 8, 2), 8 * std::min({intra, 2 * 45.0, 57.7}) * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_bus_bandwidth(h, 8, 4), 8 * std::min({intra, 45.0, 45.5}) * kGB);
+  const NcclNode b = with_nics(blackwell());
+  EXPECT_NEAR(collectives::nvls_tree_bus_bandwidth(b, 8, 2), 8 * std::min({45.1 * 0.74 * 7 / 8 * 2, 90.2, 96.0}) * kGB,
+              1);
+  EXPECT_NEAR(collectives::nvls_tree_bus_bandwidth(b, 8, 8), 8 * std::min({45.1 * 0.74 * 7 / 8 * 2, 45.1, 80.0}) * kGB,
+              1);
+  // 25 us inside the node, 20.9 us per level of the tree of nodes, up and down.
+  EXPECT_NEAR(collectives::nvls_tree_latency(2), 66.8e-6, 1e-12);
+  EXPECT_NEAR(collectives::nvls_tree_latency(3), 66.8e-6, 1e-12);
+  EXPECT_NEAR(collectives::nvls_tree_latency(8), 25e-6 + 6 * 20.9e-6, 1e-12);
+  EXPECT_NEAR(collectives::nvls_tree_tuner_time(h, 8, 2, 0), 66.8e-6, 1e-12);
+}
+
+// Each rank's exchange with another node's rank of its local index, s = bytes / local.
+TEST(NvlsTreeExchanges, OnTwoNodesAreTheSliceEachWayWithTheOtherNodesHead) {
+  const auto e = collectives::nvls_tree_exchanges(4, 2, 5, 4096);  // node 1, head 1
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].peer, 1);
+  EXPECT_DOUBLE_EQ(e[0].sends, 1024);
+  EXPECT_DOUBLE_EQ(e[0].receives, 1024);
+}
+
+TEST(NvlsTreeExchanges, MatchPairwiseAndGiveInnerNodesTwiceTheSlice) {
+  for (int nodes : {3, 4, 5, 8, 13}) {
+    std::map<std::pair<int, int>, double> sent, received;
+    std::vector<double> total(static_cast<std::size_t>(nodes), 0);
+    for (int node = 0; node < nodes; ++node)
+      for (const auto& x : collectives::nvls_tree_exchanges(2, nodes, node * 2 + 1, 2000)) {
+        EXPECT_EQ(x.peer % 2, 1) << "a head exchanges with the heads of its own index";
+        sent[{node, x.peer / 2}] += x.sends;
+        received[{x.peer / 2, node}] += x.receives;
+        total[static_cast<std::size_t>(node)] += x.sends;
+        EXPECT_DOUBLE_EQ(x.sends, x.receives);
+      }
+    EXPECT_EQ(sent, received) << nodes << " nodes";
+    // Each tree moves s / 2 = 500 bytes each way over each of its nodes - 1 edges.
+    double all = 0;
+    for (double t : total) {
+      EXPECT_LE(t, 2000.0);
+      EXPECT_GE(t, 500.0);
+      all += t;
+    }
+    EXPECT_DOUBLE_EQ(all, 2 * 2 * (nodes - 1) * 500.0) << nodes << " nodes";
+  }
+}
+
+TEST(NcclChoice, AcrossNodesWhoseSwitchesReduceIsNvlsTreeForLargeAllReducesAndRingForSmallOnes) {
+  const NcclNode h = with_nics(hopper());
+  const auto choice = [&](double bytes, std::vector<int> shape) {
+    return nccl_choice(h, "nccl", CollectiveKind::all_reduce, shape,
+                       static_cast<std::int64_t>(bytes / 4 / (shape[0] * shape[1])), 4, 24, "", true);
+  };
+  const auto large = choice(1 << 30, {8, 2});
+  EXPECT_EQ(large.algorithm, "NVLSTree");
+  EXPECT_EQ(large.protocol, "Simple");
+  EXPECT_EQ(large.channels, 8);
+  EXPECT_EQ(choice(1 << 30, {8, 4}).algorithm, "NVLSTree");
+  EXPECT_EQ(choice(32 * 1024, {8, 2}).algorithm, "Ring");
+  // One device per node: NVLS needs two channels.
+  EXPECT_EQ(choice(1 << 30, {1, 4}).algorithm, "Ring");
+}
+
+TEST(NcclChoice, IsRingWithoutAReducingSwitchForGathersAndUnderANonSimpleProtocol) {
   const double bytes = 1 << 30;
   const auto per_rank = static_cast<std::int64_t>(bytes / 64);
   EXPECT_EQ(nccl_choice(hopper(), "nccl", CollectiveKind::all_reduce, {8}, per_rank, 4, 24, "", false).algorithm,
             "Ring");
-  EXPECT_EQ(nccl_choice(hopper(), "nccl", CollectiveKind::all_reduce, {8, 2}, per_rank, 4, 24, "", true).algorithm,
+  EXPECT_EQ(nccl_choice(with_nics(hopper()), "nccl", CollectiveKind::all_reduce, {8, 2}, per_rank, 4, 24, "", false)
+                .algorithm,
+            "Ring");
+  EXPECT_EQ(nccl_choice(with_nics(hopper()), "nccl", CollectiveKind::all_gather, {8, 2}, per_rank, 4, 24, "", true)
+                .algorithm,
             "Ring");
   EXPECT_EQ(nccl_choice(hopper(), "nccl", CollectiveKind::all_gather, {8}, per_rank, 4, 24, "", true).algorithm,
             "Ring");
@@ -182,12 +274,90 @@ TEST(NvlsRefusal, AcrossNodesAndAutoNeverPicksIt) {
   topologies::MultiNodeSpec spec{.node = nvls_node(100 * kGB), .num_nodes = 2};
   Simulation sim(topologies::multi_node_cluster(spec));
   EXPECT_THROW(psum_time(sim, "nvls", Array::zeros({2 * kDevices, 4})), ValueError);
-  // nccl runs the ring across nodes, and auto picks among the textbook algorithms.
-  const Array x = Array::abstract(Shape{2 * kDevices, kFloats}, DType::f32);
-  // SimGrid rounds its clock to 1 ns (surf/precision): the first call after the platform is built differs by that.
-  EXPECT_NEAR(psum_time(sim, "nccl", x), psum_time(sim, "nccl_ring", x), 1e-9);
-  EXPECT_NE(collectives::choose_algorithm(CollectiveKind::all_reduce, {.p = 8, .n = 1e9, .alpha = 1e-6, .beta = 1e-11}),
-            "nvls");
+  for (const char* algorithm : {"nvls", "nvls_tree"})
+    EXPECT_NE(collectives::choose_algorithm(CollectiveKind::all_reduce,
+                                            {.p = 8, .n = 1e9, .alpha = 1e-6, .beta = 1e-11}),
+              algorithm);
+}
+
+TEST(NvlsTreeRefusal, OnOneNodeAndWithoutReducingSwitchesNamesWhereItRuns) {
+  const std::string message =
+      "all_reduce algorithm 'nvls_tree' needs a group of whole nodes, at least 2, whose NVSwitches reduce "
+      "(NVLink SHARP: the dgx_h100, hgx_h200 and dgx_b200 presets with --nodes); this group of 8 devices is "
+      "not (on one node: 'nvls')";
+  Simulation one(topologies::accelerator_node(nvls_node(100 * kGB)));
+  try {
+    psum_time(one, "nvls_tree", Array::zeros({kDevices, 4}));
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_EQ(e.what(), message);
+  }
+}
+
+TEST(NvlsTreeRefusal, OnNodesWhoseSwitchesDoNotReduce) {
+  auto node = nvls_node(100 * kGB);
+  node.devices_per_node = 4;
+  node.nccl = *topologies::node_preset("dgx_a100").nccl;
+  Simulation sim(topologies::multi_node_cluster({.node = node, .num_nodes = 2}));
+  EXPECT_THROW(psum_time(sim, "nvls_tree", Array::zeros({kDevices, 4})), ValueError);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// NVLSTree under the pinned model: `nodes` nodes of 4 devices, ports of 1000 GB/s (never the bottleneck),
+// NICs of 25 GB/s and 1 us, so that NCCL's multi-node NVLS graph is bwIntra = bwInter = 24 GB/s (the fastest
+// Hopper speed within a NIC; 5 x 24 fits the NVLink bandwidth).
+
+constexpr int kLocal = 4;
+
+Simulation nvls_tree_cluster(int nodes) {
+  auto node = nvls_node(1000 * kGB);
+  node.devices_per_node = kLocal;
+  return Simulation(topologies::multi_node_cluster({.node = node, .num_nodes = nodes}), {alpha_beta_config(), {}});
+}
+
+TEST(NvlsTreeTime, OnTwoNodesIsTheLatencyThenTheTunersRate) {
+  Simulation sim = nvls_tree_cluster(2);
+  const int p = 2 * kLocal;
+  // busbw 4 x min(24 x 0.85 x 3/4 x 2, 2 x 24, 57.7) = 122.4 GB/s; the NICs carry a quarter of the vector
+  // each way at 25 GB/s, faster than the pace.
+  const double algbw = 4 * 30.6 * kGB * p / (2.0 * (p - 1));
+  const Array x = Array::abstract(Shape{p, kFloats}, DType::f32);
+  EXPECT_NEAR(psum_time(sim, "nvls_tree", x), 66.8e-6 + kBytes / algbw, 1e-9);
+}
+
+TEST(NcclAlgorithm, RunsNvlsTreeForALargeAllReduceAcrossNodesOfEightAndTheRingForASmallOne) {
+  auto node = nvls_node(1000 * kGB);
+  node.nic = {50 * kGB, 1e-6};
+  Simulation sim(topologies::multi_node_cluster({.node = node, .num_nodes = 2}), {alpha_beta_config(), {}});
+  const Array large = Array::abstract(Shape{2 * kDevices, 16 * kFloats}, DType::f32);  // 16 MiB: NVLSTree
+  EXPECT_NEAR(psum_time(sim, "nccl", large), psum_time(sim, "nvls_tree", large), 1e-12);
+  const Array small = Array::abstract(Shape{2 * kDevices, 1024}, DType::f32);  // 4 KiB: Ring LL
+  EXPECT_NEAR(psum_time(sim, "nccl", small), psum_time(sim, "nccl_ring", small), 1e-12);
+}
+
+TEST(NvlsTreeTime, OnFourNodesIsTheLatencyThenTheInnerNodesNicsTwiceTheSlice) {
+  Simulation sim = nvls_tree_cluster(4);
+  // busbw 4 x min(30.6, 24, 45.5) = 96 GB/s: algbw 51.2 GB/s. The NICs of the two nodes inner in a tree carry
+  // 2 s = n / 2 each way (NCCL's double binary tree of 4 nodes: 0 <- 2 <- {1, 3} and 3 <- 1 <- {2, 0}), at 25
+  // GB/s: n / 50 GB/s, over a route of two 1 us links (NIC up, NIC down).
+  const Array x = Array::abstract(Shape{4 * kLocal, kFloats}, DType::f32);
+  const double nic = 2e-6 + (kBytes / 2) / (25 * kGB);
+  ASSERT_GT(nic, kBytes / (51.2 * kGB));
+  EXPECT_NEAR(psum_time(sim, "nvls_tree", x), 25e-6 + 4 * 20.9e-6 + nic, 1e-9);
+}
+
+TEST(NvlsTreeValues, AreTheRanksArraysSummedInRankOrder) {
+  Simulation sim = nvls_tree_cluster(2);
+  const Array x = rows();
+  auto f = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i", {}, {.algorithm = "nvls_tree"}); },
+                {.axis_name = "i"});
+  const auto got = sim.device_get(f(sim, {x})).leaf().to_doubles();
+  for (int j = 0; j < 5000; ++j) {
+    float sum = 0.1f + static_cast<float>(j);
+    for (int r = 1; r < kDevices; ++r) sum = sum + (static_cast<float>(r + 1) * 0.1f + static_cast<float>(j));
+    for (int d = 0; d < kDevices; ++d)
+      ASSERT_EQ(got[static_cast<std::size_t>(d * 5000 + j)], static_cast<double>(sum)) << "device " << d << " element " << j;
+  }
 }
 
 }  // namespace

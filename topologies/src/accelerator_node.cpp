@@ -21,6 +21,12 @@ std::string fabric_text(const NodeSpec& node) {
 
 }  // namespace
 
+std::optional<NcclNode> platform_nccl(const NodeSpec& node) {
+  std::optional<NcclNode> nccl = node.nccl;
+  if (nccl) nccl->net_bandwidth = node.devices_per_node * node.nic.bandwidth;
+  return nccl;
+}
+
 PlatformBuilder accelerator_node(NodeSpec node) {
   detail::check_node(fmt::format("accelerator node '{}'", node.name), node);
   auto description = fmt::format("{}: {} x {}, {}, host link {:g} GB/s, host memory {}", node.name,

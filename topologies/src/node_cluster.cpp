@@ -247,10 +247,7 @@ PlatformBuilder build_cluster(ClusterShape shape, NodeSpec node, LinkSpec switch
     zone.seal();
     platform.dimensions = {d};
     if (!shape.lone_node) platform.dimensions.push_back(shape.num_nodes);
-    if (node.nccl) {
-      platform.nccl = *node.nccl;
-      platform.nccl->net_bandwidth = d * node.nic.bandwidth;
-    }
+    platform.nccl = platform_nccl(node);
     return platform;
   });
 }

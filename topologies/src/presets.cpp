@@ -364,6 +364,13 @@ const std::vector<double> kSearchSpeedsBeforeHopper = {40.0, 30.0, 20.0, 18.0, 1
 const std::vector<double> kSearchSpeedsHopper = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
 const std::vector<double> kSearchSpeedsBlackwell = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
                                                     40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+// search.cc:1058-1065, speedArrayInter of SM90 and SM100 (GB/s a graph channel may carry when the group spans
+// nodes).
+const std::vector<double> kInterSearchSpeedsHopper = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                                      15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+const std::vector<double> kInterSearchSpeedsBlackwell = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0,
+                                                         30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
+                                                         6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 std::vector<double> in_bytes(const std::vector<double>& gigabytes) {
   std::vector<double> bytes;
   for (double g : gigabytes) bytes.push_back(g * kNcclGB);
@@ -391,9 +398,12 @@ NcclNode nccl_hopper() {
           .nvls_efficiency = 0.85,
           .nvlink_bandwidth = 18 * 20.6 * kNcclGB,
           .intra_search_speeds = in_bytes(kSearchSpeedsHopper),
+          .inter_search_speeds = in_bytes(kInterSearchSpeedsHopper),
+          .nvls_tree_channel_bandwidth = {57.7 * kNcclGB, 45.5 * kNcclGB},
           .source = "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring "
                     "graph 12 x 30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, "
-                    "perChMaxRingLL128Bws 36.7, nvlsEfficiency 0.85 (tuning.cc)"};
+                    "perChMaxRingLL128Bws 36.7, nvlsEfficiency 0.85, perChMaxNVLSTreeBws 57.7 / 45.5 "
+                    "(tuning.cc)"};
 }
 NcclNode nccl_blackwell() {
   return {.ring_channels = 24,
@@ -404,7 +414,10 @@ NcclNode nccl_blackwell() {
           .nvls_efficiency = 0.74,
           .nvlink_bandwidth = 18 * 40.1 * kNcclGB,
           .intra_search_speeds = in_bytes(kSearchSpeedsBlackwell),
-          .source = "NCCL 2.30.7: llMaxBws Blackwell, perChMaxRingLL128Bws 40, nvlsEfficiency 0.74 "
+          .inter_search_speeds = in_bytes(kInterSearchSpeedsBlackwell),
+          .nvls_tree_channel_bandwidth = {96.0 * kNcclGB, 80.0 * kNcclGB},
+          .source = "NCCL 2.30.7: llMaxBws Blackwell, perChMaxRingLL128Bws 40, nvlsEfficiency 0.74, "
+                    "perChMaxNVLSTreeBws 96 / 80 "
                     "(tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x 40.1 = 721.8: 12 "
                     "channels at 60 fit); assumed: Hopper's 24 ring channels"};
 }

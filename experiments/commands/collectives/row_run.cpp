@@ -47,7 +47,7 @@ std::optional<NcclChoice> row_nccl_choice(const Simulation& sim, const PlannedRo
   return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, platform.first_devices_shape(row.p),
                      per_rank, static_cast<std::int64_t>(itemsize(dtype)),
                      options.channels > 0 ? options.channels : platform.nccl->ring_channels, options.protocol,
-                     platform.first_devices_share_reducing_switch(row.p));
+                     platform.first_devices_switches_reduce(row.p));
 }
 
 }  // namespace

@@ -106,13 +106,25 @@ class Communicator {
   // NVLink SHARP (NCCL's NVLS): whether every rank is on one node whose switch reduces in the network
   // (PlatformDevice::reducing_switch).
   virtual bool switch_reduces() const = 0;
-  // The all-reduce of `flat` done by that switch as NCCL's NVLS kernel does it: each rank reads its slice of
-  // the vector reduced by the switch from every rank's (multimem load-reduce) and writes it back to every
-  // rank at once (multimem store), the two pipelined. So a rank's switch port carries its whole array and
-  // its reduced slice up and its slice and the whole result down, both ways at once, starting when the last
-  // rank has arrived: the protocol's start latency, then the transfers, the array moving at most at
-  // protocol.rate. The values are the ranks' arrays reduced in rank order. Only where switch_reduces().
-  virtual Array switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol) = 0;
+  // Whether the group spans several nodes whose switches reduce, dimensions() being {ranks per node,
+  // nodes} and the ranks of each block of dimensions()[0] sharing one such switch (NVLSTree).
+  virtual bool node_switches_reduce() const = 0;
+  // What a rank exchanges with a rank of another node while the switches reduce (NVLSTree's tree of nodes).
+  struct NetworkExchange {
+    int peer = 0;        // a rank of this communicator
+    Bytes sends = 0;     // bytes to it
+    Bytes receives = 0;  // bytes from it
+  };
+  // The all-reduce of `flat` done by the node's switch as NCCL's NVLS kernel does it: each rank reads its
+  // slice of the vector reduced by the switch from every rank of its node (multimem load-reduce) and writes it
+  // back to every rank at once (multimem store), the two pipelined. So a rank's switch port carries its whole
+  // array and its reduced slice up and its slice and the whole result down, both ways at once, starting when
+  // the last rank has arrived: the protocol's start latency, then the transfers, the array moving at most at
+  // protocol.rate. Across nodes (NVLSTree) the slice's exchanges with other nodes' ranks, `across_nodes`, are
+  // pipelined with them: they move at the same time. The values are the ranks' arrays reduced in rank order.
+  // Only where switch_reduces(), or node_switches_reduce() with exchanges.
+  virtual Array switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
+                                  std::span<const NetworkExchange> across_nodes) = 0;
 };
 
 // The collective kinds an algorithm can implement, with the JAX primitives they serve.
@@ -207,21 +219,22 @@ void check_device_count(CollectiveKind kind, std::string_view name, int p);
 std::span<const std::string_view> nccl_protocol_names();
 
 // What `nccl_ring` or `nccl` runs a call on where the platform has NCCL's figures, as NCCL_DEBUG=INFO prints
-// it (docs/collectives.md#protocols, #nvls): NCCL's algorithm ("Ring", or "NVLS" where `nccl` finds it
-// faster by NCCL's tuner: an all-reduce on one node whose switch reduces, `switch_reduces`), the protocol
-// (the tuner's for the size, or `protocol` when given) and the channels (a ring's: those the size earns, at
-// most `max_channels`; NVLS's: one per device). `dimensions` is the group's shape ({devices per node,
-// nodes}), elements_per_rank what each rank contributes (all-reduce: its vector / p; all-gather: its piece;
-// reduce-scatter: one block). Throws ValueError for an unknown protocol or algorithm.
+// it (docs/collectives.md#protocols, #nvls): NCCL's algorithm ("Ring", or where `nccl` finds it faster by
+// NCCL's tuner for an all-reduce whose nodes' switches reduce, `switches_reduce`: "NVLS" on one node,
+// "NVLSTree" across nodes), the protocol (the tuner's for the size, or `protocol` when given) and the channels
+// (a ring's: those the size earns, at most `max_channels`; NVLS's and NVLSTree's: one per device of a node).
+// `dimensions` is the group's shape ({devices per node, nodes}), elements_per_rank what each rank contributes
+// (all-reduce: its vector / p; all-gather: its piece; reduce-scatter: one block). Throws ValueError for an
+// unknown protocol or algorithm.
 struct NcclChoice {
-  std::string algorithm;  // "Ring", "NVLS"
+  std::string algorithm;  // "Ring", "NVLS", "NVLSTree"
   std::string protocol;   // "LL", "LL128", "Simple"
   int channels = 1;
 };
 NcclChoice nccl_choice(const NcclNode& node, std::string_view algorithm, CollectiveKind kind,
                        const std::vector<int>& dimensions, std::int64_t elements_per_rank,
                        std::int64_t itemsize, int max_channels, const std::string& protocol,
-                       bool switch_reduces);
+                       bool switches_reduce);
 
 // What the multidim all-reduce can run along one dimension, as ASTRA-sim names them: a reduce-scatter on
 // the way out and the matching all-gather on the way back.

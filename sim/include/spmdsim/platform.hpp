@@ -47,6 +47,11 @@ struct NcclNode {
   double nvls_efficiency = 0;
   double nvlink_bandwidth = 0;
   std::vector<double> intra_search_speeds;
+  // NVLSTree (NVLS inside each node, a double binary tree of the nodes across them): the search's speeds
+  // when the group spans nodes (search.cc's speedArrayInter of the architecture), from which the multi-node
+  // NVLS graph follows, and the tuner's cap per channel on 2 and on 3 or more nodes (perChMaxNVLSTreeBws).
+  std::vector<double> inter_search_speeds;
+  std::array<double, 2> nvls_tree_channel_bandwidth{};
   std::string source;                        // where the figures come from
 };
 
@@ -64,8 +69,9 @@ struct Platform {
   // platform's where they are whole blocks of it (p = d0 x ... x d(j-1) x k with k <= dj: {d0, ..., d(j-1), k},
   // so the first k nodes of a cluster are {devices per node, k}), else flat {p}.
   std::vector<int> first_devices_shape(int p) const;
-  // Whether the first p devices all reach one switch that reduces in the network (NVLS).
-  bool first_devices_share_reducing_switch(int p) const;
+  // Whether each node of the first p devices (blocks of first_devices_shape(p)[0]) has a switch that reduces
+  // in the network, shared by its devices there (NVLS on one node, NVLSTree across nodes).
+  bool first_devices_switches_reduce(int p) const;
 };
 
 // How to build a platform, and the SimGrid network settings it is built for. Simulation calls it once the

@@ -77,6 +77,12 @@ Array nccl_ring_reduce_scatter(Communicator& comm, const std::vector<Array>& blo
 // among the modelled algorithms (nccl_selection.cpp); nccl's closed forms are the ring's.
 Array nvls_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 double nvls_all_reduce_cost(const CostInputs& c);
+// NVLSTree (nvls_tree_all_reduce.cpp): NVLS inside each node, NCCL's double binary tree of the nodes across
+// them; and what rank `rank` of a group of `local` ranks on each of `nodes` nodes exchanges with other nodes
+// for an all-reduce of `bytes` (by peer rank, each peer once). Its registry row prices the switch's part
+// (nvls_all_reduce_cost): the tree moves beside it.
+Array nvls_tree_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+std::vector<Communicator::NetworkExchange> nvls_tree_exchanges(int local, int nodes, int rank, Bytes bytes);
 Array nccl_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 std::vector<Array> nccl_all_gather(Communicator& comm, const Array& mine);
 Array nccl_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);

@@ -154,7 +154,21 @@ bool DeviceCommunicator::switch_reduces() const {
   return true;
 }
 
-Array DeviceCommunicator::switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol) {
+bool DeviceCommunicator::node_switches_reduce() const {
+  if (dimensions_.size() != 2 || dimensions_.front() * dimensions_.back() != size() || dimensions_.back() < 2)
+    return false;
+  const auto& hosts = ctx_.runtime().hosts();
+  const int local = dimensions_.front();
+  for (int r = 0; r < size(); ++r) {
+    auto* node_switch = hosts.reducing_switch(device_of(r));
+    if (node_switch == nullptr || node_switch != hosts.reducing_switch(device_of(r - r % local))) return false;
+    if (r % local == 0 && r > 0 && node_switch == hosts.reducing_switch(device_of(r - local))) return false;
+  }
+  return true;
+}
+
+Array DeviceCommunicator::switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
+                                            std::span<const NetworkExchange> across_nodes) {
   flush_phase();
   auto shared = ctx_.call().shared_reductions.join(ctx_.rank(), ctx_.track(), group(),
                                                    &collectives::rank_order_all_reduce_values);
@@ -165,16 +179,32 @@ Array DeviceCommunicator::switch_all_reduce(const Array& flat, ReduceOp op, cons
   auto* device = hosts.device(ctx_.device());
   auto* node_switch = hosts.reducing_switch(ctx_.device());
   const auto bytes = static_cast<Bytes>(flat.nbytes());
-  const Bytes slice = bytes / size();
+  const int node_ranks = across_nodes.empty() ? size() : dimensions_.front();
+  const Bytes slice = bytes / node_ranks;
   const Bytes each_way = static_cast<Bytes>((bytes + slice) * protocol.wire_bytes_per_byte);
   XBT_VERB("%s: device %d moves %lld bytes each way through its node's switch", collective_.c_str(),
            ctx_.device(), static_cast<long long>(each_way));
   ctx_.times().bytes_sent += each_way;
-  auto up = start_direct_transfer(device, node_switch, each_way);
-  auto down = start_direct_transfer(node_switch, device, each_way);
+  std::vector<simgrid::s4u::CommPtr> transfers{start_direct_transfer(device, node_switch, each_way),
+                                               start_direct_transfer(node_switch, device, each_way)};
+  // The payload is never read: both ends know what the exchange carries.
+  static int token;
+  std::vector<int*> received(across_nodes.size());
+  for (std::size_t i = 0; i < across_nodes.size(); ++i) {
+    const NetworkExchange& exchange = across_nodes[i];
+    const int peer = device_of(exchange.peer);
+    if (exchange.receives > 0)
+      transfers.push_back(ctx_.channel(peer, ctx_.device(), lane_)->get_async<int>(&received[i]));
+    if (exchange.sends > 0) {
+      const auto wire = static_cast<Bytes>(exchange.sends * protocol.wire_bytes_per_byte);
+      XBT_VERB("%s: device %d sends %lld bytes to device %d across nodes", collective_.c_str(), ctx_.device(),
+               static_cast<long long>(wire), peer);
+      ctx_.times().bytes_sent += wire;
+      transfers.push_back(ctx_.channel(ctx_.device(), peer, lane_)->put_async(&token, static_cast<std::uint64_t>(wire)));
+    }
+  }
   if (protocol.rate > 0) wait_for(bytes / protocol.rate);
-  up->wait();
-  down->wait();
+  for (auto& transfer : transfers) transfer->wait();
   return reduced;
 }
 

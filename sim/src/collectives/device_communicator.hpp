@@ -47,7 +47,9 @@ class DeviceCommunicator final : public Communicator {
   const NcclNode* nccl_node() const override;
   const std::string& protocol() const override { return protocol_name_; }
   bool switch_reduces() const override;
-  Array switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol) override;
+  bool node_switches_reduce() const override;
+  Array switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
+                          std::span<const NetworkExchange> across_nodes) override;
 
   bool books(const Array& x) const override;
   void book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) override;

@@ -4,10 +4,14 @@
 //   :1266-1277 (the second pass raises bwInter while below twice bwIntra), :145 (GPU/NVSwitch paths spend
 //   bwIntra);
 // - the tuner: src/graph/tuning.cc:139-144 (nvlsEfficiency), :301 (Simple only), :307-323 (bus bandwidth,
-//   all-reduce pipelining two operations), :379 (algbw = busbw x nRanks / nsteps), :424-426 (latency).
+//   all-reduce pipelining two operations), :379 (algbw = busbw x nRanks / nsteps), :424-426 (latency);
+// - NVLSTree: search.cc:1155-1173 (the speeds across nodes, starting within the NIC), :1273-1278 (bwInter
+//   raised), tuning.cc:205-211 (perChMaxNVLSTreeBws), :319-322 (bwInter doubled on 2 nodes, the cap), :161 and
+//   :173 (latency: NVLink 25 us, network 20.9 us), :427-428 (both ways through floor(lg nodes) levels).
 #include "collectives/nccl_nvls.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace spmdsim::collectives {
@@ -22,6 +26,10 @@ double nvls_algorithm_bandwidth(const NcclNode& node, int ranks) {
 
 bool has_nvls(const NcclNode& node) { return node.nvls_efficiency > 0 && !node.intra_search_speeds.empty(); }
 
+bool has_nvls_tree(const NcclNode& node) {
+  return has_nvls(node) && !node.inter_search_speeds.empty() && node.net_bandwidth > 0;
+}
+
 NvlsGraph nvls_graph(const NcclNode& node, int local) {
   if (!has_nvls(node)) throw std::logic_error("an NVLS graph of a node without NVLS");
   const auto& speeds = node.intra_search_speeds;
@@ -34,11 +42,52 @@ NvlsGraph nvls_graph(const NcclNode& node, int local) {
   return graph;
 }
 
+NvlsGraph nvls_graph(const NcclNode& node, int local, int nodes) {
+  if (nodes == 1) return nvls_graph(node, local);
+  if (!has_nvls_tree(node))
+    throw std::logic_error("a multi-node NVLS graph of a node without NVLSTree figures");
+  const auto& speeds = node.inter_search_speeds;
+  const double nic = node.net_bandwidth / local;
+  NvlsGraph graph{.channels = local};
+  std::size_t i = 0;
+  while (i + 1 < speeds.size() && (speeds[i] > nic || (local + 1) * speeds[i] > node.nvlink_bandwidth)) ++i;
+  graph.intra = speeds[i];
+  while (i > 0 && speeds[i] < 2 * graph.intra && speeds[i - 1] <= nic) --i;
+  graph.inter = speeds[i];
+  return graph;
+}
+
+namespace {
+
+// What one NVLS channel moves inside a node: bwIntra x nvlsEfficiency x (channels - 1) / channels, twice
+// for an all-reduce, which pipelines its reduction and its multicast (tuning.cc:309-315).
+double nvls_channel_intra_bandwidth(const NcclNode& node, const NvlsGraph& graph) {
+  return graph.intra * node.nvls_efficiency * (graph.channels - 1) / static_cast<double>(graph.channels) * 2;
+}
+
+}  // namespace
+
 double nvls_bus_bandwidth(const NcclNode& node, int ranks) {
   const NvlsGraph graph = nvls_graph(node, ranks);
-  const double intra =
-      graph.intra * node.nvls_efficiency * (graph.channels - 1) / static_cast<double>(graph.channels) * 2;
-  return graph.channels * std::min(intra, graph.inter);
+  return graph.channels * std::min(nvls_channel_intra_bandwidth(node, graph), graph.inter);
+}
+
+double nvls_tree_bus_bandwidth(const NcclNode& node, int local, int nodes) {
+  const NvlsGraph graph = nvls_graph(node, local, nodes);
+  const double inter = graph.inter * (nodes <= 2 ? 2 : 1);
+  const double cap = node.nvls_tree_channel_bandwidth[nodes <= 2 ? 0 : 1];
+  return graph.channels * std::min({nvls_channel_intra_bandwidth(node, graph), inter, cap});
+}
+
+Seconds nvls_tree_latency(int nodes) {
+  constexpr Seconds kNetworkLevel = 20.9e-6;  // hwLat NET of NVLSTree with Simple (tuning.cc:173)
+  return kNvlsLatency + 2 * std::floor(std::log2(nodes)) * kNetworkLevel;
+}
+
+Seconds nvls_tree_tuner_time(const NcclNode& node, int local, int nodes, double bytes) {
+  const int ranks = local * nodes;
+  return nvls_tree_latency(nodes) +
+         bytes / (nvls_tree_bus_bandwidth(node, local, nodes) * ranks / (2.0 * (ranks - 1)));
 }
 
 Seconds nvls_tuner_time(const NcclNode& node, int ranks, double bytes) {
@@ -49,6 +98,16 @@ ChannelProtocol nvls_protocol(const Communicator& comm) {
   const NcclNode* node = comm.nccl_node();
   if (node == nullptr || !has_nvls(*node)) return {};
   return {.rate = nvls_algorithm_bandwidth(*node, comm.size()), .start_latency = kNvlsLatency};
+}
+
+ChannelProtocol nvls_tree_protocol(const Communicator& comm) {
+  const NcclNode* node = comm.nccl_node();
+  if (node == nullptr || !has_nvls_tree(*node)) return {};
+  const int local = comm.dimensions().front();
+  const int nodes = comm.size() / local;
+  const int ranks = comm.size();
+  return {.rate = nvls_tree_bus_bandwidth(*node, local, nodes) * ranks / (2.0 * (ranks - 1)),
+          .start_latency = nvls_tree_latency(nodes)};
 }
 
 }  // namespace spmdsim::collectives

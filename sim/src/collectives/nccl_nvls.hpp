@@ -1,6 +1,7 @@
-// NCCL's NVLS (NVLink SHARP) all-reduce inside one node, as pure functions of NCCL 2.30.7's figures
-// (docs/collectives.md#nvls, ../shared/REFERENCES.md §1.8 and §2.6): the NVLS graph its topology search finds,
-// the bus bandwidth and time its tuner gives, and the plan the `nvls` algorithm runs on.
+// NCCL's NVLS (NVLink SHARP) all-reduce inside one node and NVLSTree across nodes, as pure functions of NCCL
+// 2.30.7's figures (docs/collectives.md#nvls, ../shared/REFERENCES.md §1.8 and §2.6): the NVLS graph its
+// topology search finds, the bus bandwidth and time its tuner gives, and the plans the `nvls` and `nvls_tree`
+// algorithms run on.
 #pragma once
 
 #include "spmdsim/collective_algorithms.hpp"
@@ -9,6 +10,8 @@ namespace spmdsim::collectives {
 
 // Whether the node's switch reduces (nvlsEfficiency > 0: Hopper and later).
 bool has_nvls(const NcclNode& node);
+// Whether it also has NVLSTree's figures: the search's speeds across nodes and the NICs (net_bandwidth).
+bool has_nvls_tree(const NcclNode& node);
 
 // The NVLS graph on `local` GPUs of one node (search.cc:1120-1280): one channel per GPU, each pulling from
 // every GPU through the switch. A GPU's port carries a channel's speed for every other GPU's channel and
@@ -21,6 +24,11 @@ struct NvlsGraph {
   double inter = 0;  // bwInter
 };
 NvlsGraph nvls_graph(const NcclNode& node, int local);
+// The NVLS graph of a group of `local` GPUs on each of `nodes` > 1 nodes (search.cc:1150-1275 with the
+// speeds across nodes): each channel's head also sends through its NIC, so the search starts at the fastest
+// speed a NIC carries (net_bandwidth / local), lowers it until (local + 1) x speed fits the NVLink bandwidth
+// (bwIntra = bwInter = that speed), then raises bwInter while below twice bwIntra and within the NIC.
+NvlsGraph nvls_graph(const NcclNode& node, int local, int nodes);
 
 // The tuner's NVLS all-reduce bus bandwidth over `ranks` GPUs of one node (tuning.cc:307-323):
 // channels x min(bwIntra x nvlsEfficiency x (channels - 1) / channels x 2, bwInter), B/s.
@@ -36,5 +44,18 @@ Seconds nvls_tuner_time(const NcclNode& node, int ranks, double bytes);
 // How the switch moves one call (Communicator::switch_all_reduce): NCCL's latency, the tuner's algorithm
 // bandwidth as the pace of each rank's array. Without NCCL's NVLS figures on the platform, the links alone.
 ChannelProtocol nvls_protocol(const Communicator& comm);
+
+// NVLSTree over `local` GPUs on each of `nodes` > 1 nodes (tuning.cc:307-323): channels x min(bwIntra x
+// nvlsEfficiency x (channels - 1) / channels x 2, bwInter (twice that on 2 nodes: each node sends the other
+// half of what it receives), perChMaxNVLSTreeBw), B/s; and its latency (:427-428), NVLS's 25 us inside the
+// node plus 2 floor(lg nodes) network hops of 20.9 us.
+double nvls_tree_bus_bandwidth(const NcclNode& node, int local, int nodes);
+Seconds nvls_tree_latency(int nodes);
+// The tuner's time of an NVLSTree all-reduce of `bytes`: latency + bytes / algbw, algbw = busbw x ranks /
+// (2 (ranks - 1)).
+Seconds nvls_tree_tuner_time(const NcclNode& node, int local, int nodes, double bytes);
+// How `nvls_tree` moves one call: the tuner's latency and algorithm bandwidth; without NCCL's NVLS figures on
+// the platform, the links alone. comm's dimensions are {local, nodes}.
+ChannelProtocol nvls_tree_protocol(const Communicator& comm);
 
 }  // namespace spmdsim::collectives

@@ -22,7 +22,7 @@ Array nvls_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
         "(NVLink SHARP: the dgx_h100, hgx_h200 and dgx_b200 presets, one node or a node of --nodes); this "
         "group of {} devices is not",
         comm.size()));
-  return comm.switch_all_reduce(flat, op, nvls_protocol(comm));
+  return comm.switch_all_reduce(flat, op, nvls_protocol(comm), {});
 }
 
 double nvls_all_reduce_cost(const CostInputs& c) {

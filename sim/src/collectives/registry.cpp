@@ -42,7 +42,12 @@ constexpr std::array kAllReduce{
     Algorithm<AllReduceFn>{"nvls", "NVLink SHARP: the node's switch reduces and multicasts (one node)",
                            &nvls_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
                            /*needs_reducing_switch=*/true},
-    Algorithm<AllReduceFn>{"nccl", "what NCCL's tuner picks: nccl_ring or nvls, by NCCL's time for the call",
+    Algorithm<AllReduceFn>{"nvls_tree",
+                           "NVLSTree: each node's switch reduces, a double binary tree of the nodes across them",
+                           &nvls_tree_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
+                           /*needs_reducing_switch=*/true},
+    Algorithm<AllReduceFn>{"nccl",
+                           "what NCCL's tuner picks: nccl_ring, nvls or nvls_tree, by NCCL's time for the call",
                            &nccl_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllGather{

@@ -22,11 +22,15 @@ std::vector<int> Platform::first_devices_shape(int p) const {
   return {p};
 }
 
-bool Platform::first_devices_share_reducing_switch(int p) const {
-  if (p < 1 || devices.empty() || devices.front().reducing_switch.empty()) return false;
-  const std::string& first = devices.front().reducing_switch;
-  return std::all_of(devices.begin(), devices.begin() + std::min<std::size_t>(devices.size(), p),
-                     [&](const PlatformDevice& d) { return d.reducing_switch == first; });
+bool Platform::first_devices_switches_reduce(int p) const {
+  if (p < 1 || static_cast<std::size_t>(p) > devices.size()) return false;
+  const int local = first_devices_shape(p).front();
+  for (int i = 0; i < p; ++i) {
+    const std::string& node_switch = devices[static_cast<std::size_t>(i)].reducing_switch;
+    if (node_switch.empty() || node_switch != devices[static_cast<std::size_t>(i - i % local)].reducing_switch)
+      return false;
+  }
+  return true;
 }
 
 }  // namespace spmdsim

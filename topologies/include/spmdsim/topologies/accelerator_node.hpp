@@ -91,6 +91,10 @@ struct NodeSpec {
   std::optional<NcclNode> nccl;
 };
 
+// NCCL's figures for the node as its platforms carry them (Platform::nccl): node.nccl with net_bandwidth its
+// NICs together; nullopt where NCCL does not drive it.
+std::optional<NcclNode> platform_nccl(const NodeSpec& node);
+
 // One node: dimensions {devices_per_node}. Throws ValueError naming the first bad field: fewer than 1
 // device, a bad link, a host_memory_bandwidth that is negative or not finite, a bad device spec.
 PlatformBuilder accelerator_node(NodeSpec node);
