@@ -94,14 +94,14 @@ std::string case_name(const ::testing::TestParamInfo<Case>& test) {
   return fmt::format("{}_p{}", test.param.algorithm, test.param.p);
 }
 
-// The registered algorithms that run on the test cluster: all but those needing a reducing switch (nvls,
-// tests/nvls_test.cpp).
+// The registered algorithms that run on the test cluster: all but those bound to a platform (nvls and
+// nvls_tree, tests/nvls_test.cpp; nccl_tree, tests/nccl_tree_test.cpp).
 template <class Fn>
 std::vector<Case> cases_of(std::span<const Algorithm<Fn>> table, std::initializer_list<int> counts) {
   std::vector<Case> cases;
   for (const auto& algorithm : table)
     for (int p : counts)
-      if (algorithm.accepts(p) && !algorithm.needs_reducing_switch)
+      if (algorithm.accepts(p) && !algorithm.platform_bound)
         cases.push_back({std::string(algorithm.name), p});
   return cases;
 }

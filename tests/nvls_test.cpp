@@ -144,7 +144,7 @@ TEST(NvlsTreeExchanges, MatchPairwiseAndGiveInnerNodesTwiceTheSlice) {
   }
 }
 
-TEST(NcclChoice, AcrossNodesWhoseSwitchesReduceIsNvlsTreeForLargeAllReducesAndRingForSmallOnes) {
+TEST(NcclChoice, AcrossNodesWhoseSwitchesReduceIsNvlsTreeForLargeAllReducesAndTreeForSmallOnes) {
   const NcclNode h = with_nics(hopper());
   const auto choice = [&](double bytes, std::vector<int> shape) {
     return nccl_choice(h, "nccl", CollectiveKind::all_reduce, shape,
@@ -155,7 +155,7 @@ TEST(NcclChoice, AcrossNodesWhoseSwitchesReduceIsNvlsTreeForLargeAllReducesAndRi
   EXPECT_EQ(large.protocol, "Simple");
   EXPECT_EQ(large.channels, 8);
   EXPECT_EQ(choice(1 << 30, {8, 4}).algorithm, "NVLSTree");
-  EXPECT_EQ(choice(32 * 1024, {8, 2}).algorithm, "Ring");
+  EXPECT_EQ(choice(32 * 1024, {8, 2}).algorithm, "Tree");
   // One device per node: NVLS needs two channels.
   EXPECT_EQ(choice(1 << 30, {1, 4}).algorithm, "Ring");
 }
@@ -325,14 +325,14 @@ TEST(NvlsTreeTime, OnTwoNodesIsTheLatencyThenTheTunersRate) {
   EXPECT_NEAR(psum_time(sim, "nvls_tree", x), 66.8e-6 + kBytes / algbw, 1e-9);
 }
 
-TEST(NcclAlgorithm, RunsNvlsTreeForALargeAllReduceAcrossNodesOfEightAndTheRingForASmallOne) {
+TEST(NcclAlgorithm, RunsNvlsTreeForALargeAllReduceAcrossNodesOfEightAndTheTreeForASmallOne) {
   auto node = nvls_node(1000 * kGB);
   node.nic = {50 * kGB, 1e-6};
   Simulation sim(topologies::multi_node_cluster({.node = node, .num_nodes = 2}), {alpha_beta_config(), {}});
   const Array large = Array::abstract(Shape{2 * kDevices, 16 * kFloats}, DType::f32);  // 16 MiB: NVLSTree
   EXPECT_NEAR(psum_time(sim, "nccl", large), psum_time(sim, "nvls_tree", large), 1e-12);
-  const Array small = Array::abstract(Shape{2 * kDevices, 1024}, DType::f32);  // 4 KiB: Ring LL
-  EXPECT_NEAR(psum_time(sim, "nccl", small), psum_time(sim, "nccl_ring", small), 1e-12);
+  const Array small = Array::abstract(Shape{2 * kDevices, 1024}, DType::f32);  // 4 KiB: Tree LL
+  EXPECT_NEAR(psum_time(sim, "nccl", small), psum_time(sim, "nccl_tree", small), 1e-12);
 }
 
 TEST(NvlsTreeTime, OnFourNodesIsTheLatencyThenTheInnerNodesNicsTwiceTheSlice) {

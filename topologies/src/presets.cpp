@@ -385,9 +385,12 @@ NcclNode nccl_ampere() {
           .nvls_efficiency = 0,
           .nvlink_bandwidth = 12 * 20.0 * kNcclGB,
           .intra_search_speeds = in_bytes(kSearchSpeedsBeforeHopper),
+          .tree_channel_bandwidth = {24.0 * kNcclGB, 23.6 * kNcclGB, 17.8 * kNcclGB},
+          .tree_ll128_channel_bandwidth = {20.0 * kNcclGB, 20.0 * kNcclGB, 20.0 * kNcclGB},
           .source = "NCCL 2.30.7: 24 ring channels (logged on HGX A100, nccl-tests#100); ring graph 12 x 20 "
-                    "GB/s (search.cc, 12 NVLinks x 20); llMaxBws Ampere, perChMaxRingLL128Bws 20 (tuning.cc); "
-                    "no NVLS (nvlsEfficiency 0 before Hopper)"};
+                    "GB/s (search.cc, 12 NVLinks x 20); llMaxBws Ampere, perChMaxRingLL128Bws 20, "
+                    "perChMaxTreeBws 24 / 23.6 / 17.8, perChMaxTreeLL128Bws 20 (tuning.cc); no NVLS "
+                    "(nvlsEfficiency 0 before Hopper)"};
 }
 NcclNode nccl_hopper() {
   return {.ring_channels = 24,
@@ -400,10 +403,12 @@ NcclNode nccl_hopper() {
           .intra_search_speeds = in_bytes(kSearchSpeedsHopper),
           .inter_search_speeds = in_bytes(kInterSearchSpeedsHopper),
           .nvls_tree_channel_bandwidth = {57.7 * kNcclGB, 45.5 * kNcclGB},
+          .tree_channel_bandwidth = {38.7 * kNcclGB, 41.4 * kNcclGB, 36.0 * kNcclGB},
+          .tree_ll128_channel_bandwidth = {36.7 * kNcclGB, 36.7 * kNcclGB, 29.0 * kNcclGB},
           .source = "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring "
                     "graph 12 x 30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, "
-                    "perChMaxRingLL128Bws 36.7, nvlsEfficiency 0.85, perChMaxNVLSTreeBws 57.7 / 45.5 "
-                    "(tuning.cc)"};
+                    "perChMaxRingLL128Bws 36.7, nvlsEfficiency 0.85, perChMaxNVLSTreeBws 57.7 / 45.5, "
+                    "perChMaxTreeBws 38.7 / 41.4 / 36, perChMaxTreeLL128Bws 36.7 / 36.7 / 29 (tuning.cc)"};
 }
 NcclNode nccl_blackwell() {
   return {.ring_channels = 24,
@@ -416,8 +421,12 @@ NcclNode nccl_blackwell() {
           .intra_search_speeds = in_bytes(kSearchSpeedsBlackwell),
           .inter_search_speeds = in_bytes(kInterSearchSpeedsBlackwell),
           .nvls_tree_channel_bandwidth = {96.0 * kNcclGB, 80.0 * kNcclGB},
+          .nvls_tree_size_correction = true,
+          .tree_channel_bandwidth = {70.0 * kNcclGB, 42.8 * kNcclGB, 24.0 * kNcclGB},
+          .tree_ll128_channel_bandwidth = {55.6 * kNcclGB, 31.67 * kNcclGB, 20.0 * kNcclGB},
           .source = "NCCL 2.30.7: llMaxBws Blackwell, perChMaxRingLL128Bws 40, nvlsEfficiency 0.74, "
-                    "perChMaxNVLSTreeBws 96 / 80 "
+                    "perChMaxNVLSTreeBws 96 / 80 with the tree correction per size (x86 hosts), "
+                    "perChMaxTreeBws 70 / 42.8 / 24, perChMaxTreeLL128Bws 55.6 / 31.67 / 20 "
                     "(tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x 40.1 = 721.8: 12 "
                     "channels at 60 fit); assumed: Hopper's 24 ring channels"};
 }

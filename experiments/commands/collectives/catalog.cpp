@@ -54,9 +54,9 @@ std::vector<std::string> algorithms_for(const Collective& c, const std::vector<s
     if (std::find(chosen.begin(), chosen.end(), name) == chosen.end()) chosen.emplace_back(name);
   };
   for (const auto& word : words) {
-    if (word == "all") {  // those that run on any platform: nvls, which needs a reducing switch, is named
+    if (word == "all") {  // those that run on any platform: the platform-bound ones (nvls, ...) are named
       for (auto name : registered)
-        if (c.kind != CollectiveKind::all_reduce || !find_all_reduce(name).needs_reducing_switch) add(name);
+        if (c.kind != CollectiveKind::all_reduce || !find_all_reduce(name).platform_bound) add(name);
       add("auto");
     } else if (word == "default") {
       add(default_algorithm(c.kind, nccl_platform));

@@ -109,22 +109,26 @@ class Communicator {
   // Whether the group spans several nodes whose switches reduce, dimensions() being {ranks per node,
   // nodes} and the ranks of each block of dimensions()[0] sharing one such switch (NVLSTree).
   virtual bool node_switches_reduce() const = 0;
-  // What a rank exchanges with a rank of another node while the switches reduce (NVLSTree's tree of nodes).
-  struct NetworkExchange {
+  // What one rank of a pipelined all-reduce moves (NVLS, NVLSTree, NCCL's Tree): bytes through its node's
+  // reducing switch, each way, and its exchanges with other ranks.
+  struct Exchange {
     int peer = 0;        // a rank of this communicator
     Bytes sends = 0;     // bytes to it
     Bytes receives = 0;  // bytes from it
   };
-  // The all-reduce of `flat` done by the node's switch as NCCL's NVLS kernel does it: each rank reads its
-  // slice of the vector reduced by the switch from every rank of its node (multimem load-reduce) and writes it
-  // back to every rank at once (multimem store), the two pipelined. So a rank's switch port carries its whole
-  // array and its reduced slice up and its slice and the whole result down, both ways at once, starting when
-  // the last rank has arrived: the protocol's start latency, then the transfers, the array moving at most at
-  // protocol.rate. Across nodes (NVLSTree) the slice's exchanges with other nodes' ranks, `across_nodes`, are
-  // pipelined with them: they move at the same time. The values are the ranks' arrays reduced in rank order.
-  // Only where switch_reduces(), or node_switches_reduce() with exchanges.
-  virtual Array switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
-                                  std::span<const NetworkExchange> across_nodes) = 0;
+  struct PipelinedTraffic {
+    Bytes switch_each_way = 0;  // up to and down from the node's reducing switch; only where it has one
+    std::vector<Exchange> exchanges;
+  };
+  // An all-reduce whose stages are pipelined chunk by chunk, so that all of a rank's traffic moves at once:
+  // NVLS (each rank reads its slice of the vector reduced by the switch from every rank of its node with a
+  // multimem load-reduce and writes it back to every rank at once with a multimem store), NVLSTree (the same,
+  // the slices crossing nodes up and down a tree) and NCCL's Tree (chains inside nodes, a tree across them).
+  // Starts when the last rank has arrived (the switch, and a tree's root, need every rank's part): the
+  // protocol's start latency, then `traffic`, the array moving at most at protocol.rate (wire bytes are
+  // traffic x protocol.wire_bytes_per_byte). The values are the ranks' arrays reduced in rank order.
+  virtual Array pipelined_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
+                                     const PipelinedTraffic& traffic) = 0;
 };
 
 // The collective kinds an algorithm can implement, with the JAX primitives they serve.
@@ -173,9 +177,10 @@ struct Algorithm {
   // Whether it runs on p ranks; the registry's error says which counts it accepts.
   bool (*accepts)(int p);
   std::string_view accepted_counts;  // e.g. "powers of two"
-  // Whether it needs a switch that reduces in the network (Communicator::switch_reduces): auto never picks
-  // it, since its cost is not comparable on platforms without one.
-  bool needs_reducing_switch = false;
+  // Whether it runs only where the platform carries what it needs: a switch that reduces in the network
+  // (Communicator::switch_reduces: nvls, nvls_tree) or NCCL's figures (Communicator::nccl_node: nccl_tree).
+  // auto never picks it, since its cost is not comparable on platforms without them.
+  bool platform_bound = false;
 };
 
 // For algorithms that run on any number of ranks.

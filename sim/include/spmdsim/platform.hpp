@@ -52,6 +52,13 @@ struct NcclNode {
   // NVLS graph follows, and the tuner's cap per channel on 2 and on 3 or more nodes (perChMaxNVLSTreeBws).
   std::vector<double> inter_search_speeds;
   std::array<double, 2> nvls_tree_channel_bandwidth{};
+  // Whether NCCL's tuner scales NVLSTree's bandwidth by its tree correction per size (tuning.cc: Blackwell on
+  // x86 hosts).
+  bool nvls_tree_size_correction = false;
+  // NCCL's Tree (chains inside nodes, a double binary tree of the nodes): the tuner's caps per graph channel
+  // on 1, 2 and >= 3 nodes, Simple (perChMaxTreeBws) and LL128 (perChMaxTreeLL128Bws).
+  std::array<double, 3> tree_channel_bandwidth{};
+  std::array<double, 3> tree_ll128_channel_bandwidth{};
   std::string source;                        // where the figures come from
 };
 

@@ -82,7 +82,10 @@ double nvls_all_reduce_cost(const CostInputs& c);
 // for an all-reduce of `bytes` (by peer rank, each peer once). Its registry row prices the switch's part
 // (nvls_all_reduce_cost): the tree moves beside it.
 Array nvls_tree_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
-std::vector<Communicator::NetworkExchange> nvls_tree_exchanges(int local, int nodes, int rank, Bytes bytes);
+std::vector<Communicator::Exchange> nvls_tree_exchanges(int local, int nodes, int rank, Bytes bytes);
+// NCCL's Tree (nccl_tree_all_reduce.cpp): chains inside nodes, a double binary tree of the nodes. Its registry
+// row prices the textbook double binary tree (double_binary_tree_all_reduce_unpipelined_cost).
+Array nccl_tree_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 Array nccl_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 std::vector<Array> nccl_all_gather(Communicator& comm, const Array& mine);
 Array nccl_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);

@@ -167,43 +167,45 @@ bool DeviceCommunicator::node_switches_reduce() const {
   return true;
 }
 
-Array DeviceCommunicator::switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
-                                            std::span<const NetworkExchange> across_nodes) {
+Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
+                                               const PipelinedTraffic& traffic) {
   flush_phase();
   auto shared = ctx_.call().shared_reductions.join(ctx_.rank(), ctx_.track(), group(),
                                                    &collectives::rank_order_all_reduce_values);
   shared->contribute(rank(), flat, op);
-  Array reduced = shared->result();  // the switch starts once every rank has arrived
+  Array reduced = shared->result();  // the pipeline starts once every rank has arrived
   wait_for(protocol.start_latency);
-  const auto& hosts = ctx_.runtime().hosts();
-  auto* device = hosts.device(ctx_.device());
-  auto* node_switch = hosts.reducing_switch(ctx_.device());
-  const auto bytes = static_cast<Bytes>(flat.nbytes());
-  const int node_ranks = across_nodes.empty() ? size() : dimensions_.front();
-  const Bytes slice = bytes / node_ranks;
-  const Bytes each_way = static_cast<Bytes>((bytes + slice) * protocol.wire_bytes_per_byte);
-  XBT_VERB("%s: device %d moves %lld bytes each way through its node's switch", collective_.c_str(),
-           ctx_.device(), static_cast<long long>(each_way));
-  ctx_.times().bytes_sent += each_way;
-  std::vector<simgrid::s4u::CommPtr> transfers{start_direct_transfer(device, node_switch, each_way),
-                                               start_direct_transfer(node_switch, device, each_way)};
+  std::vector<simgrid::s4u::CommPtr> transfers;
+  if (traffic.switch_each_way > 0) {
+    const auto& hosts = ctx_.runtime().hosts();
+    auto* device = hosts.device(ctx_.device());
+    auto* node_switch = hosts.reducing_switch(ctx_.device());
+    if (node_switch == nullptr) throw std::logic_error("traffic through the switch of a node without one");
+    const auto each_way = static_cast<Bytes>(traffic.switch_each_way * protocol.wire_bytes_per_byte);
+    XBT_VERB("%s: device %d moves %lld bytes each way through its node's switch", collective_.c_str(),
+             ctx_.device(), static_cast<long long>(each_way));
+    ctx_.times().bytes_sent += each_way;
+    transfers.push_back(start_direct_transfer(device, node_switch, each_way));
+    transfers.push_back(start_direct_transfer(node_switch, device, each_way));
+  }
   // The payload is never read: both ends know what the exchange carries.
   static int token;
-  std::vector<int*> received(across_nodes.size());
-  for (std::size_t i = 0; i < across_nodes.size(); ++i) {
-    const NetworkExchange& exchange = across_nodes[i];
+  std::vector<int*> received(traffic.exchanges.size());
+  for (std::size_t i = 0; i < traffic.exchanges.size(); ++i) {
+    const Exchange& exchange = traffic.exchanges[i];
     const int peer = device_of(exchange.peer);
     if (exchange.receives > 0)
       transfers.push_back(ctx_.channel(peer, ctx_.device(), lane_)->get_async<int>(&received[i]));
     if (exchange.sends > 0) {
       const auto wire = static_cast<Bytes>(exchange.sends * protocol.wire_bytes_per_byte);
-      XBT_VERB("%s: device %d sends %lld bytes to device %d across nodes", collective_.c_str(), ctx_.device(),
+      XBT_VERB("%s: device %d sends %lld bytes to device %d", collective_.c_str(), ctx_.device(),
                static_cast<long long>(wire), peer);
       ctx_.times().bytes_sent += wire;
-      transfers.push_back(ctx_.channel(ctx_.device(), peer, lane_)->put_async(&token, static_cast<std::uint64_t>(wire)));
+      transfers.push_back(
+          ctx_.channel(ctx_.device(), peer, lane_)->put_async(&token, static_cast<std::uint64_t>(wire)));
     }
   }
-  if (protocol.rate > 0) wait_for(bytes / protocol.rate);
+  if (protocol.rate > 0) wait_for(static_cast<Bytes>(flat.nbytes()) / protocol.rate);
   for (auto& transfer : transfers) transfer->wait();
   return reduced;
 }

@@ -48,8 +48,8 @@ class DeviceCommunicator final : public Communicator {
   const std::string& protocol() const override { return protocol_name_; }
   bool switch_reduces() const override;
   bool node_switches_reduce() const override;
-  Array switch_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
-                          std::span<const NetworkExchange> across_nodes) override;
+  Array pipelined_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
+                             const PipelinedTraffic& traffic) override;
 
   bool books(const Array& x) const override;
   void book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) override;

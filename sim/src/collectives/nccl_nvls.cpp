@@ -7,12 +7,15 @@
 //   all-reduce pipelining two operations), :379 (algbw = busbw x nRanks / nsteps), :424-426 (latency);
 // - NVLSTree: search.cc:1155-1173 (the speeds across nodes, starting within the NIC), :1273-1278 (bwInter
 //   raised), tuning.cc:205-211 (perChMaxNVLSTreeBws), :319-322 (bwInter doubled on 2 nodes, the cap), :161 and
-//   :173 (latency: NVLink 25 us, network 20.9 us), :427-428 (both ways through floor(lg nodes) levels).
+//   :173 (latency: NVLink 25 us, network 20.9 us), :427-428 (both ways through floor(lg nodes) levels),
+//   :642-645 (the tree correction per size, on Blackwell x86 hosts).
 #include "collectives/nccl_nvls.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+
+#include "collectives/nccl_tree.hpp"
 
 namespace spmdsim::collectives {
 namespace {
@@ -84,10 +87,21 @@ Seconds nvls_tree_latency(int nodes) {
   return kNvlsLatency + 2 * std::floor(std::log2(nodes)) * kNetworkLevel;
 }
 
-Seconds nvls_tree_tuner_time(const NcclNode& node, int local, int nodes, double bytes) {
+namespace {
+
+// The tuner's NVLSTree algorithm bandwidth for a call of `bytes`: busbw x ranks / (2 (ranks - 1)), scaled by
+// the tree correction per size where the node's NCCL applies it (tuning.cc:642-645).
+double nvls_tree_algorithm_bandwidth(const NcclNode& node, int local, int nodes, double bytes) {
   const int ranks = local * nodes;
-  return nvls_tree_latency(nodes) +
-         bytes / (nvls_tree_bus_bandwidth(node, local, nodes) * ranks / (2.0 * (ranks - 1)));
+  const double correction =
+      node.nvls_tree_size_correction ? nccl_tree_correction(NcclProtocol::simple, bytes, 24) : 1.0;
+  return nvls_tree_bus_bandwidth(node, local, nodes) * ranks / (2.0 * (ranks - 1)) * correction;
+}
+
+}  // namespace
+
+Seconds nvls_tree_tuner_time(const NcclNode& node, int local, int nodes, double bytes) {
+  return nvls_tree_latency(nodes) + bytes / nvls_tree_algorithm_bandwidth(node, local, nodes, bytes);
 }
 
 Seconds nvls_tuner_time(const NcclNode& node, int ranks, double bytes) {
@@ -100,14 +114,12 @@ ChannelProtocol nvls_protocol(const Communicator& comm) {
   return {.rate = nvls_algorithm_bandwidth(*node, comm.size()), .start_latency = kNvlsLatency};
 }
 
-ChannelProtocol nvls_tree_protocol(const Communicator& comm) {
+ChannelProtocol nvls_tree_protocol(const Communicator& comm, double bytes) {
   const NcclNode* node = comm.nccl_node();
   if (node == nullptr || !has_nvls_tree(*node)) return {};
   const int local = comm.dimensions().front();
   const int nodes = comm.size() / local;
-  const int ranks = comm.size();
-  return {.rate = nvls_tree_bus_bandwidth(*node, local, nodes) * ranks / (2.0 * (ranks - 1)),
-          .start_latency = nvls_tree_latency(nodes)};
+  return {.rate = nvls_tree_algorithm_bandwidth(*node, local, nodes, bytes), .start_latency = nvls_tree_latency(nodes)};
 }
 
 }  // namespace spmdsim::collectives

@@ -41,7 +41,7 @@ inline constexpr Seconds kNvlsLatency = 25e-6;
 // algbw = busbw x ranks / (2 (ranks - 1)).
 Seconds nvls_tuner_time(const NcclNode& node, int ranks, double bytes);
 
-// How the switch moves one call (Communicator::switch_all_reduce): NCCL's latency, the tuner's algorithm
+// How the switch moves one call (Communicator::pipelined_all_reduce): NCCL's latency, the tuner's algorithm
 // bandwidth as the pace of each rank's array. Without NCCL's NVLS figures on the platform, the links alone.
 ChannelProtocol nvls_protocol(const Communicator& comm);
 
@@ -52,10 +52,10 @@ ChannelProtocol nvls_protocol(const Communicator& comm);
 double nvls_tree_bus_bandwidth(const NcclNode& node, int local, int nodes);
 Seconds nvls_tree_latency(int nodes);
 // The tuner's time of an NVLSTree all-reduce of `bytes`: latency + bytes / algbw, algbw = busbw x ranks /
-// (2 (ranks - 1)).
+// (2 (ranks - 1)), times the tree correction per size where the node says so (nvls_tree_size_correction).
 Seconds nvls_tree_tuner_time(const NcclNode& node, int local, int nodes, double bytes);
-// How `nvls_tree` moves one call: the tuner's latency and algorithm bandwidth; without NCCL's NVLS figures on
-// the platform, the links alone. comm's dimensions are {local, nodes}.
-ChannelProtocol nvls_tree_protocol(const Communicator& comm);
+// How `nvls_tree` moves a call of `bytes`: the tuner's latency and algorithm bandwidth; without NCCL's NVLS
+// figures on the platform, the links alone. comm's dimensions are {local, nodes}.
+ChannelProtocol nvls_tree_protocol(const Communicator& comm, double bytes);
 
 }  // namespace spmdsim::collectives

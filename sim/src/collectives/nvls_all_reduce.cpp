@@ -1,7 +1,7 @@
 // NCCL's NVLS all-reduce (NVLink SHARP): the node's NVSwitch reduces. Each rank reads its slice of the vector
 // reduced by the switch from every rank's copy (multimem load-reduce) and stores it to every rank at once
 // (multimem store), the two pipelined, so a rank's switch port carries (p + 1) / p of the vector each way
-// where a ring's carries 2 (p - 1) / p, and no device reduces anything (Communicator::switch_all_reduce).
+// where a ring's carries 2 (p - 1) / p, and no device reduces anything (Communicator::pipelined_all_reduce).
 // On a node with NCCL's NVLS figures the call runs at NCCL's tuner's rate after its 25 us (nccl_nvls.hpp).
 //
 // Cost, the switch's ports as links of alpha / 2 each (one hop of a device-to-device route), both ways at once:
@@ -22,7 +22,8 @@ Array nvls_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
         "(NVLink SHARP: the dgx_h100, hgx_h200 and dgx_b200 presets, one node or a node of --nodes); this "
         "group of {} devices is not",
         comm.size()));
-  return comm.switch_all_reduce(flat, op, nvls_protocol(comm), {});
+  const auto bytes = static_cast<Bytes>(flat.nbytes());
+  return comm.pipelined_all_reduce(flat, op, nvls_protocol(comm), {.switch_each_way = bytes + bytes / comm.size()});
 }
 
 double nvls_all_reduce_cost(const CostInputs& c) {

@@ -4,7 +4,7 @@
 // reduced slice up a tree of the nodes through its own NIC, takes the whole group's sum back down, and the
 // switch multicasts it to every GPU of the node. The tree is NCCL's double binary tree of the nodes
 // (ncclGetDtree), half of every slice on each of its two trees (channel c uses tree c % 2). Every stage is
-// pipelined with the others, so they move at the same time (Communicator::switch_all_reduce).
+// pipelined with the others, so they move at the same time (Communicator::pipelined_all_reduce).
 //
 // Traffic of one rank, p = local x nodes ranks, slice s = n / local: its switch port carries n + s each way,
 // as in NVLS; its NIC carries s / 2 to and from its parent and each of its children in each tree: on 2 nodes
@@ -21,12 +21,12 @@
 
 namespace spmdsim::collectives {
 
-std::vector<Communicator::NetworkExchange> nvls_tree_exchanges(int local, int nodes, int rank, Bytes bytes) {
+std::vector<Communicator::Exchange> nvls_tree_exchanges(int local, int nodes, int rank, Bytes bytes) {
   const int node = rank / local;
   const int head = rank % local;
   const Bytes half_slice = bytes / local / 2;
-  std::map<int, Communicator::NetworkExchange> by_peer;
-  const auto exchange = [&](int other_node) -> Communicator::NetworkExchange& {
+  std::map<int, Communicator::Exchange> by_peer;
+  const auto exchange = [&](int other_node) -> Communicator::Exchange& {
     auto& entry = by_peer[other_node];
     entry.peer = other_node * local + head;
     return entry;
@@ -42,7 +42,7 @@ std::vector<Communicator::NetworkExchange> nvls_tree_exchanges(int local, int no
       exchange(child).receives += half_slice;
     }
   }
-  std::vector<Communicator::NetworkExchange> exchanges;
+  std::vector<Communicator::Exchange> exchanges;
   for (const auto& [other_node, entry] : by_peer) exchanges.push_back(entry);
   return exchanges;
 }
@@ -55,9 +55,11 @@ Array nvls_tree_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
         "is not (on one node: 'nvls')",
         comm.size()));
   const auto dimensions = comm.dimensions();
-  const auto exchanges = nvls_tree_exchanges(dimensions.front(), dimensions.back(), comm.rank(),
-                                             static_cast<Bytes>(flat.nbytes()));
-  return comm.switch_all_reduce(flat, op, nvls_tree_protocol(comm), exchanges);
+  const auto bytes = static_cast<Bytes>(flat.nbytes());
+  return comm.pipelined_all_reduce(
+      flat, op, nvls_tree_protocol(comm, bytes),
+      {.switch_each_way = bytes + bytes / dimensions.front(),
+       .exchanges = nvls_tree_exchanges(dimensions.front(), dimensions.back(), comm.rank(), bytes)});
 }
 
 }  // namespace spmdsim::collectives

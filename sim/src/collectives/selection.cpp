@@ -12,7 +12,7 @@ std::string_view cheapest(std::span<const Algorithm<Fn>> table, const CostInputs
   std::string_view best;
   double best_time = std::numeric_limits<double>::infinity();
   for (const auto& algorithm : table) {
-    if (!algorithm.accepts(c.p) || algorithm.needs_reducing_switch) continue;
+    if (!algorithm.accepts(c.p) || algorithm.platform_bound) continue;
     const double t = algorithm.cost(c);
     if (t < best_time) {
       best_time = t;
