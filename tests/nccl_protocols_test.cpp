@@ -29,7 +29,7 @@ NcclNode hopper() {
   return {.ring_channels = 24,
           .graph_channels = 12,
           .graph_bandwidth = 30 * kGB,
-          .ll_max_bandwidth = {141 * kGB, 45 * kGB, 35 * kGB},
+          .ll_max_bandwidth = {141 * kGB, 39 * kGB, 20.4 * kGB},
           .ll128_graph_channel_bandwidth = 36.7 * kGB,
           .net_bandwidth = 8 * 25 * kGB,
           .source = "test"};
@@ -72,7 +72,7 @@ TEST(NcclTuner, BusBandwidthsFollowTheTunersRefinements) {
   const NcclNode node = hopper();
   EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 1, false), 360 * kGB);
   EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 1, false), 141 * kGB);
-  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 2, false), 45 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 2, false), 39 * kGB);
   EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll128, 1, false),
                    0.92 * 360 * kGB);
   // Past two nodes the tuner takes the NICs' ceiling; the channels' own rates do not.

@@ -380,7 +380,7 @@ NcclNode nccl_ampere() {
   return {.ring_channels = 24,
           .graph_channels = 12,
           .graph_bandwidth = 20 * kNcclGB,
-          .ll_max_bandwidth = {87.7 * kNcclGB, 22.5 * kNcclGB, 19.0 * kNcclGB},
+          .ll_max_bandwidth = {87.7 * kNcclGB, 22.5 * kNcclGB, 19.0 * kNcclGB},  // AMD hosts across nodes
           .ll128_graph_channel_bandwidth = 20 * kNcclGB,
           .nvls_efficiency = 0,
           .nvlink_bandwidth = 12 * 20.0 * kNcclGB,
@@ -388,15 +388,15 @@ NcclNode nccl_ampere() {
           .tree_channel_bandwidth = {24.0 * kNcclGB, 23.6 * kNcclGB, 17.8 * kNcclGB},
           .tree_ll128_channel_bandwidth = {20.0 * kNcclGB, 20.0 * kNcclGB, 20.0 * kNcclGB},
           .source = "NCCL 2.30.7: 24 ring channels (logged on HGX A100, nccl-tests#100); ring graph 12 x 20 "
-                    "GB/s (search.cc, 12 NVLinks x 20); llMaxBws Ampere, perChMaxRingLL128Bws 20, "
-                    "perChMaxTreeBws 24 / 23.6 / 17.8, perChMaxTreeLL128Bws 20 (tuning.cc); no NVLS "
-                    "(nvlsEfficiency 0 before Hopper)"};
+                    "GB/s (search.cc, 12 NVLinks x 20); llMaxBws Ampere, across nodes AMD's (the DGX A100's "
+                    "EPYC hosts), perChMaxRingLL128Bws 20, perChMaxTreeBws 24 / 23.6 / 17.8, "
+                    "perChMaxTreeLL128Bws 20 (tuning.cc); no NVLS (nvlsEfficiency 0 before Hopper)"};
 }
 NcclNode nccl_hopper() {
   return {.ring_channels = 24,
           .graph_channels = 12,
           .graph_bandwidth = 30 * kNcclGB,
-          .ll_max_bandwidth = {141.0 * kNcclGB, 45.0 * kNcclGB, 35.0 * kNcclGB},
+          .ll_max_bandwidth = {141.0 * kNcclGB, 39.0 * kNcclGB, 20.4 * kNcclGB},  // Intel hosts across nodes
           .ll128_graph_channel_bandwidth = 36.7 * kNcclGB,
           .nvls_efficiency = 0.85,
           .nvlink_bandwidth = 18 * 20.6 * kNcclGB,
@@ -407,14 +407,15 @@ NcclNode nccl_hopper() {
           .tree_ll128_channel_bandwidth = {36.7 * kNcclGB, 36.7 * kNcclGB, 29.0 * kNcclGB},
           .source = "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring "
                     "graph 12 x 30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, "
-                    "perChMaxRingLL128Bws 36.7, nvlsEfficiency 0.85, perChMaxNVLSTreeBws 57.7 / 45.5, "
-                    "perChMaxTreeBws 38.7 / 41.4 / 36, perChMaxTreeLL128Bws 36.7 / 36.7 / 29 (tuning.cc)"};
+                    "across nodes Intel's (the DGX H100/H200's Xeon hosts), perChMaxRingLL128Bws 36.7, "
+                    "nvlsEfficiency 0.85, perChMaxNVLSTreeBws 57.7 / 45.5, perChMaxTreeBws 38.7 / 41.4 / 36, "
+                    "perChMaxTreeLL128Bws 36.7 / 36.7 / 29 (tuning.cc)"};
 }
 NcclNode nccl_blackwell() {
   return {.ring_channels = 24,
           .graph_channels = 12,
           .graph_bandwidth = 60 * kNcclGB,
-          .ll_max_bandwidth = {282.0 * kNcclGB, 90.0 * kNcclGB, 70.0 * kNcclGB},
+          .ll_max_bandwidth = {282.0 * kNcclGB, 39.0 * kNcclGB, 20.4 * kNcclGB},  // Intel hosts across nodes
           .ll128_graph_channel_bandwidth = 40 * kNcclGB,
           .nvls_efficiency = 0.74,
           .nvlink_bandwidth = 18 * 40.1 * kNcclGB,
@@ -424,10 +425,10 @@ NcclNode nccl_blackwell() {
           .nvls_tree_size_correction = true,
           .tree_channel_bandwidth = {70.0 * kNcclGB, 42.8 * kNcclGB, 24.0 * kNcclGB},
           .tree_ll128_channel_bandwidth = {55.6 * kNcclGB, 31.67 * kNcclGB, 20.0 * kNcclGB},
-          .source = "NCCL 2.30.7: llMaxBws Blackwell, perChMaxRingLL128Bws 40, nvlsEfficiency 0.74, "
-                    "perChMaxNVLSTreeBws 96 / 80 with the tree correction per size (x86 hosts), "
-                    "perChMaxTreeBws 70 / 42.8 / 24, perChMaxTreeLL128Bws 55.6 / 31.67 / 20 "
-                    "(tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x 40.1 = 721.8: 12 "
+          .source = "NCCL 2.30.7: llMaxBws Blackwell, across nodes Intel's (the DGX B200's Xeon hosts), "
+                    "perChMaxRingLL128Bws 40, nvlsEfficiency 0.74, perChMaxNVLSTreeBws 96 / 80 with the tree "
+                    "correction per size (x86 hosts), perChMaxTreeBws 70 / 42.8 / 24, perChMaxTreeLL128Bws "
+                    "55.6 / 31.67 / 20 (tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x 40.1 = 721.8: 12 "
                     "channels at 60 fit); assumed: Hopper's 24 ring channels"};
 }
 

@@ -37,7 +37,9 @@ struct NcclNode {
   int ring_channels = 0;       // comm->nChannels of a ring: the CUDA blocks a ring collective runs on
   int graph_channels = 0;      // the ring graph's channels (each comm channel carries half of one)
   double graph_bandwidth = 0;  // bwIntra: what one graph channel carries inside the node
-  std::array<double, 3> ll_max_bandwidth{};  // llMaxBws: the LL protocol's cap on 1, 2 and >= 3 nodes
+  // llMaxBws: the LL protocol's cap on 1, 2 and >= 3 nodes (one node: the GPU architecture's row; across
+  // nodes: the host CPU vendor's, tuning.cc:268-272).
+  std::array<double, 3> ll_max_bandwidth{};
   double ll128_graph_channel_bandwidth = 0;  // perChMaxRingLL128Bws: LL128's cap per graph channel
   double net_bandwidth = 0;                  // the node's NICs together (bwInter's ceiling across nodes)
   // NVLS (NVLink SHARP), where the node's NVSwitch reduces: NCCL's nvlsEfficiency (0: no NVLS, as before
