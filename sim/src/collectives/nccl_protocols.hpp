@@ -50,7 +50,8 @@ NcclProtocol nccl_tuner_protocol(const NcclNode& node, CollectiveKind kind, int 
                                  double bytes);
 
 // The channels NCCL runs a call on (enqueue.cc, topoGetAlgoInfo): from `max_channels` down while the call has
-// fewer than channels x threads x threshold bytes, at least 1.
+// fewer than channels x threads x threshold bytes, at least 1. `ranks` scales LL's threshold, as NCCL scales
+// Ring's (1: Tree's, which it does not scale).
 int nccl_call_channels(NcclProtocol protocol, int ranks, double bytes, int max_channels);
 
 // What a ring call of NCCL's runs on, as NCCL_DEBUG=INFO prints it: the protocol (NCCL's tuner's for the size,

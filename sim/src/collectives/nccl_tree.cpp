@@ -6,8 +6,9 @@
 //   (algorithm bandwidth = busbw / 2);
 // - the correction per size: tuning.cc:623-643 (treeCorrectionFactor, Tree below 2^23 x 64 bytes, NVLSTree on
 //   Blackwell x86 hosts below 2^24 x 64);
-// - threads and thresholds: tuning.cc:244-257 (Tree: 512 threads for LL and Simple, 640 for LL128), :588-592
-//   (thresholds 8, 8, 64 bytes per thread, not scaled by the ranks as Ring's LL is), enqueue.cc:2093-2096;
+// - threads and thresholds: tuning.cc:244-257 (Tree: 512 threads for LL and Simple, 640 for LL128, as Ring),
+//   :588-592 (thresholds 8, 8, 64 bytes per thread, not scaled by the ranks as Ring's LL is),
+//   enqueue.cc:2093-2096;
 // - the trees: src/graph/connect.cc:20-73 (the chain of each channel's tree graph, parent on its first GPU,
 //   children on the second and the first: NCCL_TOPO_PATTERN_BALANCED_TREE), :138-171 (channels c and c +
 //   nChannels on trees 0 and 1 of ncclGetDtree).
@@ -30,12 +31,10 @@ struct TreeFigures {
   Seconds base_latency;
   Seconds nvlink_step_latency;
   Seconds net_step_latency;
-  int threads;
-  int thread_threshold;
 };
-constexpr TreeFigures kTreeLL{6.8 * kMicrosecond, 0.6 * kMicrosecond, 5.0 * kMicrosecond, 512, 8};
-constexpr TreeFigures kTreeLL128{14.0 * kMicrosecond, 1.25 * kMicrosecond, 8.5 * kMicrosecond, 640, 8};
-constexpr TreeFigures kTreeSimple{8.4 * kMicrosecond, 4.0 * kMicrosecond, 14.0 * kMicrosecond, 512, 64};
+constexpr TreeFigures kTreeLL{6.8 * kMicrosecond, 0.6 * kMicrosecond, 5.0 * kMicrosecond};
+constexpr TreeFigures kTreeLL128{14.0 * kMicrosecond, 1.25 * kMicrosecond, 8.5 * kMicrosecond};
+constexpr TreeFigures kTreeSimple{8.4 * kMicrosecond, 4.0 * kMicrosecond, 14.0 * kMicrosecond};
 
 const TreeFigures& tree_figures(NcclProtocol protocol) {
   return protocol == NcclProtocol::ll ? kTreeLL : protocol == NcclProtocol::ll128 ? kTreeLL128 : kTreeSimple;
@@ -101,11 +100,8 @@ NcclProtocol nccl_tree_tuner_protocol(const NcclNode& node, int ranks, int nodes
 }
 
 int nccl_tree_call_channels(NcclProtocol protocol, double bytes, int max_channels) {
-  const auto& figures = tree_figures(protocol);
-  int channels = std::max(1, max_channels);
-  while (channels >= 2 && bytes < channels * figures.threads * static_cast<double>(figures.thread_threshold))
-    --channels;
-  return channels;
+  // Tree's threads are Ring's; its LL threshold is not scaled by the ranks.
+  return nccl_call_channels(protocol, 1, bytes, max_channels);
 }
 
 NcclTreePlan nccl_tree_plan(const Communicator& comm, double bytes) {
