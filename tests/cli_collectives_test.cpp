@@ -74,6 +74,15 @@ TEST(CollectivesSweep, NcclChoicesOnANodePresetMatchGoldenFile) {
       "collectives_nccl_dgx_h100.txt");
 }
 
+// NCCL's choices per size across 2 nodes: an all-reduce runs as Tree (LL, then LL128) and from a few MiB as
+// NVLSTree, an all-gather as Ring with its protocols.
+TEST(CollectivesSweep, NcclChoicesAcrossNodesMatchGoldenFile) {
+  expect_sweep_matches_golden(
+      "--preset dgx_h100 --nodes 2 --devices 16 --algorithms nccl --collectives all_reduce,all_gather -b 8 -e 4G "
+      "-f 8 --abstract-above 0 --aggregate",
+      "collectives_nccl_dgx_h100_2_nodes.txt");
+}
+
 TEST(CollectivesSweep, AForcedProtocolIsNamedInTheHeaderAndEveryNcclRow) {
   const auto run = run_collectives(
       "--preset dgx_a100 --algorithms nccl_ring,ring --collectives all_reduce --devices 8 -b 1M -e 1M "
@@ -82,8 +91,8 @@ TEST(CollectivesSweep, AForcedProtocolIsNamedInTheHeaderAndEveryNcclRow) {
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("# options:  nccl_ring runs NCCL's Simple protocol (--protocol)"), std::string::npos)
       << run.out;
-  EXPECT_NE(run.out.find("nccl_ring  Ring  Simple   24"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("     ring     -       -    -"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("nccl_ring      Ring  Simple   24"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("     ring         -       -    -"), std::string::npos) << run.out;
 }
 
 // The rows of a sweep written with --json.

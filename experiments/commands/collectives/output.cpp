@@ -29,7 +29,7 @@ std::vector<Column> sweep_columns(std::size_t algorithm_width) {
           {.key = "type", .header = "type", .width = 8},
           {.key = "redop", .header = "redop", .width = 5},
           {.key = "algorithm", .header = "algorithm", .width = algorithm_width},
-          {.key = "nccl_algorithm", .header = "nccl", .width = 4},
+          {.key = "nccl_algorithm", .header = "nccl", .width = 8},  // "NVLSTree"
           {.key = "protocol", .header = "proto", .width = 6},
           {.key = "channels", .header = "ch", .width = 3},
           {.key = "devices", .header = "p", .width = 4},
