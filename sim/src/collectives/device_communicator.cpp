@@ -157,14 +157,16 @@ bool DeviceCommunicator::switch_reduces() const {
 bool DeviceCommunicator::node_switches_reduce() const {
   if (dimensions_.size() != 2 || dimensions_.front() * dimensions_.back() != size() || dimensions_.back() < 2)
     return false;
-  const auto& hosts = ctx_.runtime().hosts();
   const int local = dimensions_.front();
-  for (int r = 0; r < size(); ++r) {
-    auto* node_switch = hosts.reducing_switch(device_of(r));
-    if (node_switch == nullptr || node_switch != hosts.reducing_switch(device_of(r - r % local))) return false;
-    if (r % local == 0 && r > 0 && node_switch == hosts.reducing_switch(device_of(r - local))) return false;
-  }
-  return true;
+  return ctx_.call().node_switches_reduce(group_, local, [&] {
+    const auto& hosts = ctx_.runtime().hosts();
+    for (int r = 0; r < size(); ++r) {
+      auto* node_switch = hosts.reducing_switch(device_of(r));
+      if (node_switch == nullptr || node_switch != hosts.reducing_switch(device_of(r - r % local))) return false;
+      if (r % local == 0 && r > 0 && node_switch == hosts.reducing_switch(device_of(r - local))) return false;
+    }
+    return true;
+  });
 }
 
 Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,

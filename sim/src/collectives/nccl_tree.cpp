@@ -130,25 +130,26 @@ std::vector<Communicator::Exchange> nccl_tree_exchanges(int local, int nodes, in
     entry.sends += share;
     entry.receives += share;
   };
-  std::vector<std::vector<BinaryTreeLinks>> trees_of(static_cast<std::size_t>(nodes));
-  for (int k = 0; k < nodes; ++k) trees_of[static_cast<std::size_t>(k)] = nccl_double_binary_tree(nodes, k);
+  const std::vector<BinaryTreeLinks> trees = nccl_double_binary_tree(nodes, node);
+  // Whether this node is its parent's first child in each tree: its head then sends to the parent's second GPU.
+  std::array<bool, 2> first_child{};
+  for (std::size_t t = 0; t < 2; ++t)
+    if (trees[t].parent >= 0) {
+      const std::vector<BinaryTreeLinks> parent_trees = nccl_double_binary_tree(nodes, trees[t].parent);
+      first_child[t] = !parent_trees[t].children.empty() && parent_trees[t].children.front() == node;
+    }
   for (int c = 0; c < channels; ++c) {
     const int head = c % local;
     // The chain's position of this rank and its GPU at position i of any node.
     const int position = (index - head + local) % local;
     const auto at = [&](int of_node, int i) { return of_node * local + (head + i) % local; };
-    for (int t = 0; t < 2; ++t) {
+    for (std::size_t t = 0; t < 2; ++t) {
       if (position > 0) both_ways(at(node, position - 1));
       if (position + 1 < local) both_ways(at(node, position + 1));
-      const BinaryTreeLinks& mine = trees_of[static_cast<std::size_t>(node)][static_cast<std::size_t>(t)];
-      // The parent's GPU this node's head sends to: its second for the parent's first child, else its first.
-      if (position == 0 && mine.parent >= 0) {
-        const auto& siblings = trees_of[static_cast<std::size_t>(mine.parent)][static_cast<std::size_t>(t)].children;
-        const bool first_child = !siblings.empty() && siblings.front() == node;
-        both_ways(at(mine.parent, first_child && local > 1 ? 1 : 0));
-      }
-      for (std::size_t i = 0; i < mine.children.size(); ++i)
-        if (position == (i == 0 && local > 1 ? 1 : 0)) both_ways(at(mine.children[i], 0));
+      if (position == 0 && trees[t].parent >= 0)
+        both_ways(at(trees[t].parent, first_child[t] && local > 1 ? 1 : 0));
+      for (std::size_t i = 0; i < trees[t].children.size(); ++i)
+        if (position == (i == 0 && local > 1 ? 1 : 0)) both_ways(at(trees[t].children[i], 0));
     }
   }
   std::vector<Communicator::Exchange> exchanges;

@@ -73,6 +73,13 @@ std::shared_ptr<const ChannelRing> CallState::channel_ring(const AxisGroup& grou
   return shared.ring;
 }
 
+bool CallState::node_switches_reduce(const AxisGroup& group, int node_size, const std::function<bool()>& check) {
+  if (!group.members->shared_by_members) return check();
+  const auto key = std::make_pair(group.members.get(), node_size);
+  if (const auto known = node_switches_reduce_.find(key); known != node_switches_reduce_.end()) return known->second;
+  return node_switches_reduce_[key] = check();
+}
+
 std::vector<std::size_t> DeviceContext::axis_levels(const AxisName& name) const {
   std::vector<std::size_t> levels;
   for (const std::string& one : name.names()) {

@@ -4,6 +4,7 @@
 // (comm_stream.hpp), each with a context of its own on its own track; both report into the device's times.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,6 +73,10 @@ struct CallState {
   std::shared_ptr<const ChannelRing> channel_ring(const AxisGroup& group,
                                                   const std::shared_ptr<const ChannelRings>& rings, int c,
                                                   int node_size);
+  // Whether the nodes of `group` (blocks of node_size members) each have a reducing switch of their own
+  // (Communicator::node_switches_reduce), O(p) to work out with `check`: once per group shared by its members,
+  // as channel_ring, for every other group by the caller.
+  bool node_switches_reduce(const AxisGroup& group, int node_size, const std::function<bool()>& check);
   CallReport report;
   SharedReductions shared_reductions;  // booked ring all-reduces on real data, switch reductions
 
@@ -81,6 +86,7 @@ struct CallState {
     std::shared_ptr<const ChannelRing> ring;
   };
   std::map<std::tuple<const GroupRanks*, const ChannelRings*, int, int>, SharedChannelRing> channel_rings_;
+  std::map<std::pair<const GroupRanks*, int>, bool> node_switches_reduce_;
 };
 
 class CommStream;
