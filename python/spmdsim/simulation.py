@@ -65,15 +65,20 @@ class Simulation:
     algorithms {"all_reduce": "ring", ...}: the algorithm of each collective kind ("auto": the fastest)
     protocol   nccl_ring's NCCL protocol on an NVIDIA node preset: "LL", "LL128" or "Simple" (default: the
                one NCCL's tuner picks for each call's size; docs/collectives.md#protocols)
+    fusion     True (default): elementwise ops, broadcasts and reductions that XLA fuses run as one kernel
+               each (docs/python.md#fusion); False: every primitive is its own kernel, the unfused cost
 
     SimGrid has one engine per process: make one Simulation per process. Consecutive run() calls are one
     timeline.
     """
 
     def __init__(self, preset=None, devices=None, topology=None, nodes=None, platform=None, cfg=(),
-                 algorithms=None, protocol=None):
+                 algorithms=None, protocol=None, fusion=True):
+        if not isinstance(fusion, bool):
+            raise TypeError(f"fusion must be True or False, got {fusion!r}")
         self._sim = _core.Simulation(preset or "", int(devices or 0), topology or "", str(nodes or ""),
-                                     str(platform or ""), list(cfg), dict(algorithms or {}), protocol or "")
+                                     str(platform or ""), list(cfg), dict(algorithms or {}), protocol or "",
+                                     fusion)
         self._traced = {}
 
     @property

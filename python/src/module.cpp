@@ -36,7 +36,7 @@ std::unique_ptr<Simulation> make_simulation(const std::string& preset, int devic
                                             const std::string& platform_file,
                                             const std::vector<std::string>& cfg,
                                             const std::map<std::string, std::string>& algorithms,
-                                            const std::string& protocol) {
+                                            const std::string& protocol, bool fusion) {
   const cli::PlatformRequest request{
       .topology = topology, .preset = preset, .platform_file = platform_file, .nodes = nodes};
   auto chosen = cli::choose_platform(request, devices > 0 ? devices : 1);
@@ -52,6 +52,7 @@ std::unique_ptr<Simulation> make_simulation(const std::string& preset, int devic
   if (!protocol.empty() && std::find(names.begin(), names.end(), protocol) == names.end())
     throw ValueError(fmt::format("protocol '{}' is not one of NCCL's: {}", protocol, fmt::join(names, ", ")));
   options.protocol = protocol;
+  options.fusion = fusion;
   std::vector<std::string> argv{"spmdsim"};
   for (const auto& setting : cfg) argv.push_back("--cfg=" + setting);
   return cli::start_simulation(chosen, argv, devices, std::move(options));
@@ -168,7 +169,8 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<Simulation>(m, "Simulation")
       .def(py::init(&make_simulation), py::arg("preset"), py::arg("devices"), py::arg("topology"),
-           py::arg("nodes"), py::arg("platform"), py::arg("cfg"), py::arg("algorithms"), py::arg("protocol"))
+           py::arg("nodes"), py::arg("platform"), py::arg("cfg"), py::arg("algorithms"), py::arg("protocol"),
+           py::arg("fusion"))
       .def_property_readonly("num_devices", &Simulation::num_devices)
       .def_property_readonly("platform", [](const Simulation& s) { return s.platform().description; })
       .def_property_readonly("now", &Simulation::now)

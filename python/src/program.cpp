@@ -1,7 +1,6 @@
 #include "program.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include <fmt/format.h>
 
@@ -39,7 +38,6 @@ void Program::add(Instruction instruction) {
 
 void Program::set_outputs(std::vector<int> outputs) {
   outputs_ = std::move(outputs);
-  constexpr int kKept = std::numeric_limits<int>::max();
   std::vector<int> last_use(static_cast<std::size_t>(num_slots_), -1);
   for (int i = 0; i < static_cast<int>(instructions_.size()); ++i) {
     const auto& ins = instructions_[static_cast<std::size_t>(i)];
@@ -47,12 +45,36 @@ void Program::set_outputs(std::vector<int> outputs) {
     for (int s : ins.outputs)
       last_use[static_cast<std::size_t>(s)] = std::max(last_use[static_cast<std::size_t>(s)], i);
   }
-  for (int s : outputs_) last_use[static_cast<std::size_t>(s)] = kKept;
-  for (const auto& [slot, value] : constants_) last_use[static_cast<std::size_t>(slot)] = kKept;
-  released_after_.assign(instructions_.size(), {});
-  for (int s = 0; s < num_slots_; ++s) {
-    const int last = last_use[static_cast<std::size_t>(s)];
-    if (last >= 0 && last != kKept) released_after_[static_cast<std::size_t>(last)].push_back(s);
+  for (int s : outputs_) last_use[static_cast<std::size_t>(s)] = kKeptSlot;
+  for (const auto& [slot, value] : constants_) last_use[static_cast<std::size_t>(slot)] = kKeptSlot;
+  steps_ = plan_steps(instructions_, last_use);
+}
+
+void Program::run_instruction(std::size_t n, std::vector<Array>& slots) const {
+  const auto& ins = instructions_[n];
+  std::vector<Array> in;
+  for (int s : ins.inputs) in.push_back(slots[static_cast<std::size_t>(s)]);
+  // A large result of real inputs in an abstract run: the rule gets abstract stand-ins, which cost the same
+  // (rule_support.hpp). Control flow reads its inputs' values itself (a branch index, a loop's counter).
+  if (ins.callees.empty() && std::any_of(ins.out_shapes.begin(), ins.out_shapes.end(), leaves_abstract))
+    for (auto& a : in) a = Array::abstract(a.shape(), a.dtype());
+  std::vector<Array> out;
+  try {
+    out = ins.rule(in, ins);
+  } catch (const ValueError& e) {
+    throw ValueError(fmt::format("{} (primitive '{}' at {})", e.what(), ins.primitive, ins.where));
+  } catch (const TypeError& e) {
+    throw TypeError(fmt::format("{} (primitive '{}' at {})", e.what(), ins.primitive, ins.where));
+  }
+  for (std::size_t i = 0; i < ins.outputs.size(); ++i) {
+    Array value = std::move(out.at(i));
+    // JAX's result type is the jaxpr's; an op of spmdsim's that promotes otherwise is cast to it.
+    if (value.dtype() != ins.out_dtypes[i]) value = astype(value, ins.out_dtypes[i]);
+    if (value.shape() != ins.out_shapes[i])
+      throw ValueError(fmt::format("primitive '{}' at {}: spmdsim computed shape {} where JAX has {}",
+                                   ins.primitive, ins.where, shape_str(value.shape()),
+                                   shape_str(ins.out_shapes[i])));
+    slots[static_cast<std::size_t>(ins.outputs[i])] = std::move(value);
   }
 }
 
@@ -63,39 +85,27 @@ std::vector<Array> Program::call(std::vector<Array> inputs) const {
   for (std::size_t i = 0; i < inputs_.size(); ++i)
     slots[static_cast<std::size_t>(inputs_[i])] = std::move(inputs[i]);
   for (const auto& [slot, value] : constants_) slots[static_cast<std::size_t>(slot)] = value;
-  std::vector<Array> in;
-  for (std::size_t n = 0; n < instructions_.size(); ++n) {
-    const auto& ins = instructions_[n];
-    in.clear();
-    for (int s : ins.inputs) in.push_back(slots[static_cast<std::size_t>(s)]);
-    // A large result of real inputs in an abstract run: the rule gets abstract stand-ins, which cost the same
-    // (rule_support.hpp). Control flow reads its inputs' values itself (a branch index, a loop's counter).
-    if (ins.callees.empty() && std::any_of(ins.out_shapes.begin(), ins.out_shapes.end(), leaves_abstract))
-      for (auto& a : in) a = Array::abstract(a.shape(), a.dtype());
-    std::vector<Array> out;
-    try {
-      out = ins.rule(in, ins);
-    } catch (const ValueError& e) {
-      throw ValueError(fmt::format("{} (primitive '{}' at {})", e.what(), ins.primitive, ins.where));
-    } catch (const TypeError& e) {
-      throw TypeError(fmt::format("{} (primitive '{}' at {})", e.what(), ins.primitive, ins.where));
+  const auto read = [&](const std::vector<int>& which) {
+    std::vector<Array> values;
+    for (int s : which) values.push_back(slots[static_cast<std::size_t>(s)]);
+    return values;
+  };
+  for (const Step& step : steps_)
+    for (const KernelGroup& group : step.groups) {
+      if (group.fused) {
+        const auto results = fused(group.name, read(group.inputs), [&] {
+          for (std::size_t n : group.instructions) run_instruction(n, slots);
+          return read(group.outputs);
+        });
+        for (std::size_t i = 0; i < group.outputs.size(); ++i)
+          slots[static_cast<std::size_t>(group.outputs[i])] = results[i];
+        for (std::size_t n : group.views_after) run_instruction(n, slots);
+      } else {
+        for (std::size_t n : group.instructions) run_instruction(n, slots);
+      }
+      for (int s : group.released_after) slots[static_cast<std::size_t>(s)] = Array();
     }
-    for (std::size_t i = 0; i < ins.outputs.size(); ++i) {
-      Array value = std::move(out.at(i));
-      // JAX's result type is the jaxpr's; an op of spmdsim's that promotes otherwise is cast to it.
-      if (value.dtype() != ins.out_dtypes[i]) value = astype(value, ins.out_dtypes[i]);
-      if (value.shape() != ins.out_shapes[i])
-        throw ValueError(fmt::format("primitive '{}' at {}: spmdsim computed shape {} where JAX has {}",
-                                     ins.primitive, ins.where, shape_str(value.shape()),
-                                     shape_str(ins.out_shapes[i])));
-      slots[static_cast<std::size_t>(ins.outputs[i])] = std::move(value);
-    }
-    in.clear();
-    for (int s : released_after_[n]) slots[static_cast<std::size_t>(s)] = Array();
-  }
-  std::vector<Array> results;
-  for (int s : outputs_) results.push_back(slots[static_cast<std::size_t>(s)]);
-  return results;
+  return read(outputs_);
 }
 
 Tree Program::run(const Args& args) const {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fusion.hpp"
 #include "spmdsim/array.hpp"
 #include "spmdsim/pmap.hpp"
 
@@ -52,8 +53,9 @@ class Program {
   int add_constant(Array value);  // a literal or a closed-over constant, the same on every device
   int add_slot();
   void add(Instruction instruction);
-  // The program's results; also plans when each slot is released (after its last reader), as XLA frees a
-  // buffer once nothing reads it, so that a device's memory peak is the program's, not the sum of its values.
+  // The program's results; also plans how it runs: which instructions run fused as one kernel, as XLA fuses
+  // them (fusion.hpp), and when each slot is released (after its last reader), as XLA frees a buffer once
+  // nothing reads it, so that a device's memory peak is the program's, not the sum of its values.
   void set_outputs(std::vector<int> outputs);
   std::size_t size() const { return instructions_.size(); }
 
@@ -68,7 +70,10 @@ class Program {
   std::vector<std::pair<int, Array>> constants_;
   std::vector<Instruction> instructions_;
   std::vector<int> outputs_;
-  std::vector<std::vector<int>> released_after_;  // per instruction, the slots nothing reads after it
+  std::vector<Step> steps_;
+
+  // Runs instruction n on the calling device, reading and writing `slots`.
+  void run_instruction(std::size_t n, std::vector<Array>& slots) const;
 };
 
 }  // namespace spmdsim::python

@@ -1,8 +1,8 @@
 # The MLP of the C++ API's `spmdsim train` (784-256-128-10, tanh, softmax cross-entropy, SGD), written in plain
 # JAX and run by sim.run on the same platform: where the two run the same computation (the gradients'
 # all-reduce: one psum of the six gradient arrays; the batch's and state's host transfers) their reported times
-# agree within 1%. Their compute differs: the front end runs each equation of JAX's jaxpr as its own kernel,
-# where the C++ model runs fused kernels (docs/python.md, "Performance").
+# agree within 1%. Their compute differs: the front end fuses the jaxpr's elementwise ops and reductions as XLA
+# does (docs/python.md, "Fusion"), where the C++ model runs its bias adds and activations op by op.
 import json
 import subprocess
 import tempfile
