@@ -41,6 +41,7 @@ class _Traced:
         self.axis_size = int(p["axis_size"])
         self.in_axes = axes_ints(p["in_axes"])
         self.out_axes = axes_ints(p["out_axes"])
+        self.donated = [i for i, donated in enumerate(p["donated_invars"]) if donated]  # donate_argnums' leaves
         self.devices = [d.id for d in p["devices"]] if p["devices"] is not None else None
         self.name = p["name"]
         self.inner_axes = []  # the nested pmaps' axes, which the call takes devices for before it starts
@@ -108,7 +109,8 @@ class Simulation:
         abstract = any(isinstance(x, jax.ShapeDtypeStruct) for x in leaves)
         operands = [self._operand(traced, v, leaves, abstract) for v in traced.operands]
         out = self._sim.run_pmap(traced.program, operands, traced.in_axes, traced.out_axes, traced.axis_name,
-                                 traced.axis_size, traced.devices, traced.name, traced.inner_axes)
+                                 traced.axis_size, traced.devices, traced.name, traced.inner_axes,
+                                 traced.donated)
         if abstract:
             return traced.out_shape
         results = []

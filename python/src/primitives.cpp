@@ -615,7 +615,7 @@ Arrays axis_index_rule(const Arrays&, const Instruction& ins) {
 // An xla_pmap in the program: its own program run as the pmap the engine expects on the next declared axis.
 Arrays xla_pmap_rule(const Arrays& in, const Instruction& ins) {
   const std::shared_ptr<const Program> callee = ins.callees.at(0);
-  const auto inner = pmap([callee](const Args& a) { return callee->run(a); },
+  const auto inner = pmap([callee](Args a) { return callee->run(std::move(a)); },
                           {.in_axes = pmap_axes(ins.ints),
                            .out_axes = pmap_axes(ins.ints2),
                            .axis_name = ins.axis_names.at(0),

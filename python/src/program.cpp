@@ -108,9 +108,10 @@ std::vector<Array> Program::call(std::vector<Array> inputs) const {
   return read(outputs_);
 }
 
-Tree Program::run(const Args& args) const {
+Tree Program::run(Args args) const {
   std::vector<Array> inputs;
   for (std::size_t i = 0; i < args.size(); ++i) inputs.push_back(args.at(i).array());
+  args.clear();
   std::vector<Tree> results;
   for (auto& value : call(std::move(inputs))) results.emplace_back(std::move(value));
   return Tree::tuple(std::move(results));

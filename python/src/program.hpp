@@ -61,8 +61,9 @@ class Program {
 
   // Runs the program on the calling device: its inputs in order to its outputs in order.
   std::vector<Array> call(std::vector<Array> inputs) const;
-  // One device's run as pmap's per-device function: `args` are the program's inputs; returns a tuple.
-  Tree run(const Args& args) const;
+  // One device's run as pmap's per-device function: `args` are the program's inputs; returns a tuple. Lets go
+  // of `args` before it runs, so that a donated argument is released after its last use.
+  Tree run(Args args) const;
 
  private:
   int num_slots_ = 0;
