@@ -1,5 +1,6 @@
 """spmdsim.Simulation: a simulated platform that runs jax.pmap functions (docs/python.md)."""
 import json
+import weakref
 
 import jax
 import numpy as np
@@ -81,6 +82,9 @@ class Simulation:
                                      str(platform or ""), list(cfg), dict(algorithms or {}), protocol or "",
                                      fusion)
         self._traced = {}
+        # The arrays sim.run returned whose values are still on the devices, as jax.Arrays stay: id of the
+        # (read-only) numpy array -> (a weak reference to it, its device-resident array in the engine).
+        self._on_devices = {}
 
     @property
     def num_devices(self):
@@ -96,9 +100,10 @@ class Simulation:
         return self._sim.now
 
     def run(self, fn, *args):
-        """Runs fn (a jax.pmap function) on the simulated devices; returns what fn(*args) returns, as numpy
-        arrays. With jax.ShapeDtypeStruct leaves the run is abstract (costs and sizes only) and returns
-        jax.ShapeDtypeStruct leaves."""
+        """Runs fn (a jax.pmap function) on the simulated devices; returns what fn(*args) returns, as read-only
+        numpy arrays whose values stay on the devices, as a jax.Array's do: passed to a later run they travel
+        no more, and device_get reads them back. With jax.ShapeDtypeStruct leaves the run is abstract (costs
+        and sizes only) and returns jax.ShapeDtypeStruct leaves."""
         static = tuple(i for i, a in enumerate(args) if _is_static(a))
         leaves, treedef = jax.tree_util.tree_flatten(
             tuple(a for i, a in enumerate(args) if i not in static))
@@ -116,10 +121,33 @@ class Simulation:
         results = []
         for v in traced.outvars:
             if v in traced.results:
-                results.append(np.asarray(out[traced.results[v]].values(), dtype=v.aval.dtype))
+                on_devices = out[traced.results[v]]
+                result = np.asarray(on_devices.values(), dtype=v.aval.dtype)
+                result.flags.writeable = False  # a jax.Array is immutable: its devices' copy stays its value
+                self._remember_on_devices(result, on_devices)
+                results.append(result)
             else:
                 results.append(np.asarray(self._host_value(traced, v, leaves), dtype=v.aval.dtype))
         return jax.tree_util.tree_unflatten(traced.out_tree, results)
+
+    def device_get(self, tree):
+        """jax.device_get: the host reads the arrays of `tree` that sim.run left on the devices (their transfer
+        device->host in simulated time, once per array); returns the tree as numpy arrays."""
+        leaves, treedef = jax.tree_util.tree_flatten(tree)
+        on_devices = [a for a in (self._on_devices_array(leaf) for leaf in leaves) if a is not None]
+        if on_devices:
+            self._sim.read_back(on_devices)
+        return jax.tree_util.tree_unflatten(treedef, [np.array(leaf) for leaf in leaves])
+
+    def _remember_on_devices(self, result, on_devices):
+        key = id(result)
+        forget = self._on_devices.pop
+        self._on_devices[key] = (weakref.ref(result, lambda _: forget(key, None)), on_devices)
+
+    def _on_devices_array(self, leaf):
+        """The engine's device-resident array of a numpy array sim.run returned, or None."""
+        entry = self._on_devices.get(id(leaf))
+        return entry[1] if entry is not None and entry[0]() is leaf else None
 
     def _host_value(self, traced, var, leaves):
         if hasattr(var, "val"):
@@ -133,6 +161,9 @@ class Simulation:
         if abstract and not hasattr(var, "val") and var not in traced.consts:
             return _core.abstract(list(var.aval.shape), dtype)
         value = self._host_value(traced, var, leaves)
+        on_devices = self._on_devices_array(value)
+        if on_devices is not None and on_devices.dtype == dtype and list(on_devices.shape) == list(var.aval.shape):
+            return on_devices
         return _core.array(np.asarray(value, dtype=np.float64), dtype)
 
     def report_table(self):

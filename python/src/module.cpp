@@ -73,7 +73,8 @@ py::array_t<double> values_of(const Array& a) {
   return out;
 }
 
-// One pmap call of `program`; the outputs read back to the host (device_get).
+// One pmap call of `program`; its outputs stay on the devices (device-resident arrays, readable without a
+// transfer in simulated time), as a jax.Array does until the host reads it (read_back).
 // `inner_axes`: the nested pmaps' (axis name, size) per depth, outermost first. `donated`: the arguments
 // (leaves) pmap's donate_argnums gives the call, released on each device after their last use.
 std::vector<Array> run_pmap(Simulation& sim, std::shared_ptr<Program> program, const std::vector<Array>& args,
@@ -97,9 +98,16 @@ std::vector<Array> run_pmap(Simulation& sim, std::shared_ptr<Program> program, c
   {
     py::gil_scoped_release release;  // the simulation runs no Python
     const AbstractRun abstract_run(any_abstract(args));
-    out = sim.device_get(pmapped(sim, call_args));
+    out = pmapped(sim, call_args);
   }
   return out.leaves();
+}
+
+// The host reads `arrays` (jax.device_get): the shards of those still on the devices travel device->host.
+void read_back(Simulation& sim, const std::vector<Array>& arrays) {
+  std::vector<Tree> leaves(arrays.begin(), arrays.end());
+  py::gil_scoped_release release;
+  sim.device_get(Tree::tuple(std::move(leaves)));
 }
 
 std::string report_table(const Simulation& sim) {
@@ -178,6 +186,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("platform", [](const Simulation& s) { return s.platform().description; })
       .def_property_readonly("now", &Simulation::now)
       .def("run_pmap", &run_pmap)
+      .def("read_back", &read_back)
       .def("report_table", &report_table)
       .def("report_json", [](const Simulation& s) { return report_to_json(s.report()).dump(); })
       .def("write_trace", &write_trace);
