@@ -1,12 +1,13 @@
 """The Python front end's cost over the C++ API's, measured side by side in one run (docs/python.md,
 "Performance"): the same kind of training step simulated both ways, wall time of each and their ratio.
 
-  .venv/bin/python benchmarks/python_frontend_benchmark.py [--devices 1024] [--repeats 1]
+  .venv/bin/python benchmarks/python_frontend_benchmark.py [--devices 1024] [--repeats 1] [--aggregated-only]
 
 - gpt_7b, abstract: the 7B transformer written in plain JAX (python/tests/jax_gpt.py) run by sim.run from
   jax.ShapeDtypeStruct leaves, against `spmdsim train --model gpt_7b --abstract --precision mixed_bf16`, one
   step each on the same platform (B200s behind one switch: the C++ model's fp32 master weights need more than
-  an H100's 80 GB).
+  an H100's 80 GB); once with every ring walked message by message, once with its phases aggregated
+  (Simulation(aggregate=True) against --aggregate), the mode meant for large device counts.
 - mlp, real data: a data-parallel MLP step in plain JAX (784-256-128-10, tanh, softmax cross-entropy, SGD)
   against `spmdsim train` on the same MLP, one step each.
 
@@ -27,7 +28,7 @@ PYTHON = ROOT / ".venv" / "bin" / "python"
 FRONT_END_GPT = """
 import sys; sys.path.insert(0, {tests!r})
 import jax, jax.numpy as jnp, spmdsim, jax_gpt
-sim = spmdsim.Simulation(preset="b200", topology="switch", devices={p})
+sim = spmdsim.Simulation(preset="b200", topology="switch", devices={p}, aggregate={aggregate})
 step = jax_gpt.data_parallel_step(jax_gpt.GPT_7B)
 tokens = jax.ShapeDtypeStruct(({p}, 1, jax_gpt.GPT_7B.seq), jnp.int32)
 sim.run(step, jax_gpt.param_shapes(jax_gpt.GPT_7B), tokens, tokens)
@@ -55,6 +56,8 @@ def main():
     parser.add_argument("--devices", type=int, default=1024, help="devices of the gpt_7b rows (default 1024)")
     parser.add_argument("--mlp-devices", type=int, default=8, help="devices of the MLP rows (default 8)")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each side per row (default 1)")
+    parser.add_argument("--aggregated-only", action="store_true",
+                        help="skip the gpt_7b row that walks every ring (minutes at 1,024 devices)")
     args = parser.parse_args()
     for needed in (SPMDSIM, PYTHON):
         if not needed.exists():
@@ -63,11 +66,11 @@ def main():
     common = ["--preset", "b200", "--topology", "switch", "--optimizer", "sgd"]
     tests = str(ROOT / "python" / "tests")
 
-    def gpt(side):
+    def gpt(side, aggregate):
         if side == "python":
-            return [str(PYTHON), "-c", FRONT_END_GPT.format(tests=tests, p=p)]
+            return [str(PYTHON), "-c", FRONT_END_GPT.format(tests=tests, p=p, aggregate=aggregate)]
         return [str(SPMDSIM), "train", "--model", "gpt_7b", "--devices", str(p), "--batch", str(p), "--abstract",
-                "--precision", "mixed_bf16", "--steps", "1", *common]
+                "--precision", "mixed_bf16", "--steps", "1", *common, *(["--aggregate"] if aggregate else [])]
 
     def mlp(side, steps):
         if side == "python":
@@ -77,12 +80,14 @@ def main():
     def mean_time(command):
         return sum(timed(command) for _ in range(args.repeats)) / args.repeats
 
-    print(f"{'#step':<26} {'devices':>7} {'python(s)':>10} {'c++(s)':>10} {'ratio':>6}")
-    row = {side: mean_time(gpt(side)) for side in ("python", "c++")}
-    print(f"{'gpt_7b abstract, one step':<26} {p:>7} {row['python']:>10.2f} {row['c++']:>10.2f} "
-          f"{row['python'] / row['c++']:>6.2f}", flush=True)
+    print(f"{'#step':<34} {'devices':>7} {'python(s)':>10} {'c++(s)':>10} {'ratio':>6}")
+    for aggregate in ([True] if args.aggregated_only else [False, True]):
+        row = {side: mean_time(gpt(side, aggregate)) for side in ("python", "c++")}
+        name = f"gpt_7b abstract, {'aggregated' if aggregate else 'walked'}"
+        print(f"{name:<34} {p:>7} {row['python']:>10.2f} {row['c++']:>10.2f} {row['python'] / row['c++']:>6.2f}",
+              flush=True)
     row = {side: (mean_time(mlp(side, 11)) - mean_time(mlp(side, 1))) / 10 for side in ("python", "c++")}
-    print(f"{'mlp real data, per step':<26} {q:>7} {row['python']:>10.4f} {row['c++']:>10.4f} "
+    print(f"{'mlp real data, per step':<34} {q:>7} {row['python']:>10.4f} {row['c++']:>10.4f} "
           f"{row['python'] / row['c++']:>6.2f}", flush=True)
 
 if __name__ == "__main__":

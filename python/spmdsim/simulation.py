@@ -69,18 +69,22 @@ class Simulation:
                one NCCL's tuner picks for each call's size; docs/collectives.md#protocols)
     fusion     True (default): elementwise ops, broadcasts and reductions that XLA fuses run as one kernel
                each (docs/python.md#fusion); False: every primitive is its own kernel, the unfused cost
+    aggregate  True: each ring phase of a collective on shapes only (abstract runs) moves as one transfer each
+               way plus the other messages' latencies, as `spmdsim train --aggregate` runs it: the same times
+               under the alpha-beta model, for large device counts (docs/performance.md#aggregated-phases)
 
     SimGrid has one engine per process: make one Simulation per process. Consecutive run() calls are one
     timeline.
     """
 
     def __init__(self, preset=None, devices=None, topology=None, nodes=None, platform=None, cfg=(),
-                 algorithms=None, protocol=None, fusion=True):
-        if not isinstance(fusion, bool):
-            raise TypeError(f"fusion must be True or False, got {fusion!r}")
+                 algorithms=None, protocol=None, fusion=True, aggregate=False):
+        for name, value in (("fusion", fusion), ("aggregate", aggregate)):
+            if not isinstance(value, bool):
+                raise TypeError(f"{name} must be True or False, got {value!r}")
         self._sim = _core.Simulation(preset or "", int(devices or 0), topology or "", str(nodes or ""),
                                      str(platform or ""), list(cfg), dict(algorithms or {}), protocol or "",
-                                     fusion)
+                                     fusion, aggregate)
         self._traced = {}
         # The arrays sim.run returned whose values are still on the devices, as jax.Arrays stay: id of the
         # (read-only) numpy array -> (a weak reference to it, its device-resident array in the engine).
@@ -170,9 +174,10 @@ class Simulation:
         """The report as a table: times per call and device, memory by tag."""
         return self._sim.report_table()
 
-    def report(self):
-        """The JSON report (with its schema version) as a dict."""
-        return json.loads(self._sim.report_json())
+    def report(self, details=True):
+        """The JSON report (with its schema version) as a dict. details=False leaves its spans and memory
+        timelines empty: the summary (times and peaks per call and device) of a run of thousands of devices."""
+        return json.loads(self._sim.report_json(bool(details)))
 
     def write_trace(self, path):
         """Writes the Chrome / Perfetto trace of everything so far to `path`."""

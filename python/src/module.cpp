@@ -36,7 +36,7 @@ std::unique_ptr<Simulation> make_simulation(const std::string& preset, int devic
                                             const std::string& platform_file,
                                             const std::vector<std::string>& cfg,
                                             const std::map<std::string, std::string>& algorithms,
-                                            const std::string& protocol, bool fusion) {
+                                            const std::string& protocol, bool fusion, bool aggregate) {
   const cli::PlatformRequest request{
       .topology = topology, .preset = preset, .platform_file = platform_file, .nodes = nodes};
   auto chosen = cli::choose_platform(request, devices > 0 ? devices : 1);
@@ -53,6 +53,7 @@ std::unique_ptr<Simulation> make_simulation(const std::string& preset, int devic
     throw ValueError(fmt::format("protocol '{}' is not one of NCCL's: {}", protocol, fmt::join(names, ", ")));
   options.protocol = protocol;
   options.fusion = fusion;
+  options.aggregate_ring_phases = aggregate;
   std::vector<std::string> argv{"spmdsim"};
   for (const auto& setting : cfg) argv.push_back("--cfg=" + setting);
   return cli::start_simulation(chosen, argv, devices, std::move(options));
@@ -114,6 +115,18 @@ std::string report_table(const Simulation& sim) {
   std::ostringstream out;
   write_report_table(out, sim.report());
   return out.str();
+}
+
+// The JSON report; without `details`, its spans and memory timelines left empty: the summary of a run of
+// thousands of devices, whose spans number millions.
+std::string report_json(const Simulation& sim, bool details) {
+  SimulationReport report = sim.report();
+  if (!details) {
+    for (auto& call : report.calls)
+      for (auto& spans : call.spans) spans = {};
+    report.memory_timelines.clear();
+  }
+  return report_to_json(report).dump();
 }
 
 void write_trace(const Simulation& sim, const std::string& path) {
@@ -181,13 +194,13 @@ PYBIND11_MODULE(_core, m) {
   py::class_<Simulation>(m, "Simulation")
       .def(py::init(&make_simulation), py::arg("preset"), py::arg("devices"), py::arg("topology"),
            py::arg("nodes"), py::arg("platform"), py::arg("cfg"), py::arg("algorithms"), py::arg("protocol"),
-           py::arg("fusion"))
+           py::arg("fusion"), py::arg("aggregate"))
       .def_property_readonly("num_devices", &Simulation::num_devices)
       .def_property_readonly("platform", [](const Simulation& s) { return s.platform().description; })
       .def_property_readonly("now", &Simulation::now)
       .def("run_pmap", &run_pmap)
       .def("read_back", &read_back)
       .def("report_table", &report_table)
-      .def("report_json", [](const Simulation& s) { return report_to_json(s.report()).dump(); })
+      .def("report_json", &report_json)
       .def("write_trace", &write_trace);
 }

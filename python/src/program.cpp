@@ -53,6 +53,7 @@ void Program::set_outputs(std::vector<int> outputs) {
 void Program::run_instruction(std::size_t n, std::vector<Array>& slots) const {
   const auto& ins = instructions_[n];
   std::vector<Array> in;
+  in.reserve(ins.inputs.size());
   for (int s : ins.inputs) in.push_back(slots[static_cast<std::size_t>(s)]);
   // A large result of real inputs in an abstract run: the rule gets abstract stand-ins, which cost the same
   // (rule_support.hpp). Control flow reads its inputs' values itself (a branch index, a loop's counter).
@@ -87,6 +88,7 @@ std::vector<Array> Program::call(std::vector<Array> inputs) const {
   for (const auto& [slot, value] : constants_) slots[static_cast<std::size_t>(slot)] = value;
   const auto read = [&](const std::vector<int>& which) {
     std::vector<Array> values;
+    values.reserve(which.size());
     for (int s : which) values.push_back(slots[static_cast<std::size_t>(s)]);
     return values;
   };
