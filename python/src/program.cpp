@@ -38,16 +38,9 @@ void Program::add(Instruction instruction) {
 
 void Program::set_outputs(std::vector<int> outputs) {
   outputs_ = std::move(outputs);
-  std::vector<int> last_use(static_cast<std::size_t>(num_slots_), -1);
-  for (int i = 0; i < static_cast<int>(instructions_.size()); ++i) {
-    const auto& ins = instructions_[static_cast<std::size_t>(i)];
-    for (int s : ins.inputs) last_use[static_cast<std::size_t>(s)] = i;
-    for (int s : ins.outputs)
-      last_use[static_cast<std::size_t>(s)] = std::max(last_use[static_cast<std::size_t>(s)], i);
-  }
-  for (int s : outputs_) last_use[static_cast<std::size_t>(s)] = kKeptSlot;
-  for (const auto& [slot, value] : constants_) last_use[static_cast<std::size_t>(slot)] = kKeptSlot;
-  steps_ = plan_steps(instructions_, last_use);
+  std::vector<int> kept = outputs_;
+  for (const auto& [slot, value] : constants_) kept.push_back(slot);
+  steps_ = plan_steps(instructions_, num_slots_, kept);
 }
 
 void Program::run_instruction(std::size_t n, std::vector<Array>& slots) const {
@@ -92,21 +85,20 @@ std::vector<Array> Program::call(std::vector<Array> inputs) const {
     for (int s : which) values.push_back(slots[static_cast<std::size_t>(s)]);
     return values;
   };
-  for (const Step& step : steps_)
-    for (const KernelGroup& group : step.groups) {
-      if (group.fused) {
-        const auto results = fused(group.name, read(group.inputs), [&] {
-          for (std::size_t n : group.instructions) run_instruction(n, slots);
-          return read(group.outputs);
-        });
-        for (std::size_t i = 0; i < group.outputs.size(); ++i)
-          slots[static_cast<std::size_t>(group.outputs[i])] = results[i];
-        for (std::size_t n : group.views_after) run_instruction(n, slots);
-      } else {
-        for (std::size_t n : group.instructions) run_instruction(n, slots);
-      }
-      for (int s : group.released_after) slots[static_cast<std::size_t>(s)] = Array();
+  for (const Step& step : steps_) {
+    if (step.fused) {
+      const auto results = fused(step.name, read(step.inputs), [&] {
+        for (std::size_t n : step.instructions) run_instruction(n, slots);
+        return read(step.outputs);
+      });
+      for (std::size_t i = 0; i < step.outputs.size(); ++i)
+        slots[static_cast<std::size_t>(step.outputs[i])] = results[i];
+      for (std::size_t n : step.views_after) run_instruction(n, slots);
+    } else {
+      for (std::size_t n : step.instructions) run_instruction(n, slots);
     }
+    for (int s : step.released_after) slots[static_cast<std::size_t>(s)] = Array();
+  }
   return read(outputs_);
 }
 

@@ -1,10 +1,11 @@
 # XLA's fusion in the front end (docs/python.md, "Fusion"): elementwise chains and their reductions run as one
 # kernel, charged one launch, the bytes of its inputs read and of the results read after it written; a
-# reduction's consumers begin the next kernel; independent chains are separate kernels; the intermediates never
-# reach device memory. The closed forms use the device's launch cost L and achieved bandwidth B as the engine
-# charges them to one unfused op, solved from two sizes of neg. One Simulation per process (SimGrid has one
-# engine): the calls below are one timeline, the unfused run is a subprocess. Span times are read off SimGrid's
-# clock, hence a relative tolerance of 1e-6, where the row sums' bytes more or less would show as 2e-4.
+# reduction's consumers begin the next kernel; independent chains are separate kernels; the kernels follow
+# the data, not the jaxpr's order; the intermediates never reach device memory. The closed forms use the
+# device's launch cost L and achieved bandwidth B as the engine charges them to one unfused op, solved from
+# two sizes of neg. One Simulation per process (SimGrid has one engine): the calls below are one timeline,
+# the unfused run is a subprocess. Span times are read off SimGrid's clock, hence a relative tolerance of
+# 1e-6, where the row sums' bytes more or less would show as 2e-4.
 import json
 import subprocess
 import sys
@@ -90,6 +91,17 @@ def test_independent_chains_are_separate_kernels(sim, launch_and_bandwidth):
     assert [name for name, _ in spans] == ["loop_add_fusion", "loop_sub_fusion"]
     for _, seconds in spans:
         assert seconds == pytest.approx(one_kernel(launch_and_bandwidth, 8 * N), rel=1e-6)
+
+
+def test_a_chain_fuses_across_an_unrelated_product(sim, launch_and_bandwidth):
+    def interleaved(x, w):
+        a = x * 2.0
+        y = x @ w  # between the chain's first op and the rest in the jaxpr
+        return jnp.tanh(a + 1.0), y
+
+    spans = kernels(sim, interleaved, (ROWS, COLS), (COLS, COLS))
+    assert [name for name, _ in spans] == ["matmul", "loop_tanh_fusion"]  # the kernel runs where its last op is
+    assert spans[1][1] == pytest.approx(one_kernel(launch_and_bandwidth, 8 * N), rel=1e-6)
 
 
 def test_a_matmul_is_its_own_kernel_and_its_epilogue_one_more(sim):
