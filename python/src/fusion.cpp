@@ -26,60 +26,15 @@ Role role_of(std::string_view primitive) {
     for (std::string_view p :
          {"reshape", "squeeze", "expand_dims", "copy", "copy_p", "reduce_precision", "stop_gradient"})
       table.emplace(p, Role::bitcast);
-    for (std::string_view p : {"add",
-                               "add_any",
-                               "sub",
-                               "mul",
-                               "div",
-                               "rem",
-                               "max",
-                               "min",
-                               "pow",
-                               "atan2",
-                               "neg",
-                               "abs",
-                               "exp",
-                               "log",
-                               "tanh",
-                               "sqrt",
-                               "square",
-                               "rsqrt",
-                               "logistic",
-                               "sign",
-                               "is_finite",
-                               "exp2",
-                               "log1p",
-                               "expm1",
-                               "sin",
-                               "cos",
-                               "tan",
-                               "erf",
-                               "erf_inv",
-                               "cbrt",
-                               "floor",
-                               "ceil",
-                               "round",
-                               "integer_pow",
-                               "eq",
-                               "ne",
-                               "lt",
-                               "le",
-                               "gt",
-                               "ge",
-                               "not",
-                               "and",
-                               "or",
-                               "xor",
-                               "select_n",
-                               "clamp",
-                               "iota",
-                               "convert_element_type",
-                               "broadcast_in_dim",
-                               "transpose",
-                               "rev",
-                               "concatenate",
-                               "pad"})
+    // clang-format off
+    for (std::string_view p :
+         {"add", "add_any", "sub", "mul", "div", "rem", "max", "min", "pow", "atan2", "neg", "abs", "exp",
+          "log", "tanh", "sqrt", "square", "rsqrt", "logistic", "sign", "is_finite", "exp2", "log1p", "expm1",
+          "sin", "cos", "tan", "erf", "erf_inv", "cbrt", "floor", "ceil", "round", "integer_pow", "eq", "ne",
+          "lt", "le", "gt", "ge", "not", "and", "or", "xor", "select_n", "clamp", "iota", "convert_element_type",
+          "broadcast_in_dim", "transpose", "rev", "concatenate", "pad"})
       table.emplace(p, Role::elementwise);
+    // clang-format on
     for (std::string_view p : {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
                                "reduce_or", "argmax", "argmin"})
       table.emplace(p, Role::reduction);
@@ -226,8 +181,10 @@ std::vector<Step> plan_steps(const std::vector<Instruction>& instructions, int n
       place_of[i] = i;
       continue;
     }
+    // An instruction joins a kernel as its latest member, after every member merged before it: the last
+    // member is the latest.
     const auto& members = kernels[static_cast<std::size_t>(kernel_of[i])].members;
-    place_of[i] = *std::max_element(members.begin(), members.end());
+    place_of[i] = members.back();
     if (place_of[i] == i) by_place[i].instructions = members;
   }
   // A kernel's leaving values: read by an instruction of another step, or kept.

@@ -43,10 +43,9 @@ void Program::set_outputs(std::vector<int> outputs) {
   steps_ = plan_steps(instructions_, num_slots_, kept);
 }
 
-void Program::run_instruction(std::size_t n, std::vector<Array>& slots) const {
+void Program::run_instruction(std::size_t n, std::vector<Array>& slots, std::vector<Array>& in) const {
   const auto& ins = instructions_[n];
-  std::vector<Array> in;
-  in.reserve(ins.inputs.size());
+  in.clear();
   for (int s : ins.inputs) in.push_back(slots[static_cast<std::size_t>(s)]);
   // A large result of real inputs in an abstract run: the rule gets abstract stand-ins, which cost the same
   // (rule_support.hpp). Control flow reads its inputs' values itself (a branch index, a loop's counter).
@@ -70,6 +69,7 @@ void Program::run_instruction(std::size_t n, std::vector<Array>& slots) const {
                                    shape_str(ins.out_shapes[i])));
     slots[static_cast<std::size_t>(ins.outputs[i])] = std::move(value);
   }
+  in.clear();  // holds no value past its instruction, so that each is released after its last reader
 }
 
 std::vector<Array> Program::call(std::vector<Array> inputs) const {
@@ -85,17 +85,18 @@ std::vector<Array> Program::call(std::vector<Array> inputs) const {
     for (int s : which) values.push_back(slots[static_cast<std::size_t>(s)]);
     return values;
   };
+  std::vector<Array> in;  // an instruction's inputs, one vector for all of them
   for (const Step& step : steps_) {
     if (step.fused) {
       const auto results = fused(step.name, read(step.inputs), [&] {
-        for (std::size_t n : step.instructions) run_instruction(n, slots);
+        for (std::size_t n : step.instructions) run_instruction(n, slots, in);
         return read(step.outputs);
       });
       for (std::size_t i = 0; i < step.outputs.size(); ++i)
         slots[static_cast<std::size_t>(step.outputs[i])] = results[i];
-      for (std::size_t n : step.views_after) run_instruction(n, slots);
+      for (std::size_t n : step.views_after) run_instruction(n, slots, in);
     } else {
-      for (std::size_t n : step.instructions) run_instruction(n, slots);
+      for (std::size_t n : step.instructions) run_instruction(n, slots, in);
     }
     for (int s : step.released_after) slots[static_cast<std::size_t>(s)] = Array();
   }

@@ -73,8 +73,8 @@ class Program {
   std::vector<int> outputs_;
   std::vector<Step> steps_;
 
-  // Runs instruction n on the calling device, reading and writing `slots`.
-  void run_instruction(std::size_t n, std::vector<Array>& slots) const;
+  // Runs instruction n on the calling device, reading and writing `slots`; `in` is scratch for its inputs.
+  void run_instruction(std::size_t n, std::vector<Array>& slots, std::vector<Array>& in) const;
 };
 
 }  // namespace spmdsim::python
