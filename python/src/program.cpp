@@ -49,8 +49,10 @@ void Program::run_instruction(std::size_t n, std::vector<Array>& slots, std::vec
   for (int s : ins.inputs) in.push_back(slots[static_cast<std::size_t>(s)]);
   // A large result of real inputs in an abstract run: the rule gets abstract stand-ins, which cost the same
   // (rule_support.hpp). Control flow reads its inputs' values itself (a branch index, a loop's counter).
+  // Inputs already abstract stay as they are, bound to their device buffers (a view keeps its base alive).
   if (ins.callees.empty() && std::any_of(ins.out_shapes.begin(), ins.out_shapes.end(), leaves_abstract))
-    for (auto& a : in) a = Array::abstract(a.shape(), a.dtype());
+    for (auto& a : in)
+      if (!a.is_abstract()) a = Array::abstract(a.shape(), a.dtype());
   std::vector<Array> out;
   try {
     out = ins.rule(in, ins);

@@ -10,6 +10,11 @@ import spmdsim
 devices = 256
 
 
+@pytest.fixture(scope="module")
+def sim():  # one per process: SimGrid has one engine per process; the tests' calls are one timeline
+    return spmdsim.Simulation(preset="h100", topology="switch", devices=devices)
+
+
 def train_step(params, x):
     def loss_fn(p):
         h = jnp.tanh(x @ p["w1"])
@@ -20,8 +25,7 @@ def train_step(params, x):
     return jax.tree_util.tree_map(lambda p, g: p - 1e-3 * g, params, grads), jax.lax.pmean(loss, "dp")
 
 
-def test_abstract_step_on_many_devices():
-    sim = spmdsim.Simulation(preset="h100", topology="switch", devices=devices)
+def test_abstract_step_on_many_devices(sim):
     params = {"w1": jax.ShapeDtypeStruct((1024, 4096), jnp.bfloat16),
               "w2": jax.ShapeDtypeStruct((4096, 1024), jnp.bfloat16)}
     x = jax.ShapeDtypeStruct((devices, 8, 1024), jnp.bfloat16)
@@ -40,3 +44,21 @@ def test_abstract_step_on_many_devices():
     # Each device holds the replicated parameters (16 MiB in bfloat16) at its peak, and their gradients.
     params_bytes = 2 * 1024 * 4096 * 2
     assert min(d["memory"]["peak"] for d in report["devices"]) >= 2 * params_bytes
+
+
+def test_a_view_keeps_its_buffer_alive(sim):
+    # v is a bitcast of a (XLA aliases the two) made before b and read by a product after it: a's buffer is
+    # live until then, so the peak holds x, a and b together, though nothing reads a itself after the reshape.
+    n = 2048
+
+    def f(x):
+        a = x @ x
+        v = a.reshape(n // 2, 2 * n)
+        b = x @ x
+        return (v @ jnp.ones((2 * n, 1), x.dtype)).sum() + b.sum()
+
+    sim.run(jax.pmap(f, axis_name="dp"), jax.ShapeDtypeStruct((devices, n, n), jnp.float32))
+    (call,) = [c for c in sim.report()["calls"] if c["name"] == "f"]
+    matrix = n * n * 4
+    for device in call["devices"]:
+        assert 3 * matrix <= device["memory"]["peak"] < 3 * matrix + 2**20
