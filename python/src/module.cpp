@@ -25,6 +25,11 @@
 
 namespace py = pybind11;
 
+// A Shape (an inline vector, dtype.hpp) to and from a Python list or tuple of ints, as pybind11 converts a
+// std::vector.
+template <>
+struct pybind11::detail::type_caster<spmdsim::Shape> : list_caster<spmdsim::Shape, std::int64_t> {};
+
 namespace spmdsim::python {
 namespace {
 

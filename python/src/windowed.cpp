@@ -49,9 +49,9 @@ void for_each_in_window(const std::vector<WindowDimension>& dims, const std::vec
 }
 
 // values[dims[i]] for i from `from` on: a dimension-numbers spec's sizes or strides, in the spec's order.
-std::vector<std::int64_t> picked(const std::vector<std::int64_t>& values,
-                                 const std::vector<std::int64_t>& dims, std::size_t from = 0) {
-  std::vector<std::int64_t> out;
+template <class Values>
+Values picked(const Values& values, const std::vector<std::int64_t>& dims, std::size_t from = 0) {
+  Values out;
   for (std::size_t i = from; i < dims.size(); ++i) out.push_back(values[static_cast<std::size_t>(dims[i])]);
   return out;
 }
@@ -149,7 +149,7 @@ Arrays conv_general_dilated_rule(const Arrays& in, const Instruction& ins) {
 Arrays reduce_window_rule(const Arrays& in, const Instruction& ins) {
   const Shape& shape = in[0].shape();
   const Shape& out_shape = ins.out_shapes[0];
-  const Shape window = ins.groups.at(0);
+  const Shape window(ins.groups.at(0).begin(), ins.groups.at(0).end());
   const bool sum = ins.primitive == "reduce_window_sum", max = ins.primitive == "reduce_window_max";
   const double init = sum   ? 0.0
                       : max ? -std::numeric_limits<double>::infinity()
@@ -175,7 +175,7 @@ Arrays reduce_window_rule(const Arrays& in, const Instruction& ins) {
 
 Arrays select_and_scatter_add_rule(const Arrays& in, const Instruction& ins) {
   const Shape &source_shape = in[0].shape(), &shape = in[1].shape();
-  const Shape window = ins.groups.at(0);
+  const Shape window(ins.groups.at(0).begin(), ins.groups.at(0).end());
   const bool first_maximum = ins.ints.at(0) == 1;
   const double flops =
       static_cast<double>(num_elements(source_shape)) * static_cast<double>(num_elements(window) + 1);

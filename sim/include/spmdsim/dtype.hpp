@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 namespace spmdsim {
 
 // bf16 and f16 are real 2-byte storage types (Eigen::bfloat16 / Eigen::half), not just size tags.
@@ -22,7 +24,9 @@ bool is_floating(DType dtype);
 // f16 with bf16 gives f32).
 DType promote_types(DType a, DType b);
 
-using Shape = std::vector<std::int64_t>;
+// Dimensions held inline up to rank 6, as XLA holds them (absl::InlinedVector<int64_t, 6>): every array
+// handle has one, and copying handles is what a program does most.
+using Shape = boost::container::small_vector<std::int64_t, 6>;
 
 std::int64_t num_elements(const Shape& shape);
 // Python tuple spelling, as JAX prints shapes: (), (4,), (4, 3).
