@@ -299,6 +299,7 @@ class Lowering:
             ins.where = where(eqn)
             ins.inputs = inputs
             ins.outputs = [self.program.add_slot() for _ in eqn.outvars]
+            ins.in_shapes = [list(v.aval.shape) for v in eqn.invars]
             ins.out_shapes = [list(v.aval.shape) for v in eqn.outvars]
             ins.out_dtypes = [dtype_name(v.aval) for v in eqn.outvars]
             if name == "xla_pmap":

@@ -170,6 +170,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readwrite("where", &Instruction::where)
       .def_readwrite("inputs", &Instruction::inputs)
       .def_readwrite("outputs", &Instruction::outputs)
+      .def_readwrite("in_shapes", &Instruction::in_shapes)
       .def_readwrite("out_shapes", &Instruction::out_shapes)
       .def_property(
           "out_dtypes", [](const Instruction& i) { return i.out_dtypes; },

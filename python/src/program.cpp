@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "rule_support.hpp"
+#include "simplify.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
 
@@ -40,6 +41,7 @@ void Program::set_outputs(std::vector<int> outputs) {
   outputs_ = std::move(outputs);
   std::vector<int> kept = outputs_;
   for (const auto& [slot, value] : constants_) kept.push_back(slot);
+  fold_transposed_products(instructions_, kept);
   steps_ = plan_steps(instructions_, num_slots_, kept);
 }
 

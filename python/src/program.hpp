@@ -25,7 +25,7 @@ struct Instruction {
   std::string where;      // the user's source line, for errors ("train.py:12 (loss)")
   Rule rule = nullptr;
   std::vector<int> inputs, outputs;  // slots
-  std::vector<Shape> out_shapes;
+  std::vector<Shape> in_shapes, out_shapes;
   std::vector<DType> out_dtypes;
   // The primitive's parameters, in the order its rule reads them (python/spmdsim/lowering.py writes them).
   std::vector<std::int64_t> ints, ints2;
@@ -53,8 +53,8 @@ class Program {
   int add_constant(Array value);  // a literal or a closed-over constant, the same on every device
   int add_slot();
   void add(Instruction instruction);
-  // The program's results; also plans how it runs: which instructions run fused as one kernel, as XLA fuses
-  // them (fusion.hpp), and when each slot is released (after its last reader), as XLA frees a buffer once
+  // The program's results; also plans how it runs: XLA's simplifications that remove kernels (simplify.hpp),
+  // which instructions run fused as one kernel, as XLA fuses them (fusion.hpp), and when each slot is released (after its last reader), as XLA frees a buffer once
   // nothing reads it, so that a device's memory peak is the program's, not the sum of its values.
   void set_outputs(std::vector<int> outputs);
   std::size_t size() const { return instructions_.size(); }

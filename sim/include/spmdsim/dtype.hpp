@@ -7,7 +7,16 @@
 #include <string_view>
 #include <vector>
 
+// g++ 12 warns of a read past the inline buffer in Boost's move of a small_vector, on a size range it cannot
+// rule out and the vector's size excludes (a false positive of -Wstringop-overread).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
 #include <boost/container/small_vector.hpp>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 namespace spmdsim {
 
