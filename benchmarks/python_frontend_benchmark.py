@@ -11,13 +11,18 @@
 - mlp, real data: a data-parallel MLP step in plain JAX (784-256-128-10, tanh, softmax cross-entropy, SGD)
   against `spmdsim train` on the same MLP, one step each.
 
-Each simulation runs in its own process (SimGrid has one engine per process); the wall time is the child's,
-start to end, so both sides pay their start-up: the front end its imports, tracing and lowering, the command
-its platform and model set-up. The rows alternate between the two sides, so a loaded machine slows both.
+The front end runs twice per row: as `python script.py` (glibc's malloc, Python's default) and as
+`python -m spmdsim.launch script.py` (jemalloc, the allocator the `spmdsim` command links); each ratio is over
+the command's time. Each simulation runs in its own process (SimGrid has one engine per process); the wall time
+is the child's, start to end, so every side pays its start-up: the front end its imports, tracing and lowering,
+the command its platform and model set-up. The sides of a row run one after the other, so a loaded machine
+slows all of them.
 """
 import argparse
+import itertools
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -51,6 +56,9 @@ def timed(command):
     return time.perf_counter() - start
 
 
+SIDES = ("python", "jemalloc", "c++")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=1024, help="devices of the gpt_7b rows (default 1024)")
@@ -65,30 +73,43 @@ def main():
     p, q, batch = args.devices, args.mlp_devices, 256
     common = ["--preset", "b200", "--topology", "switch", "--optimizer", "sgd"]
     tests = str(ROOT / "python" / "tests")
+    scripts = tempfile.TemporaryDirectory()
+    written = itertools.count()
+
+    def front_end(side, program):
+        script = Path(scripts.name) / f"front_end_{next(written)}.py"
+        script.write_text(program)
+        launcher = ["-m", "spmdsim.launch"] if side == "jemalloc" else []
+        return [str(PYTHON), *launcher, str(script)]
 
     def gpt(side, aggregate):
-        if side == "python":
-            return [str(PYTHON), "-c", FRONT_END_GPT.format(tests=tests, p=p, aggregate=aggregate)]
+        if side != "c++":
+            return front_end(side, FRONT_END_GPT.format(tests=tests, p=p, aggregate=aggregate))
         return [str(SPMDSIM), "train", "--model", "gpt_7b", "--devices", str(p), "--batch", str(p), "--abstract",
                 "--precision", "mixed_bf16", "--steps", "1", *common, *(["--aggregate"] if aggregate else [])]
 
     def mlp(side, steps):
-        if side == "python":
-            return [str(PYTHON), "-c", FRONT_END_MLP.format(tests=tests, p=q, batch=batch, steps=steps)]
+        if side != "c++":
+            return front_end(side, FRONT_END_MLP.format(tests=tests, p=q, batch=batch, steps=steps))
         return [str(SPMDSIM), "train", "--devices", str(q), "--batch", str(batch), "--steps", str(steps), *common]
 
     def mean_time(command):
         return sum(timed(command) for _ in range(args.repeats)) / args.repeats
 
-    print(f"{'#step':<34} {'devices':>7} {'python(s)':>10} {'c++(s)':>10} {'ratio':>6}")
-    for aggregate in ([True] if args.aggregated_only else [False, True]):
-        row = {side: mean_time(gpt(side, aggregate)) for side in ("python", "c++")}
-        name = f"gpt_7b abstract, {'aggregated' if aggregate else 'walked'}"
-        print(f"{name:<34} {p:>7} {row['python']:>10.2f} {row['c++']:>10.2f} {row['python'] / row['c++']:>6.2f}",
-              flush=True)
-    row = {side: (mean_time(mlp(side, 11)) - mean_time(mlp(side, 1))) / 10 for side in ("python", "c++")}
-    print(f"{'mlp real data, per step':<34} {q:>7} {row['python']:>10.4f} {row['c++']:>10.4f} "
-          f"{row['python'] / row['c++']:>6.2f}", flush=True)
+    def print_row(name, devices, row, digits):
+        times = " ".join(f"{row[side]:>10.{digits}f}" for side in SIDES)
+        ratios = " ".join(f"{row[side] / row['c++']:>6.2f}" for side in ("python", "jemalloc"))
+        print(f"{name:<34} {devices:>7} {times} {ratios}", flush=True)
+
+    print(f"{'#step':<34} {'devices':>7} {'python(s)':>10} {'jemalloc(s)':>10} {'c++(s)':>10} {'ratio':>6} "
+          f"{'ratio-je':>6}")
+    with scripts:
+        for aggregate in ([True] if args.aggregated_only else [False, True]):
+            row = {side: mean_time(gpt(side, aggregate)) for side in SIDES}
+            print_row(f"gpt_7b abstract, {'aggregated' if aggregate else 'walked'}", p, row, 2)
+        row = {side: (mean_time(mlp(side, 11)) - mean_time(mlp(side, 1))) / 10 for side in SIDES}
+        print_row("mlp real data, per step", q, row, 4)
+
 
 if __name__ == "__main__":
     main()
