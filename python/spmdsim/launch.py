@@ -2,12 +2,12 @@
 
     python -m spmdsim.launch your_script.py [its arguments]
 
-A large simulation makes and frees hundreds of millions of small objects (SimGrid's activities, one per message
-of a walked ring; buffers and handles), and glibc's malloc, Python's default, slows down as they pile up: the
-7B step at 1,024 devices runs about 1.6 times as long on it (docs/python.md, "Performance"). An allocator is
-chosen when a process starts, so this starts the script in a new one with jemalloc preloaded (LD_PRELOAD), as
-launchers of other frameworks offer (Intel's PyTorch launcher, `--enable_jemalloc`). The script's exit status is
-the launcher's.
+A large simulation makes and frees hundreds of millions of small objects (SimGrid's activities, one per
+message of a walked ring; buffers and handles), and glibc's malloc, Python's default, slows down as they pile
+up: the 7B step at 1,024 devices, rings walked, ran 1.9 times as long on it (docs/python.md, "Performance").
+An allocator is chosen when a process starts, so this starts the script in a new one with jemalloc preloaded
+(LD_PRELOAD), as launchers of other frameworks offer (Intel's PyTorch launcher, `--enable_jemalloc`). The
+script's exit status is the launcher's.
 """
 import ctypes.util
 import os
