@@ -1,5 +1,6 @@
 """A GPT-style transformer written in plain JAX, as users write one: token and position embeddings, pre-norm
-blocks (causal multi-head attention, a GELU MLP), a final layer norm, an untied output head and softmax
+blocks (causal multi-head attention, a GELU MLP), a final layer norm, an output head (untied, or the token
+embedding's transpose when tied, as GPT-2 and `spmdsim train --model custom` have it) and softmax
 cross-entropy. The front end's tests and its benchmark run its data-parallel step through spmdsim; at the 7B
 shape (32 layers, h 4096, 32 heads, s 2048, vocabulary 32000: spmdsim's gpt_7b) in abstract mode.
 """
@@ -16,6 +17,7 @@ class Shape:
     heads: int
     seq: int
     vocab: int
+    tied_embeddings: bool = False
 
 
 GPT_7B = Shape(layers=32, hidden=4096, heads=32, seq=2048, vocab=32000)
@@ -31,8 +33,9 @@ def param_shapes(shape, dtype=jnp.bfloat16):
     block = {"ln_1": {"g": leaf(h), "b": leaf(h)}, "qkv": {"w": leaf(h, 3 * h), "b": leaf(3 * h)},
              "proj": {"w": leaf(h, h), "b": leaf(h)}, "ln_2": {"g": leaf(h), "b": leaf(h)},
              "fc": {"w": leaf(h, 4 * h), "b": leaf(4 * h)}, "out": {"w": leaf(4 * h, h), "b": leaf(h)}}
-    return {"wte": leaf(v, h), "wpe": leaf(s, h), "blocks": [block] * shape.layers,
-            "ln_f": {"g": leaf(h), "b": leaf(h)}, "head": leaf(h, v)}
+    params = {"wte": leaf(v, h), "wpe": leaf(s, h), "blocks": [block] * shape.layers,
+              "ln_f": {"g": leaf(h), "b": leaf(h)}}
+    return params if shape.tied_embeddings else {**params, "head": leaf(h, v)}
 
 
 def init(key, shape, dtype=jnp.float32):
@@ -67,7 +70,8 @@ def loss_fn(params, tokens, labels, shape):
         x = x + attention(layer_norm(x, block["ln_1"]), block, shape.heads)
         h = jax.nn.gelu(layer_norm(x, block["ln_2"]) @ block["fc"]["w"] + block["fc"]["b"])
         x = x + h @ block["out"]["w"] + block["out"]["b"]
-    logits = layer_norm(x, params["ln_f"]) @ params["head"]
+    head = params["wte"].T if shape.tied_embeddings else params["head"]
+    logits = layer_norm(x, params["ln_f"]) @ head
     log_probs = jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)
     return -jnp.mean(jnp.take_along_axis(log_probs, labels[..., None], axis=-1))
 
