@@ -252,12 +252,6 @@ Arrays iota(const Arrays& in, const Instruction& ins) {
 // ---- Matrix products
 // ---------------------------------------------------------------------------------------
 
-bool is_identity(const std::vector<int>& order) {
-  for (std::size_t d = 0; d < order.size(); ++d)
-    if (order[d] != static_cast<int>(d)) return false;
-  return true;
-}
-
 // The operand's dimensions in `order`; a no-op (no copy, no cost) when already in it.
 Array ordered(const Array& a, const std::vector<int>& order) {
   return is_identity(order) ? a : transpose(a, order);

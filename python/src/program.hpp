@@ -54,8 +54,9 @@ class Program {
   int add_slot();
   void add(Instruction instruction);
   // The program's results; also plans how it runs: XLA's simplifications that remove kernels (simplify.hpp),
-  // which instructions run fused as one kernel, as XLA fuses them (fusion.hpp), and when each slot is released (after its last reader), as XLA frees a buffer once
-  // nothing reads it, so that a device's memory peak is the program's, not the sum of its values.
+  // which instructions run fused as one kernel, as XLA fuses them (fusion.hpp), and when each slot is
+  // released (after its last reader), as XLA frees a buffer once nothing reads it, so that a device's memory
+  // peak is the program's, not the sum of its values.
   void set_outputs(std::vector<int> outputs);
   std::size_t size() const { return instructions_.size(); }
 

@@ -2,6 +2,7 @@
 // sorting.cpp, windowed.cpp): values computed here charged through custom_op, and row-major index arithmetic.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -51,5 +52,13 @@ Array charged(const Instruction& ins, const Arrays& in, double flops,
 std::vector<std::int64_t> strides_of(const Shape& shape);
 // The multi-index of flat index `flat` in `shape`.
 std::vector<std::int64_t> index_of(std::int64_t flat, const Shape& shape);
+
+// Whether `order` is 0, 1, ..., n-1: dimensions in place, batch dimensions leading.
+template <class Order>
+bool is_identity(const Order& order) {
+  for (std::size_t d = 0; d < order.size(); ++d)
+    if (order[d] != static_cast<typename Order::value_type>(d)) return false;
+  return true;
+}
 
 }  // namespace spmdsim::python

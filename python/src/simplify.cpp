@@ -1,6 +1,5 @@
 #include "simplify.hpp"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -8,15 +7,10 @@
 #include <utility>
 
 #include "program.hpp"
+#include "rule_support.hpp"
 
 namespace spmdsim::python {
 namespace {
-
-bool is_iota(const std::vector<std::int64_t>& dims) {
-  for (std::size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] != static_cast<std::int64_t>(i)) return false;
-  return true;
-}
 
 // Batch dimensions equal and leading in both operands, each operand with one free dimension.
 bool canonical_product(const Instruction& dot) {
@@ -24,7 +18,7 @@ bool canonical_product(const Instruction& dot) {
   const auto &lhs_batch = dot.groups.at(0), &rhs_batch = dot.groups.at(1);
   if (dot.in_shapes.size() != 2) return false;
   const auto rank = [&](std::size_t operand) { return dot.in_shapes[operand].size(); };
-  return lhs_batch == rhs_batch && is_iota(lhs_batch) && !lhs_contract.empty() && !rhs_contract.empty() &&
+  return lhs_batch == rhs_batch && is_identity(lhs_batch) && !lhs_contract.empty() && !rhs_contract.empty() &&
          lhs_contract.size() + lhs_batch.size() + 1 == rank(0) &&
          rhs_contract.size() + rhs_batch.size() + 1 == rank(1);
 }

@@ -3,18 +3,13 @@
 # all-reduce: one psum of the six gradient arrays; the batch's and state's host transfers) their reported times
 # agree within 1%. Their compute differs: the front end fuses the jaxpr's elementwise ops and reductions as XLA
 # does (docs/python.md, "Fusion"), where the C++ model runs its bias adds and activations op by op.
-import json
-import subprocess
-import tempfile
-from pathlib import Path
-
 import jax_mlp
 import pytest
+from spmdsim_command import train_row
 
 import spmdsim
 
 devices, batch = 8, 256
-command = Path(spmdsim.__file__).resolve().parents[2] / "experiments" / "spmdsim"
 
 
 def front_end_times():
@@ -25,13 +20,8 @@ def front_end_times():
 
 
 def cpp_row():
-    with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder) / "train.json"
-        subprocess.run([str(command), "train", "--devices", str(devices), "--batch", str(batch), "--steps", "1",
-                        "--preset", "a100", "--optimizer", "sgd", "--json", str(out)], check=True,
-                       stdout=subprocess.DEVNULL)
-        (row,) = json.loads(out.read_text())["rows"]
-    return row
+    return train_row("--devices", str(devices), "--batch", str(batch), "--steps", "1", "--preset", "a100",
+                     "--optimizer", "sgd")
 
 
 def test_the_same_collective_and_transfers_take_the_same_time():

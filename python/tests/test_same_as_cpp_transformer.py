@@ -3,21 +3,16 @@
 # the same computation on both sides (one bucket of every gradient) and takes the same time, within 1%.
 # Their compute differs (the front end fuses as XLA does; docs/python.md), and so do their host transfers:
 # the command's step finds its parameters on the devices, the front end's single call sends them.
-import json
-import subprocess
-import tempfile
-from pathlib import Path
-
 import jax
 import jax.numpy as jnp
 import jax_gpt
 import pytest
+from spmdsim_command import train_row
 
 import spmdsim
 
 devices = 8
 shape = jax_gpt.Shape(layers=2, hidden=64, heads=4, seq=32, vocab=128, tied_embeddings=True)
-command = Path(spmdsim.__file__).resolve().parents[2] / "experiments" / "spmdsim"
 
 
 def front_end_communication_us():
@@ -29,15 +24,10 @@ def front_end_communication_us():
 
 
 def cpp_communication_us():
-    with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder) / "train.json"
-        subprocess.run([str(command), "train", "--model", "custom", "--layers", str(shape.layers),
-                        "--hidden", str(shape.hidden), "--heads", str(shape.heads), "--seq-len", str(shape.seq),
-                        "--vocab", str(shape.vocab), "--devices", str(devices), "--batch", str(devices),
-                        "--steps", "1", "--preset", "a100", "--optimizer", "sgd", "--abstract",
-                        "--json", str(out)], check=True, stdout=subprocess.DEVNULL)
-        (row,) = json.loads(out.read_text())["rows"]
-    return row["communication_us"]
+    return train_row("--model", "custom", "--layers", str(shape.layers), "--hidden", str(shape.hidden),
+                     "--heads", str(shape.heads), "--seq-len", str(shape.seq), "--vocab", str(shape.vocab),
+                     "--devices", str(devices), "--batch", str(devices), "--steps", "1", "--preset", "a100",
+                     "--optimizer", "sgd", "--abstract")["communication_us"]
 
 
 def test_the_gradients_all_reduce_takes_the_same_time():

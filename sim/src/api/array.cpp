@@ -123,11 +123,11 @@ std::int64_t storage_size(const Storage& storage) {
 
 // Every default array shares one immutable scalar: a program's value slots start and end as such arrays, and a
 // buffer each would be two allocations per slot and device.
-Array::Array() : shape_{}, dtype_(DType::f32) {
-  static const auto zero = std::make_shared<const Buffer>(
-      Buffer{std::make_shared<const Elements>(make_storage(DType::f32, 1)), 0, nullptr});
-  buffer_ = zero;
-}
+Array::Array()
+    : Array([] {
+        static const Array zero(Shape{}, make_storage(DType::f32, 1));
+        return zero;
+      }()) {}
 
 Array::Array(Shape shape, Storage storage)
     : shape_(std::move(shape)), dtype_(storage_dtype(storage)) {
