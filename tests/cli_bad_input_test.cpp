@@ -80,6 +80,8 @@ void write_platforms(const fs::path& folder) {
   write("duplicated_route.xml", links, to_devices + route("d0", "d1", "a") + route("d1", "d0", "b"));
   write("no_device_route.xml", links, to_devices);
   write("no_host_route.xml", links, route("cpu", "d0", "a") + route("d0", "d1", "a"));
+  std::ofstream(folder / "one_host") << "d1\n";
+  std::ofstream(folder / "two_on_one") << "d0:2\n";
 }
 
 // The output folder's contents, a path relative to it per entry (a symlink not followed).
@@ -259,6 +261,19 @@ const Case kCases[] = {
      fmt::format("{} --platform {{platforms}}/no_host_route.xml", kSweep), 2,
      fmt::format("--platform: platform '{{platforms}}/no_host_route.xml': no route from 'cpu' to 'd1'; {}",
                  kRoutes)},
+    {"HostfileWithoutPlatform", "collectives", fmt::format("{} --hostfile {{platforms}}/one_host", kSweep), 2,
+     "--hostfile names hosts of a --platform file; give --platform too"},
+    {"HostCpuWithoutPlatform", "collectives", fmt::format("{} --host-cpu cpu", kSweep), 2,
+     "--host-cpu names hosts of a --platform file; give --platform too"},
+    {"HostfileOfTwoDevicesOnOneHost", "collectives",
+     fmt::format("{} --platform {{platforms}}/ok.xml --hostfile {{platforms}}/two_on_one", kSweep), 2,
+     "--platform: hostfile '{platforms}/two_on_one', line 1: 'd0:2' puts 2 devices on host 'd0'; spmdsim "
+     "runs "
+     "one device per host (a device computes on its own host), so list each device's host once"},
+    {"DevicesPastTheHostfile", "collectives",
+     fmt::format("{} --platform {{platforms}}/ok.xml --hostfile {{platforms}}/one_host", kSweep), 2,
+     "--devices 2 is more than the 1 devices of --platform {platforms}/ok.xml in --hostfile "
+     "{platforms}/one_host"},
     // Runs that would not fit in the host's memory: the estimate and what fits (the figures after "about"
     // depend on the machine's MemAvailable, or on the page size and address space in use).
     {"DemoStacksPastUlimit",

@@ -68,7 +68,8 @@ TEST(CollectivesSweep, NodePresetMatchesGoldenFile) {
 // algorithm (Ring, or NVLS for an all-reduce from a few MiB up).
 TEST(CollectivesSweep, NcclChoicesOnANodePresetMatchGoldenFile) {
   expect_sweep_matches_golden(
-      "--preset dgx_h100 --algorithms nccl_ring,nccl --collectives all_reduce,all_gather --devices 8 -b 8 -e 4G "
+      "--preset dgx_h100 --algorithms nccl_ring,nccl --collectives all_reduce,all_gather --devices 8 -b 8 -e "
+      "4G "
       "-f 8 "
       "--abstract-above 0",
       "collectives_nccl_dgx_h100.txt");
@@ -78,7 +79,8 @@ TEST(CollectivesSweep, NcclChoicesOnANodePresetMatchGoldenFile) {
 // NVLSTree, an all-gather as Ring with its protocols.
 TEST(CollectivesSweep, NcclChoicesAcrossNodesMatchGoldenFile) {
   expect_sweep_matches_golden(
-      "--preset dgx_h100 --nodes 2 --devices 16 --algorithms nccl --collectives all_reduce,all_gather -b 8 -e 4G "
+      "--preset dgx_h100 --nodes 2 --devices 16 --algorithms nccl --collectives all_reduce,all_gather -b 8 "
+      "-e 4G "
       "-f 8 --abstract-above 0 --aggregate",
       "collectives_nccl_dgx_h100_2_nodes.txt");
 }
@@ -170,6 +172,45 @@ TEST(CollectivesSweep, AFewWholeNodesOfALargerPlatformRunAsThoseNodes) {
     EXPECT_DOUBLE_EQ(same.at(i).at("time_us").get<double>(), rows.at(i).at("time_us").get<double>())
         << rows.at(i).at("algorithm");
   }
+}
+
+// An SMPI hostfile picks a platform file's devices, in its order: two hosts of a file without device marks,
+// over the link between them. --host-cpu names the host CPU the file does not mark.
+TEST(CollectivesSweep, AHostfileListsThePlatformFilesDevices) {
+  const auto dir = scratch_dir();
+  const auto host = [](const std::string& name) { return "<host id=\"" + name + "\" speed=\"1e12f\"/>\n"; };
+  const auto route = [](const std::string& src, const std::string& dst, const std::string& link) {
+    return "<route src=\"" + src + "\" dst=\"" + dst + "\"><link_ctn id=\"" + link + "\"/></route>\n";
+  };
+  std::ofstream(dir / "p.xml") << "<?xml version='1.0'?>\n"
+                                  "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                                  "<platform version=\"4.1\">\n<zone id=\"z\" routing=\"Full\">\n"
+                               << host("head") << host("a") << host("b") << host("c")
+                               << "<link id=\"pcie\" bandwidth=\"10GBps\" latency=\"1us\"/>\n"
+                                  "<link id=\"fast\" bandwidth=\"10GBps\" latency=\"1us\"/>\n"
+                                  "<link id=\"slow\" bandwidth=\"1GBps\" latency=\"1us\"/>\n"
+                               << route("head", "a", "pcie") << route("head", "b", "pcie")
+                               << route("head", "c", "pcie") << route("a", "b", "fast")
+                               << route("a", "c", "slow") << "</zone>\n</platform>\n";
+  std::ofstream(dir / "near") << "a\nb\n";
+  std::ofstream(dir / "far") << "c\n\na:1\n";
+  const auto sweep = [&](const std::string& hostfile) {
+    return sweep_json(
+        fmt::format("--platform {} --hostfile {} --host-cpu head --devices 2 -b 8K -e 8K "
+                    "--collectives all_gather --algorithms ring --cfg=network/model:CM02 "
+                    "--cfg=network/crosstraffic:0",
+                    (dir / "p.xml").string(), (dir / hostfile).string()));
+  };
+  const auto near = sweep("near");
+  const auto far = sweep("far");
+  ASSERT_FALSE(near.empty());
+  ASSERT_FALSE(far.empty());
+  EXPECT_EQ(near.at("platform"), "xml: p.xml (hostfile near), 2 x NVIDIA A100 SXM4 80GB");
+  EXPECT_EQ(near.at("hostfile"), (dir / "near").string());
+  // One step of the ring: each device sends half of the 8 KiB over the link between them, the two ways
+  // sharing it (a link of a symmetrical route is one shared link).
+  EXPECT_NEAR(time_at(near, 2), 1e-6 + 2 * 4096 / 10e9, 1e-12);
+  EXPECT_NEAR(time_at(far, 2), 1e-6 + 2 * 4096 / 1e9, 1e-12);
 }
 
 // A --cfg wins over the preset's own setting of the same key; the others stay the preset's.
@@ -358,7 +399,9 @@ std::vector<BadInput> bad_inputs() {
       {"UnknownConfigKey", "",
        "{config}: unknown key 'bytes'; valid: minbytes, maxbytes, stepfactor, collectives, algorithms, "
        "devices, "
-       "dtype, topology, preset, nodes, platform, csv, json, plot, abstract-above, check, aggregate, "
+       "dtype, topology, preset, nodes, platform, hostfile, host-cpu, csv, json, plot, abstract-above, "
+       "check, "
+       "aggregate, "
        "dimension-algorithms, channels, protocol, shard",
        "devices = 4\nbytes = 1K\n"},
       {"BadConfigValue", "",
@@ -401,9 +444,10 @@ INSTANTIATE_TEST_SUITE_P(CollectivesSweep, BadInputTest, ::testing::ValuesIn(bad
 TEST(CollectivesSweep, HelpListsOptionsAndExitsZero) {
   const auto run = run_collectives("--help", scratch_dir());
   EXPECT_EQ(run.status, 0);
-  for (const char* option : {"--minbytes", "--maxbytes", "--stepfactor", "--collectives", "--algorithms",
-                             "--devices", "--dtype", "--topology", "--preset", "--nodes", "--platform",
-                             "--csv", "--json", "--plot", "--abstract-above", "--check", "--config"})
+  for (const char* option :
+       {"--minbytes", "--maxbytes", "--stepfactor", "--collectives", "--algorithms", "--devices", "--dtype",
+        "--topology", "--preset", "--nodes", "--platform", "--hostfile", "--host-cpu", "--csv", "--json",
+        "--plot", "--abstract-above", "--check", "--config"})
     EXPECT_NE(run.out.find(option), std::string::npos) << option;
 }
 

@@ -204,10 +204,11 @@ double smpi_time(const PeerCase& c, const std::filesystem::path& platform,
 #endif
 }
 
-// The longest time any device spent in the collective under spmdsim, on the same platform file.
-double spmdsim_time(const PeerCase& c, const std::filesystem::path& platform, const DeviceSpec& device) {
+// The longest time any device spent in the collective under spmdsim, on the same platform and hostfile.
+double spmdsim_time(const PeerCase& c, const std::filesystem::path& platform,
+                    const std::filesystem::path& hostfile, const DeviceSpec& device) {
   SimulationOptions options{alpha_beta_config(), {{c.algorithms.kind, std::string(c.algorithms.spmdsim)}}};
-  Simulation sim(topologies::xml_platform(platform, {.device = device}), options);
+  Simulation sim(topologies::xml_platform(platform, {.device = device, .hostfile = hostfile}), options);
   const std::int64_t floats = c.bytes / 4;
   const std::int64_t p = c.p;
   // Abstract arrays: the messages have their real sizes, no values are computed.
@@ -266,7 +267,7 @@ TEST_P(SmpiPeer, SimulatedTimesAgreeWithinTwoPercent) {
   const auto hostfile = dir.write("hostfile", hosts);
 
   const double smpi = smpi_time(c, platform, hostfile, dir);
-  const double ours = spmdsim_time(c, platform, spec.device);
+  const double ours = spmdsim_time(c, platform, hostfile, spec.device);
   const double difference = (ours - smpi) / smpi;
   RecordProperty("spmdsim_seconds", fmt::format("{:.9g}", ours));
   RecordProperty("smpi_seconds", fmt::format("{:.9g}", smpi));

@@ -355,6 +355,116 @@ TEST(XmlPlatformErrors, AFileSimGridCannotParse) {
   EXPECT_EQ(message.rfind("SimGrid cannot load platform '", 0), 0u) << message;
 }
 
+// SMPI hostfiles: the devices are the hosts of the lines, in order, as smpirun places ranks.
+
+// The message of the ValueError that building a Simulation on `xml` with `hostfile` (its text) raises.
+std::string hostfile_error(const std::string& xml, const std::string& hostfile,
+                           XmlPlatformOptions options = {}) {
+  testing::ScratchDir dir;
+  options.hostfile = dir.write("hosts", hostfile);
+  return load_error(xml, std::move(options));
+}
+
+TEST(XmlPlatformHostfile, DevicesAreTheLinesInOrderAsSmpirunReadsThem) {
+  testing::ScratchDir dir;
+  const auto file =
+      dir.write("p.xml", platform_xml(cpu() + host("n0", {{"spmdsim.memory_bytes", "40e9"}}) +
+                                      host("n1", {}) + host("n2", {}) + host("n3", {}) + device("marked")));
+  // Blank lines are skipped and "name:1" is "name"; hosts not listed (a marked device too) are not devices.
+  XmlPlatformOptions options{.hostfile = dir.write("hosts", "n2\n\n  n0 \r\nn3:1\n")};
+  Simulation sim(xml_platform(file, options));
+  EXPECT_EQ(device_names(sim), (std::vector<std::string>{"n2", "n0", "n3"}));
+  EXPECT_EQ(sim.platform().host_cpu, "cpu");
+  EXPECT_EQ(sim.platform().devices[1].spec.memory_capacity, 40e9);  // the host's properties still apply
+  EXPECT_EQ(sim.platform().description, "xml: p.xml (hostfile hosts), 3 x A100-SXM4-80GB");
+}
+
+TEST(XmlPlatformHostfile, APlatformWithoutRolesRunsWithAHostfileAndANamedHostCpu) {
+  testing::ScratchDir dir;
+  const auto file = dir.write("p.xml", platform_xml(host("head", {}) + host("n0", {}) + host("n1", {})));
+  Simulation sim(xml_platform(file, {.hostfile = dir.write("hosts", "n1\nn0\n"), .host_cpu = "head"}));
+  EXPECT_EQ(device_names(sim), (std::vector<std::string>{"n1", "n0"}));
+  EXPECT_EQ(sim.platform().host_cpu, "head");
+}
+
+TEST(XmlPlatformHostfile, ANamedHostCpuReplacesTheMarkedOne) {
+  testing::ScratchDir dir;
+  const auto file = dir.write("p.xml", platform_xml(cpu() + host("head", {}) + device("d0") + device("d1")));
+  Simulation sim(xml_platform(file, {.host_cpu = "head"}));
+  EXPECT_EQ(sim.platform().host_cpu, "head");
+  EXPECT_EQ(device_names(sim), (std::vector<std::string>{"d0", "d1"}));
+}
+
+TEST(XmlPlatformHostfileErrors, AMissingHostfileIsNamedBeforeAnyEngineStarts) {
+  testing::ScratchDir dir;
+  const auto file = dir.write("p.xml", platform_xml(cpu() + device("d0")));
+  try {
+    xml_platform(file, {.hostfile = "/nonexistent/hosts"});
+    FAIL() << "no error";
+  } catch (const ValueError& error) {
+    EXPECT_STREQ(error.what(), "hostfile '/nonexistent/hosts' does not exist or is not a regular file");
+  }
+}
+
+TEST(XmlPlatformHostfileErrors, AHostfileOfNoHost) {
+  const std::string message = hostfile_error(platform_xml(cpu() + device("d0")), "\n  \n");
+  EXPECT_NE(message.find("hosts' lists no host; expected one host name per line, device i on line i"),
+            std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformHostfileErrors, SeveralDevicesOnOneHost) {
+  const std::string message = hostfile_error(platform_xml(cpu() + device("d0")), "d0:2\n");
+  EXPECT_NE(
+      message.find("hosts', line 1: 'd0:2' puts 2 devices on host 'd0'; spmdsim runs one device per host"),
+      std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformHostfileErrors, ACountThatIsNotANumber) {
+  const std::string message = hostfile_error(platform_xml(cpu() + device("d0")), "d0\nd1:two\n");
+  EXPECT_NE(message.find("hosts', line 2: 'd1:two' is not a host name or name:count"), std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformHostfileErrors, AHostListedTwice) {
+  const std::string message =
+      hostfile_error(platform_xml(cpu() + device("d0") + device("d1")), "d0\nd1\n\nd0\n");
+  EXPECT_NE(message.find("hosts', line 4: host 'd0' is listed again (first on line 1); each device needs its "
+                         "own host"),
+            std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformHostfileErrors, AHostThePlatformLacks) {
+  const std::string message = hostfile_error(platform_xml(cpu() + device("d0")), "d0\nd9\n");
+  EXPECT_NE(message.find("hosts', line 2: platform '"), std::string::npos) << message;
+  EXPECT_NE(message.find("platform.xml' has no host 'd9'"), std::string::npos) << message;
+}
+
+TEST(XmlPlatformHostfileErrors, TheHostCpuListedAsADevice) {
+  const std::string message = hostfile_error(platform_xml(cpu() + device("d0")), "d0\ncpu\n");
+  EXPECT_NE(
+      message.find("hosts', line 2: 'cpu' is the host CPU, which runs the host program; a device needs a "
+                   "host of its own"),
+      std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, ANamedHostCpuThePlatformLacks) {
+  const std::string message = load_error(platform_xml(cpu() + device("d0")), {.host_cpu = "head"});
+  EXPECT_NE(message.find("platform.xml' has no host 'head' to run the host program"), std::string::npos)
+      << message;
+}
+
+TEST(XmlPlatformErrors, ANamedHostCpuThatIsAMarkedDevice) {
+  const std::string message =
+      load_error(platform_xml(cpu() + device("d0") + device("d1")), {.host_cpu = "d1"});
+  EXPECT_NE(message.find("platform.xml': host 'd1' is named the host CPU but has spmdsim.role=device"),
+            std::string::npos)
+      << message;
+}
+
 // The writer: the switch cluster as XML, loaded back, times a psum exactly as the switch cluster does.
 
 TEST(SwitchClusterXml, HasTheRolesLinksAndRoutesOfTheSwitchCluster) {

@@ -312,13 +312,18 @@ ChosenPlatform device_platform(const topologies::DevicePreset& preset, const Pla
                                  names_text(topologies::PresetKind::node), preset.name));
   if (!request.platform_file.empty()) {
     // SimGrid's own settings: the file's links are not the preset's.
-    ChosenPlatform chosen{
-        .preset = std::string(preset.name),
-        .platform_file = request.platform_file,
-        .summary = fmt::format("--platform {}, --preset {}", request.platform_file, preset.name)};
+    ChosenPlatform chosen{.preset = std::string(preset.name),
+                          .platform_file = request.platform_file,
+                          .hostfile = request.hostfile};
+    std::vector<std::string> given{"--platform " + request.platform_file};
+    if (!request.hostfile.empty()) given.push_back("--hostfile " + request.hostfile);
+    if (!request.host_cpu.empty()) given.push_back("--host-cpu " + request.host_cpu);
+    chosen.summary = fmt::format("{}, --preset {}", fmt::join(given, ", "), preset.name);
     try {
-      chosen.builder =
-          topologies::xml_platform(request.platform_file, {.device = preset.spec(), .devices_used = devices});
+      chosen.builder = topologies::xml_platform(request.platform_file, {.device = preset.spec(),
+                                                                        .devices_used = devices,
+                                                                        .hostfile = request.hostfile,
+                                                                        .host_cpu = request.host_cpu});
     } catch (const ValueError& e) {
       throw UsageError(fmt::format("--platform: {}", e.what()));
     }
@@ -372,7 +377,11 @@ void add_platform_options(po::options_description& options, PlatformRequest& req
       "nodes", po::value(&request.nodes),
       "with a node preset: this many nodes, NIC k of every node on rail switch k (default: 1)")(
       "platform", po::value(&request.platform_file),
-      "a SimGrid XML platform file instead of --topology (devices marked as docs/platforms.md says)");
+      "a SimGrid XML platform file instead of --topology (devices marked as docs/platforms.md says)")(
+      "hostfile", po::value(&request.hostfile),
+      "with --platform: an SMPI hostfile (smpirun -hostfile) whose i-th line is device i's host")(
+      "host-cpu", po::value(&request.host_cpu),
+      "with --platform: the host that runs the host program (default: the one marked spmdsim.role=host)");
 }
 
 bool carries_nccl(const ChosenPlatform& platform) {
@@ -382,13 +391,18 @@ bool carries_nccl(const ChosenPlatform& platform) {
 }
 
 int collective_channels(const ChosenPlatform& platform, const std::string& algorithm) {
-  if (!carries_nccl(platform) || !(algorithm.empty() || algorithm == "nccl" || algorithm == "nccl_ring")) return 1;
+  if (!carries_nccl(platform) || !(algorithm.empty() || algorithm == "nccl" || algorithm == "nccl_ring"))
+    return 1;
   return topologies::node_preset(platform.preset).nccl->ring_channels;
 }
 
 ChosenPlatform choose_platform(const PlatformRequest& request, int devices) {
   if (!request.platform_file.empty() && !request.topology.empty())
     throw UsageError("--platform and --topology exclude each other: the file is the topology");
+  for (const auto& [option, value] :
+       {std::pair{"--hostfile", &request.hostfile}, {"--host-cpu", &request.host_cpu}})
+    if (!value->empty() && request.platform_file.empty())
+      throw UsageError(fmt::format("{} names hosts of a --platform file; give --platform too", option));
   const std::string name = request.preset.empty() ? std::string(kDefaultPreset) : request.preset;
   if (const auto* node = find_in(topologies::node_presets(), name))
     return node_platform(*node, request, devices);
@@ -425,6 +439,7 @@ void add_platform_json(nlohmann::ordered_json& j, const ChosenPlatform& chosen,
   j["platform"] = description;
   j["topology"] = text_or_null(chosen.topology);
   j["platform_file"] = text_or_null(chosen.platform_file);
+  j["hostfile"] = text_or_null(chosen.hostfile);
   j["preset"] = chosen.preset;
   j["nodes"] = chosen.nodes == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(chosen.nodes);
   j["simgrid_config"] = nlohmann::ordered_json::object();

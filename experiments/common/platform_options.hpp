@@ -1,6 +1,7 @@
 // Which platform a command runs on, from its options: --topology (a builder of topologies/, sized for the
 // device count), --preset (a device to put on that topology, or a whole node or TPU slice), --nodes (a
-// cluster of a node preset) or --platform (a SimGrid XML file). The figures come from the preset tables and
+// cluster of a node preset) or --platform (a SimGrid XML file, its devices listed by --hostfile or marked in
+// it, its host CPU named by --host-cpu or marked). The figures come from the preset tables and
 // the validation from the builders themselves; docs/collectives.md describes the options.
 #pragma once
 
@@ -22,9 +23,12 @@ struct PlatformRequest {
   std::string preset;
   std::string platform_file;
   std::string nodes;
+  std::string hostfile;
+  std::string host_cpu;
 };
 
-// Adds --topology, --preset, --nodes and --platform to `options`, read into `request`.
+// Adds --topology, --preset, --nodes, --platform, --hostfile and --host-cpu to `options`, read into
+// `request`.
 void add_platform_options(boost::program_options::options_description& options, PlatformRequest& request);
 
 // A platform ready for a Simulation, and how it was chosen, for reports.
@@ -36,7 +40,8 @@ struct ChosenPlatform {
   std::string preset;
   int nodes = 0;  // a cluster of a node preset; 0 otherwise
   std::string platform_file;
-  std::string summary;  // "--topology torus:4x2, --preset h100 with dgx_h100's links"
+  std::string hostfile;  // with platform_file: the SMPI hostfile listing its devices, if given
+  std::string summary;   // "--topology torus:4x2, --preset h100 with dgx_h100's links"
   // The preset's network model (NetworkModel::simgrid_config; none for --platform) and whose it is.
   std::vector<std::string> simgrid_config;
   std::string network_model_source;  // "dgx_h100's network model", or empty
@@ -63,8 +68,8 @@ std::vector<std::pair<std::string, std::string>> simgrid_settings();
 // Where those settings come from: "dgx_h100's network model; --cfg for network/model", "SimGrid's defaults".
 std::string simgrid_source(const ChosenPlatform& chosen, const std::vector<std::string>& simgrid_args);
 
-// The platform's fields of a command's JSON: platform (its description), topology, platform_file, preset,
-// nodes, simgrid_config (`settings`), simgrid_source and simgrid_args.
+// The platform's fields of a command's JSON: platform (its description), topology, platform_file, hostfile,
+// preset, nodes, simgrid_config (`settings`), simgrid_source and simgrid_args.
 void add_platform_json(nlohmann::ordered_json& j, const ChosenPlatform& chosen,
                        const std::string& description,
                        const std::vector<std::pair<std::string, std::string>>& settings,

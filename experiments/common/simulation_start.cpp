@@ -34,8 +34,9 @@ std::unique_ptr<Simulation> start_simulation(const ChosenPlatform& platform,
   }
   // A file's devices are known once SimGrid has loaded it.
   if (sim->num_devices() < devices)
-    throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}", devices,
-                                 sim->num_devices(), platform.platform_file));
+    throw UsageError(fmt::format("--devices {} is more than the {} devices of --platform {}{}", devices,
+                                 sim->num_devices(), platform.platform_file,
+                                 platform.hostfile.empty() ? "" : " in --hostfile " + platform.hostfile));
   return sim;
 }
 

@@ -62,7 +62,9 @@ class Simulation:
     devices    how many devices (default: the node's or slice's, or 8 on a topology)
     topology   switch, ring, torus[:XxY], ... for a device preset (default: switch)
     nodes      with a node preset: this many nodes
-    platform   a SimGrid XML platform file
+    platform   a SimGrid XML platform file (docs/platforms.md)
+    hostfile   with platform: an SMPI hostfile (smpirun -hostfile), device i the host on its i-th line
+    host_cpu   with platform: the host that runs the host program (default: the one marked spmdsim.role=host)
     cfg        SimGrid settings, ["network/model:LV08", ...], over the platform's own network model
     algorithms {"all_reduce": "ring", ...}: the algorithm of each collective kind ("auto": the fastest)
     protocol   nccl_ring's NCCL protocol on an NVIDIA node preset: "LL", "LL128" or "Simple" (default: the
@@ -77,14 +79,14 @@ class Simulation:
     timeline.
     """
 
-    def __init__(self, preset=None, devices=None, topology=None, nodes=None, platform=None, cfg=(),
-                 algorithms=None, protocol=None, fusion=True, aggregate=False):
+    def __init__(self, preset=None, devices=None, topology=None, nodes=None, platform=None, hostfile=None,
+                 host_cpu=None, cfg=(), algorithms=None, protocol=None, fusion=True, aggregate=False):
         for name, value in (("fusion", fusion), ("aggregate", aggregate)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be True or False, got {value!r}")
         self._sim = _core.Simulation(preset or "", int(devices or 0), topology or "", str(nodes or ""),
-                                     str(platform or ""), list(cfg), dict(algorithms or {}), protocol or "",
-                                     fusion, aggregate)
+                                     str(platform or ""), str(hostfile or ""), host_cpu or "", list(cfg),
+                                     dict(algorithms or {}), protocol or "", fusion, aggregate)
         self._traced = {}
         # The arrays sim.run returned whose values are still on the devices, as jax.Arrays stay: id of the
         # (read-only) numpy array -> (a weak reference to it, its device-resident array in the engine).

@@ -38,12 +38,16 @@ constexpr int kDefaultDevices = 8;
 
 std::unique_ptr<Simulation> make_simulation(const std::string& preset, int devices,
                                             const std::string& topology, const std::string& nodes,
-                                            const std::string& platform_file,
-                                            const std::vector<std::string>& cfg,
+                                            const std::string& platform_file, const std::string& hostfile,
+                                            const std::string& host_cpu, const std::vector<std::string>& cfg,
                                             const std::map<std::string, std::string>& algorithms,
                                             const std::string& protocol, bool fusion, bool aggregate) {
-  const cli::PlatformRequest request{
-      .topology = topology, .preset = preset, .platform_file = platform_file, .nodes = nodes};
+  const cli::PlatformRequest request{.topology = topology,
+                                     .preset = preset,
+                                     .platform_file = platform_file,
+                                     .nodes = nodes,
+                                     .hostfile = hostfile,
+                                     .host_cpu = host_cpu};
   auto chosen = cli::choose_platform(request, devices > 0 ? devices : 1);
   if (devices == 0 && !chosen.topology.empty()) chosen = cli::choose_platform(request, kDefaultDevices);
   SimulationOptions options;
@@ -199,8 +203,8 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<Simulation>(m, "Simulation")
       .def(py::init(&make_simulation), py::arg("preset"), py::arg("devices"), py::arg("topology"),
-           py::arg("nodes"), py::arg("platform"), py::arg("cfg"), py::arg("algorithms"), py::arg("protocol"),
-           py::arg("fusion"), py::arg("aggregate"))
+           py::arg("nodes"), py::arg("platform"), py::arg("hostfile"), py::arg("host_cpu"), py::arg("cfg"),
+           py::arg("algorithms"), py::arg("protocol"), py::arg("fusion"), py::arg("aggregate"))
       .def_property_readonly("num_devices", &Simulation::num_devices)
       .def_property_readonly("platform", [](const Simulation& s) { return s.platform().description; })
       .def_property_readonly("now", &Simulation::now)

@@ -20,6 +20,7 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include "hostfile.hpp"
 #include "spmdsim/errors.hpp"
 #include "xml_platform_check.hpp"
 
@@ -241,7 +242,94 @@ void check_routes(const Platform& platform, int devices, const std::string& file
               platform.devices[static_cast<std::size_t>(b)].host);
 }
 
-Platform load(const std::filesystem::path& path, const XmlPlatformOptions& options) {
+std::string sorted_names(const std::vector<simgrid::s4u::Host*>& hosts) {
+  std::vector<std::string> names;
+  for (const auto* host : hosts) names.push_back(host->get_name());
+  std::sort(names.begin(), names.end(), natural_less);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The hosts of each role (a host of another role value is refused; one without the property is not ours).
+struct Roles {
+  std::vector<simgrid::s4u::Host*> devices;
+  std::vector<simgrid::s4u::Host*> cpus;
+};
+
+Roles read_roles(const simgrid::s4u::Engine& engine, const XmlPlatformOptions& options,
+                 const std::string& file) {
+  Roles roles;
+  for (auto* host : engine.get_all_hosts()) {
+    const auto role = property(host, options.role_property);
+    if (!role) continue;
+    if (*role == options.device_role)
+      roles.devices.push_back(host);
+    else if (*role == options.host_role)
+      roles.cpus.push_back(host);
+    else
+      throw ValueError(fmt::format("platform '{}': host '{}' has {}='{}'; expected '{}' or '{}'", file,
+                                   host->get_name(), options.role_property, *role, options.device_role,
+                                   options.host_role));
+  }
+  return roles;
+}
+
+// The host the options name, else the one host of the host role.
+simgrid::s4u::Host* choose_host_cpu(const simgrid::s4u::Engine& engine, const Roles& roles,
+                                    const XmlPlatformOptions& options, const std::string& file) {
+  if (!options.host_cpu.empty()) {
+    auto* host = engine.host_by_name_or_null(options.host_cpu);
+    if (host == nullptr)
+      throw ValueError(
+          fmt::format("platform '{}' has no host '{}' to run the host program", file, options.host_cpu));
+    return host;
+  }
+  if (roles.cpus.empty())
+    throw ValueError(fmt::format(
+        "platform '{}' has no host CPU: no host has the property {}={}; mark one, or name it (--host-cpu)",
+        file, options.role_property, options.host_role));
+  if (roles.cpus.size() > 1)
+    throw ValueError(fmt::format("platform '{}' has {} host CPUs ({}={} on {}); mark exactly one", file,
+                                 roles.cpus.size(), options.role_property, options.host_role,
+                                 sorted_names(roles.cpus)));
+  return roles.cpus.front();
+}
+
+// The devices of the role, in index or name order.
+std::vector<simgrid::s4u::Host*> devices_by_role(const Roles& roles, const simgrid::s4u::Host* cpu,
+                                                 const XmlPlatformOptions& options, const std::string& file) {
+  if (roles.devices.empty())
+    throw ValueError(fmt::format("platform '{}' has no device: no host has the property {}={}", file,
+                                 options.role_property, options.device_role));
+  if (std::find(roles.devices.begin(), roles.devices.end(), cpu) != roles.devices.end())
+    throw ValueError(fmt::format("platform '{}': host '{}' is named the host CPU but has {}={}", file,
+                                 cpu->get_name(), options.role_property, options.device_role));
+  return order_devices(roles.devices, file);
+}
+
+// The hosts of the hostfile's lines, in order.
+std::vector<simgrid::s4u::Host*> devices_by_hostfile(const simgrid::s4u::Engine& engine,
+                                                     const std::vector<detail::HostfileEntry>& hostfile,
+                                                     const simgrid::s4u::Host* cpu,
+                                                     const XmlPlatformOptions& options,
+                                                     const std::string& file) {
+  std::vector<simgrid::s4u::Host*> devices;
+  for (const auto& entry : hostfile) {
+    auto* host = engine.host_by_name_or_null(entry.host);
+    const auto where = fmt::format("hostfile '{}', line {}", options.hostfile.string(), entry.line);
+    if (host == nullptr)
+      throw ValueError(fmt::format("{}: platform '{}' has no host '{}'", where, file, entry.host));
+    if (host == cpu)
+      throw ValueError(
+          fmt::format("{}: '{}' is the host CPU, which runs the host program; a device needs a "
+                      "host of its own",
+                      where, entry.host));
+    devices.push_back(host);
+  }
+  return devices;
+}
+
+Platform load(const std::filesystem::path& path, const XmlPlatformOptions& options,
+              const std::vector<detail::HostfileEntry>& hostfile) {
   check_exists(path);
   const std::string file = path.string();
   auto* engine = simgrid::s4u::Engine::get_instance();
@@ -252,43 +340,20 @@ Platform load(const std::filesystem::path& path, const XmlPlatformOptions& optio
   }
   check_resources(*engine, file);
 
-  std::vector<simgrid::s4u::Host*> devices;
-  std::vector<simgrid::s4u::Host*> cpus;
-  for (auto* host : engine->get_all_hosts()) {
-    const auto role = property(host, options.role_property);
-    if (!role) continue;
-    if (*role == options.device_role)
-      devices.push_back(host);
-    else if (*role == options.host_role)
-      cpus.push_back(host);
-    else
-      throw ValueError(fmt::format("platform '{}': host '{}' has {}='{}'; expected '{}' or '{}'", file,
-                                   host->get_name(), options.role_property, *role, options.device_role,
-                                   options.host_role));
-  }
-  if (devices.empty())
-    throw ValueError(fmt::format("platform '{}' has no device: no host has the property {}={}", file,
-                                 options.role_property, options.device_role));
-  if (cpus.empty())
-    throw ValueError(fmt::format("platform '{}' has no host CPU: no host has the property {}={}", file,
-                                 options.role_property, options.host_role));
-  if (cpus.size() > 1) {
-    std::vector<std::string> names;
-    for (const auto* host : cpus) names.push_back(host->get_name());
-    std::sort(names.begin(), names.end(), natural_less);
-    throw ValueError(fmt::format("platform '{}' has {} host CPUs ({}={} on {}); mark exactly one", file,
-                                 cpus.size(), options.role_property, options.host_role,
-                                 fmt::join(names, ", ")));
-  }
-
+  const Roles roles = read_roles(*engine, options, file);
+  const auto* cpu = choose_host_cpu(*engine, roles, options, file);
+  const auto devices = hostfile.empty() ? devices_by_role(roles, cpu, options, file)
+                                        : devices_by_hostfile(*engine, hostfile, cpu, options, file);
   Platform platform;
-  platform.host_cpu = cpus.front()->get_name();
-  for (auto* host : order_devices(std::move(devices), file))
+  platform.host_cpu = cpu->get_name();
+  for (auto* host : devices)
     platform.devices.push_back({host->get_name(), host->get_name(), device_spec(host, options.device, file)});
   if (const char* dimensions = engine->get_netzone_root()->get_property(std::string(kDimensions)))
     platform.dimensions = parse_dimensions(dimensions, platform.devices.size(), file);
-  platform.description = fmt::format("xml: {}, {} x {}", path.filename().string(), platform.devices.size(),
-                                     options.device.model);
+  const std::string listed =
+      hostfile.empty() ? std::string() : fmt::format(" (hostfile {})", options.hostfile.filename().string());
+  platform.description = fmt::format("xml: {}{}, {} x {}", path.filename().string(), listed,
+                                     platform.devices.size(), options.device.model);
   const int count = static_cast<int>(platform.devices.size());
   check_routes(platform, options.devices_used > 0 ? std::min(options.devices_used, count) : count, file);
   return platform;
@@ -303,7 +368,11 @@ PlatformBuilder xml_platform(std::filesystem::path file, XmlPlatformOptions opti
   std::ostringstream text;
   text << in.rdbuf();
   detail::check_platform_declarations(text.str(), file.string());
-  return [file = std::move(file), options = std::move(options)] { return load(file, options); };
+  auto hostfile = options.hostfile.empty() ? std::vector<detail::HostfileEntry>()
+                                           : detail::read_hostfile(options.hostfile);
+  return [file = std::move(file), options = std::move(options), hostfile = std::move(hostfile)] {
+    return load(file, options, hostfile);
+  };
 }
 
 void write_switch_cluster_xml(std::ostream& out, const SwitchClusterSpec& spec) {

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "common/platform_options.hpp"
 #include "common/sizes.hpp"
 
 namespace spmdsim::cli::collectives {
@@ -108,19 +109,7 @@ void write_json(std::ostream& out, const SweepInfo& info, const Rows& rows,
   nlohmann::ordered_json j;
   j["schema_version"] = 1;
   j["command"] = "spmdsim collectives";
-  j["platform"] = info.platform;
-  const auto text_or_null = [](const std::string& text) {
-    return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
-  };
-  j["topology"] = text_or_null(info.chosen->topology);
-  j["platform_file"] = text_or_null(info.chosen->platform_file);
-  j["preset"] = info.chosen->preset;
-  j["nodes"] =
-      info.chosen->nodes == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.chosen->nodes);
-  j["simgrid_config"] = nlohmann::ordered_json::object();
-  for (const auto& [key, value] : info.simgrid) j["simgrid_config"][key] = value;
-  j["simgrid_source"] = info.simgrid_source;
-  j["simgrid_args"] = info.simgrid_args;
+  add_platform_json(j, *info.chosen, info.platform, info.simgrid, info.simgrid_args);
   j["dtype"] = dtype_name(info.dtype);
   j["seed"] = kSeed;
   j["abstract_above_bytes"] = info.abstract_above;
@@ -130,7 +119,8 @@ void write_json(std::ostream& out, const SweepInfo& info, const Rows& rows,
   j["dimension_algorithms"] = info.dimension_algorithms;
   j["channels"] =
       info.channels == 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.channels);
-  j["protocol"] = info.protocol.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.protocol);
+  j["protocol"] =
+      info.protocol.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(info.protocol);
   j["wall_time_s"] = wall_seconds;
   j["simulated_time_s"] = simulated;
   j["notes"] = notes;
