@@ -142,7 +142,8 @@ TEST(Train, DropoutOffTrainsWithoutMasks) {
   const auto off = run_json(run + " --dropout off");
   EXPECT_TRUE(on.at("model").at("dropout").get<bool>());
   EXPECT_FALSE(off.at("model").at("dropout").get<bool>());
-  EXPECT_LT(off["rows"][0]["peak_memory_bytes"].get<double>(), on["rows"][0]["peak_memory_bytes"].get<double>());
+  EXPECT_LT(off["rows"][0]["peak_memory_bytes"].get<double>(),
+            on["rows"][0]["peak_memory_bytes"].get<double>());
   EXPECT_LT(off["rows"][0]["step_time_us"].get<double>(), on["rows"][0]["step_time_us"].get<double>());
 }
 
@@ -297,8 +298,8 @@ TEST(Train, AggregatedRingPhasesGiveTheSameStepTime) {
 }
 
 // nccl, the default on a node of H200s: the gradient all-reduce of gpt2_small (bf16, 249 MB) runs as NVLS,
-// whose port traffic (p + 1)/p of the vector each way beats the ring's 2 (p - 1)/p, so the step's communication
-// is shorter than with --algorithm ring; the JSON names the algorithm, the compute is the same.
+// whose port traffic (p + 1)/p of the vector each way beats the ring's 2 (p - 1)/p, so the step's
+// communication is shorter than with --algorithm ring; the JSON names the algorithm, the compute is the same.
 TEST(Train, NcclAlgorithmRunsTheAllReduceAsNcclDoes) {
   const std::string args =
       "--model gpt2_small --preset hgx_h200 --devices 8 --batch 8 --steps 1 --precision mixed_bf16";
@@ -397,6 +398,9 @@ std::vector<BadInput> bad_inputs() {
        "unknown --attention 'flash'; valid: fused, naive"},
       {"AttentionWithoutTransformer", "--attention naive",
        "--attention applies to transformers; the MLP has no attention"},
+      {"UnknownLoss", "--model gpt2_small --loss chunked", "unknown --loss 'chunked'; valid: fused, unfused"},
+      {"LossWithoutTransformer", "--loss unfused",
+       "--loss applies to transformers; the MLP computes its loss as it always does"},
       {"UnknownDropout", "--model gpt2_small --dropout 0.1", "unknown --dropout '0.1'; valid: on, off"},
       {"DropoutWithoutTransformer", "--dropout off",
        "--dropout applies to transformers; the MLP has no dropout"},

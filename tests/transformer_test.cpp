@@ -302,7 +302,8 @@ TEST(TransformerBlock, WithoutDropoutKeepsNoMasks) {
   Simulation sim(topologies::switch_cluster(flop_counting_device()));
   for (const Attention attention : {Attention::naive, Attention::fused})
     for (const Recompute recompute : {Recompute::none, Recompute::selective, Recompute::full}) {
-      SCOPED_TRACE(fmt::format("attention {}, recompute {}", attention_name(attention), recompute_name(recompute)));
+      SCOPED_TRACE(
+          fmt::format("attention {}, recompute {}", attention_name(attention), recompute_name(recompute)));
       TransformerConfig config = kSmall;
       config.attention = attention;
       const Transformer with(config);
@@ -389,6 +390,32 @@ TEST_P(TransformerStep, SevenBChargesTheClosedFormAndHoldsEveryBlocksActivations
 INSTANTIATE_TEST_SUITE_P(Transformer, TransformerStep,
                          ::testing::Values(Recompute::none, Recompute::selective, Recompute::full),
                          recompute_test_name);
+
+// ---------------------------------------------------------------------------------------------------------
+// The loss
+
+// With a vocabulary far larger than the blocks the step peaks at the loss, where the unfused form holds three
+// [b*s, V] tensors (the logits, their copy and the log-probabilities; then those and both gradients) and the
+// fused one two (the logits and their gradient).
+TEST(TransformerLoss, UnfusedHoldsOneMoreLogitsSizedTensorAtThePeak) {
+  const double b = 2, s = 16, V = 4096;
+  Simulation sim(topologies::switch_cluster(flop_counting_device()));
+  const auto peak = [&](LossForm loss) {
+    const Transformer model(
+        TransformerConfig{.layers = 1, .hidden = 8, .heads = 1, .seq_len = 16, .vocab = 4096, .loss = loss});
+    const Tree params = model.init_abstract(DType::bf16);
+    const std::string name(loss_form_name(loss));
+    pmap(
+        [&](const Args& args) -> Tree {
+          return Tree(
+              model.value_and_grad(args[0].tree(), args[1].array(), args[2].array(), Recompute::none).loss);
+        },
+        {.in_axes = Axes::tuple({none, 0, 0}), .out_axes = Axes(none), .name = name})(
+        sim, {params, Array::abstract({1, 2, 16}, DType::i32), Array::abstract({1, 2, 16}, DType::i32)});
+    return last_call(sim, name).memory.at(0).peak;
+  };
+  EXPECT_EQ(peak(LossForm::unfused) - peak(LossForm::fused), b * s * V * 2);
+}
 
 // The units are fetched as a ZeRO-3 or FSDP hook would see them: forward in order, the tied token embedding
 // again for the logits, backward in reverse.

@@ -50,6 +50,12 @@ models::Attention parse_attention(const std::string& name) {
   throw UsageError(fmt::format("unknown --attention '{}'; valid: fused, naive", name));
 }
 
+models::LossForm parse_loss(const std::string& name) {
+  for (auto l : {models::LossForm::fused, models::LossForm::unfused})
+    if (name == models::loss_form_name(l)) return l;
+  throw UsageError(fmt::format("unknown --loss '{}'; valid: fused, unfused", name));
+}
+
 // 124439808 -> "124,439,808".
 std::string grouped(std::int64_t n) {
   const std::string digits = std::to_string(n);
@@ -89,6 +95,7 @@ ModelChoice choose_model(const std::string& name, const ModelRequest& request) {
   if (!choice.transformer)
     throw UsageError(fmt::format("unknown --model '{}'; valid: {}", name, model_names_text()));
   if (!request.attention.empty()) choice.transformer->attention = parse_attention(request.attention);
+  if (!request.loss.empty()) choice.transformer->loss = parse_loss(request.loss);
   if (!request.dropout.empty()) choice.transformer->dropout = parse_on_off(request.dropout, "--dropout");
   return choice;
 }
@@ -107,6 +114,9 @@ void add_model_shape_options(po::options_description& options, ModelRequest& req
       "attention", po::value(&request.attention),
       "transformers: the attention core as one FlashAttention-style kernel, fused (default), or "
       "materialised with its [s, s] scores in device memory, naive")(
+      "loss", po::value(&request.loss),
+      "transformers: the cross-entropy as one kernel, fused (default, as XLA fuses it), or as PyTorch's "
+      "nn.CrossEntropyLoss on materialised logits, unfused (up to three [b*s, V] tensors at once)")(
       "dropout", po::value(&request.dropout),
       "transformers: GPT-2's dropout on the attention probabilities and both residual branches, on "
       "(default), or off (as llm.c and nanoGPT pretrain)");
@@ -130,10 +140,10 @@ std::string ModelChoice::description() const {
   const auto& c = *transformer;
   return fmt::format(
       "the transformer {} (L {}, h {}, a {}, s {}, V {}, {}; {} parameters; recompute {}; attention {}; "
-      "dropout {})",
+      "loss {}; dropout {})",
       name, c.layers, c.hidden, c.heads, c.seq_len, c.vocab, c.tied_embeddings ? "tied" : "untied",
       grouped(num_parameters()), models::recompute_name(recompute), models::attention_name(c.attention),
-      c.dropout ? "on" : "off");
+      models::loss_form_name(c.loss), c.dropout ? "on" : "off");
 }
 
 ModelChoice ModelChoice::with_layers(std::int64_t layers) const {
@@ -177,6 +187,7 @@ nlohmann::ordered_json ModelChoice::to_json() const {
           {"parameters", num_parameters()},
           {"recompute", models::recompute_name(recompute)},
           {"attention", models::attention_name(c.attention)},
+          {"loss", models::loss_form_name(c.loss)},
           {"dropout", c.dropout}};
 }
 
@@ -200,6 +211,8 @@ std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, co
       throw UsageError("--recompute applies to transformers; the MLP keeps every activation");
     if (!request.attention.empty())
       throw UsageError("--attention applies to transformers; the MLP has no attention");
+    if (!request.loss.empty())
+      throw UsageError("--loss applies to transformers; the MLP computes its loss as it always does");
     if (!request.dropout.empty())
       throw UsageError("--dropout applies to transformers; the MLP has no dropout");
   }

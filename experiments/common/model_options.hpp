@@ -24,11 +24,12 @@ struct ModelRequest {
   std::string layers, hidden, heads, seq_len, vocab;
   std::string recompute;
   std::string attention;
+  std::string loss;
   std::string dropout;
 };
 
-// Adds the shape options, --recompute, --attention and --dropout to `options`, read into `request`. --model itself is
-// the command's own (train takes one model, memory a list).
+// Adds the shape options, --recompute, --attention, --loss and --dropout to `options`, read into `request`.
+// --model itself is the command's own (train takes one model, memory a list).
 void add_model_shape_options(boost::program_options::options_description& options, ModelRequest& request);
 
 // The names --model accepts, for help texts: "mlp, gpt2_small, gpt_7b, gpt3_175b, custom".
@@ -44,7 +45,8 @@ struct ModelChoice {
   bool is_transformer() const { return transformer.has_value(); }
   std::int64_t num_parameters() const;
   // "the MLP [784, 256, 128, 10] (tanh, softmax cross-entropy)" or "the transformer gpt2_small (L 12, h 768,
-  // a 12, s 1024, V 50257, tied; 124,439,808 parameters; recompute none; attention fused; dropout on)".
+  // a 12, s 1024, V 50257, tied; 124,439,808 parameters; recompute none; attention fused; loss fused;
+  // dropout on)".
   std::string description() const;
   // The same shape with `layers` blocks (a transformer only): what --fit layers varies.
   ModelChoice with_layers(std::int64_t layers) const;
@@ -60,8 +62,8 @@ struct ModelChoice {
 // Checks `request` for the models `names` (the items of --model) and returns them, in order. Throws
 // UsageError for no name, a name given twice, an unknown name (listing the valid ones), shape options without
 // `custom` in the list or missing with it, a size that is not a whole number from 1, heads that do not divide
-// the hidden size, an unknown --recompute, --attention or --dropout, and any of them without a transformer in
-// the list (the MLP ignores them).
+// the hidden size, an unknown --recompute, --attention, --loss or --dropout, and any of them without a
+// transformer in the list (the MLP ignores them).
 std::vector<ModelChoice> choose_models(const std::vector<std::string>& names, const ModelRequest& request);
 
 }  // namespace spmdsim::cli

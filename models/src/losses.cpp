@@ -19,6 +19,10 @@ Array one_hot(const Array& labels, std::int64_t classes, DType dtype) {
   return relu(1.0 - abs(column - Array::arange(classes, dtype)));
 }
 
+bool is_label_column(const Array& y, std::int64_t rows) {
+  return y.dtype() == DType::i32 && y.ndim() == 1 && y.shape()[0] == rows;
+}
+
 }  // namespace
 
 std::string_view loss_name(Loss loss) {
@@ -41,7 +45,7 @@ LossAndSeed loss_and_seed(Loss kind, const Array& out, const Array& y) {
     return {loss, diff * (2.0 / static_cast<double>(out.size()))};
   }
   Array onehot;
-  if (y.dtype() == DType::i32 && y.ndim() == 1 && y.shape()[0] == batch) {
+  if (is_label_column(y, batch)) {
     onehot = one_hot(y, classes, out.dtype());
   } else if (y.shape() == out.shape() && is_floating(y.dtype())) {
     onehot = y.dtype() == out.dtype() ? y : astype(y, out.dtype());
@@ -55,6 +59,46 @@ LossAndSeed loss_and_seed(Loss kind, const Array& out, const Array& y) {
   Array logp = shifted - log(sum(exp(shifted), -1, /*keepdims=*/true));
   Array loss = -mean(sum(onehot * logp, -1));
   return {loss, (exp(logp) - onehot) * (1.0 / static_cast<double>(batch))};
+}
+
+LossAndSeed unfused_softmax_cross_entropy(Array logits, const Array& labels) {
+  const auto rows = logits.shape()[0];
+  const auto classes = logits.shape()[1];
+  if (!is_label_column(labels, rows))
+    throw ValueError(
+        fmt::format("unfused softmax cross-entropy: labels must be int32 of shape ({},), got {}{}", rows,
+                    dtype_name(labels.dtype()), shape_str(labels.shape())));
+  const DType dtype = logits.dtype();
+  const DType wide = loss_dtype(dtype);
+  const auto widened = [&](const Array& a) { return a.dtype() == wide ? a : astype(a, wide); };
+  const auto narrowed = [&](const Array& a) { return a.dtype() == dtype ? a : astype(a, dtype); };
+  const auto kernel = [](std::string_view name, const std::vector<Array>& reads, const auto& body) {
+    return fused(name, reads, [&] { return std::vector{body()}; }).front();
+  };
+
+  Array copy = kernel("contiguous", {logits}, [&] { return logits * 1.0; });
+  Array logp = kernel("log_softmax", {copy}, [&] {
+    const Array x = widened(copy);
+    const Array shifted = x - max(x, -1, /*keepdims=*/true);
+    return narrowed(shifted - log(sum(exp(shifted), -1, /*keepdims=*/true)));
+  });
+  logits = Array();
+  copy = Array();
+  // nll_loss reads one log-probability per row: the labels' bytes stand for what it reads.
+  Array loss = kernel("nll_loss", {labels},
+                      [&] { return -mean(sum(one_hot(labels, classes, wide) * widened(logp), -1)); });
+
+  Array d_logp = kernel("nll_loss_backward", {labels}, [&] {
+    return narrowed(one_hot(labels, classes, wide) * (-1.0 / static_cast<double>(rows)));
+  });
+  Array d_copy = kernel("log_softmax_backward", {d_logp, logp}, [&] {
+    const Array g = widened(d_logp);
+    return narrowed(g - exp(widened(logp)) * sum(g, -1, /*keepdims=*/true));
+  });
+  d_logp = Array();
+  logp = Array();
+  Array seed = kernel("contiguous_backward", {d_copy}, [&] { return d_copy * 1.0; });
+  return {loss, seed};
 }
 
 }  // namespace spmdsim::models

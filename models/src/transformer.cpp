@@ -249,6 +249,10 @@ std::string_view attention_name(Attention attention) {
   return attention == Attention::fused ? "fused" : "naive";
 }
 
+std::string_view loss_form_name(LossForm loss) {
+  return loss == LossForm::fused ? "fused" : "unfused";
+}
+
 std::string_view recompute_name(Recompute recompute) {
   switch (recompute) {
     case Recompute::none:
@@ -532,18 +536,24 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     final_output = tag_as(layer_norm(final_input, head_params["ln_f"]), tags::activations);
     const Array table = output_table(head_params);
     Array logits = matmul(final_output, table, MatmulTranspose{.b = c.tied_embeddings});
-    // The cast to float32, the log-softmax, the loss and its seed as one fused kernel: the float32 logits
-    // never reach device memory.
-    const DType compute = logits.dtype();
     const Array flat_labels = reshape(labels, {rows});
-    std::vector<Array> ls = fused("softmax_cross_entropy", {logits, flat_labels}, [&] {
-      const Array wide = compute == loss_dtype(compute) ? logits : astype(logits, loss_dtype(compute));
-      LossAndSeed both = loss_and_seed(Loss::softmax_cross_entropy, wide, flat_labels);
-      return std::vector{both.seed.dtype() == compute ? both.seed : astype(both.seed, compute), both.loss};
-    });
-    logits = Array();
-    d_logits = std::move(ls[0]);
-    loss = std::move(ls[1]);
+    if (c.loss == LossForm::unfused) {
+      LossAndSeed both = unfused_softmax_cross_entropy(std::move(logits), flat_labels);
+      d_logits = std::move(both.seed);
+      loss = std::move(both.loss);
+    } else {
+      // The cast to float32, the log-softmax, the loss and its seed as one fused kernel: the float32 logits
+      // never reach device memory.
+      const DType compute = logits.dtype();
+      std::vector<Array> ls = fused("softmax_cross_entropy", {logits, flat_labels}, [&] {
+        const Array wide = compute == loss_dtype(compute) ? logits : astype(logits, loss_dtype(compute));
+        LossAndSeed both = loss_and_seed(Loss::softmax_cross_entropy, wide, flat_labels);
+        return std::vector{both.seed.dtype() == compute ? both.seed : astype(both.seed, compute), both.loss};
+      });
+      logits = Array();
+      d_logits = std::move(ls[0]);
+      loss = std::move(ls[1]);
+    }
   }
 
   // Backward: head, blocks last to first, embedding.

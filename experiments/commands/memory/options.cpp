@@ -92,7 +92,8 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   setup.devices = values.attributed({"devices"}, [&] { return parse_device_count(devices, 1); });
   options.fit = values.attributed({"fit"}, [&] { return parse_fit(fit); });
   options.models = values.attributed(
-      {"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute", "attention"}, [&] {
+      {"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute", "attention", "loss", "dropout"},
+      [&] {
         const auto names = split_list(model_list);
         ModelRequest shape = model;
         // --fit layers searches the layers: a custom shape needs the other sizes only (and --layers is

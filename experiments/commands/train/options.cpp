@@ -112,9 +112,9 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   }
 
   auto& setup = options.setup;
-  setup.model =
-      values.attributed({"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute", "attention"},
-                        [&] { return choose_models({model.model}, model).front(); });
+  setup.model = values.attributed(
+      {"model", "layers", "hidden", "heads", "seq-len", "vocab", "recompute", "attention", "loss", "dropout"},
+      [&] { return choose_models({model.model}, model).front(); });
   if (setup.model.is_transformer()) setup.abstract = true;  // the header says so
   options.devices = values.attributed({"devices"}, [&] { return parse_device_list(devices, 1); });
   std::sort(options.devices.begin(), options.devices.end());
@@ -171,9 +171,10 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
         valid.emplace_back(name);
     }
     if (std::find(valid.begin(), valid.end(), algorithm) == valid.end())
-      throw UsageError(fmt::format("--algorithm '{}' is not registered for all_reduce, all_gather and "
-                                   "reduce_scatter; valid: {}, auto",
-                                   algorithm, fmt::join(valid, ", ")));
+      throw UsageError(
+          fmt::format("--algorithm '{}' is not registered for all_reduce, all_gather and "
+                      "reduce_scatter; valid: {}, auto",
+                      algorithm, fmt::join(valid, ", ")));
     return algorithm;
   });
   setup.fusion = values.attributed({"fusion"}, [&] { return parse_on_off(fusion, "--fusion"); });

@@ -10,7 +10,7 @@
 //     out = y + dropout(mlp_proj(gelu(mlp_fc(ln_2(y)))))          fc: h -> f, proj: f -> h, with biases
 //   attention: softmax(q k^T / sqrt(h/a) + causal mask), dropout, times v, per head
 //   logits = ln_f(x_L) @ token_embedding^T (tied, GPT-2 / GPT-3) or @ lm_head [h, V] (untied)
-//   loss: softmax cross-entropy against int32 labels, in float32
+//   loss: softmax cross-entropy against int32 labels, in float32 (fused) or as PyTorch's (unfused)
 //
 // Parameters are a list of fetch units (value_and_grad.hpp), with Flax's leaf names:
 //   [ {'position_embedding': [s, h], 'token_embedding': [V, h]},
@@ -44,6 +44,14 @@ namespace spmdsim::models {
 enum class Attention { fused, naive };
 std::string_view attention_name(Attention attention);
 
+// How the loss over the logits runs (losses.hpp):
+//   fused    one kernel for the cast to float32, the log-softmax, the loss and its gradient, as XLA fuses
+//            them: the logits and their gradient are the only [b*s, V] tensors in device memory.
+//   unfused  nn.CrossEntropyLoss on materialised logits, as a PyTorch model computes it (Hugging Face's
+//            GPT2LMHeadModel): up to three [b*s, V] tensors live at once (unfused_softmax_cross_entropy).
+enum class LossForm { fused, unfused };
+std::string_view loss_form_name(LossForm loss);
+
 struct TransformerConfig {
   std::int64_t layers = 0;                 // L
   std::int64_t hidden = 0;                 // h
@@ -53,6 +61,7 @@ struct TransformerConfig {
   std::optional<std::int64_t> ffn_hidden;  // f; 4h when not given
   bool tied_embeddings = true;             // the logits reuse the token embedding (GPT-2, GPT-3)
   Attention attention = Attention::fused;
+  LossForm loss = LossForm::fused;
   // GPT-2's dropout after the attention probabilities and on both residual branches (its masks drawn,
   // kept and applied); false trains without it, as llm.c and nanoGPT's pretraining configuration do.
   bool dropout = true;

@@ -1,0 +1,77 @@
+// The cross-entropy as PyTorch runs it on materialised logits (models::unfused_softmax_cross_entropy): the
+// fused loss's values, PyTorch's six kernels, and two more logits-sized tensors at its peak than the logits.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "spmdsim/errors.hpp"
+#include "spmdsim/memory_tags.hpp"
+#include "spmdsim/models/losses.hpp"
+#include "spmdsim/ops.hpp"
+#include "spmdsim/pmap.hpp"
+#include "spmdsim/simulation.hpp"
+#include "spmdsim/topologies/switch_cluster.hpp"
+#include "test_cluster.hpp"
+
+namespace spmdsim::models {
+namespace {
+
+constexpr std::int64_t kRows = 4;
+constexpr std::int64_t kClasses = 5;
+
+Array logits() {
+  std::vector<double> values;
+  for (std::int64_t i = 0; i < kRows * kClasses; ++i)
+    values.push_back(0.37 * static_cast<double>(i % 7) - 1.1);
+  return Array::from_values({1, kRows, kClasses}, values);
+}
+
+Array labels() {
+  return Array::from_values({1, kRows}, {3, 0, 4, 1}, DType::i32);
+}
+
+TEST(UnfusedCrossEntropy, GivesTheFusedValuesInPyTorchsKernelsWithThreeLogitsSizedTensorsAtItsPeak) {
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(1)));
+  Bytes held_at_mark = 0;
+  Bytes peak = 0;
+  Tree out = pmap(
+      [&](const Args& a) -> Tree {
+        Array made = a[0].array() * 1.0;  // the model's output: the loss releases it
+        const std::size_t mark = memory_mark();
+        held_at_mark = live_memory().total();
+        LossAndSeed both = unfused_softmax_cross_entropy(std::move(made), a[1].array());
+        peak = peak_memory_since(mark);
+        return Tree::list({Tree(both.loss), Tree(both.seed)});
+      },
+      {.name = "loss"})(sim, {logits(), labels()});
+
+  const Tree values = sim.device_get(out);
+  const Array flat = reshape(logits(), {kRows, kClasses});
+  const LossAndSeed fused = loss_and_seed(Loss::softmax_cross_entropy, flat, reshape(labels(), {kRows}));
+  EXPECT_TRUE(allclose(values[0].leaf(), reshape(fused.loss, {1}), 1e-6, 1e-7));
+  EXPECT_TRUE(allclose(values[1].leaf(), reshape(fused.seed, {1, kRows, kClasses}), 1e-6, 1e-7));
+
+  std::vector<std::string> kernels;
+  const auto report = sim.report();  // named: a range-for would not keep a temporary alive
+  for (const CallReport& call : report.calls)
+    if (call.name == "loss")
+      for (const Span& span : call.spans.at(0))
+        if (span.kind == SpanKind::compute) kernels.push_back(span.name);
+  EXPECT_EQ(kernels,
+            (std::vector<std::string>{"multiply", "contiguous", "log_softmax", "nll_loss",
+                                      "nll_loss_backward", "log_softmax_backward", "contiguous_backward"}));
+  // At log_softmax the logits, their copy and the log-probabilities; at its backward the log-probabilities,
+  // both gradients and the 4-byte loss.
+  const Bytes tensor = kRows * kClasses * 4;
+  EXPECT_EQ(peak - held_at_mark, 2 * tensor + 4);
+}
+
+TEST(UnfusedCrossEntropy, RefusesLabelsThatAreNotOnePerRow) {
+  EXPECT_THROW(unfused_softmax_cross_entropy(reshape(logits(), {kRows, kClasses}),
+                                             Array::from_values({kRows}, {0, 1, 2, 3})),
+               ValueError);
+}
+
+}  // namespace
+}  // namespace spmdsim::models
