@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "child_process.hpp"
+#include "spmdsim/errors.hpp"
 #include "spmdsim/models/data_parallel.hpp"
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/ops.hpp"
@@ -51,6 +52,18 @@ TEST(Fused, IsOneKernelOfItsBoundaryBytesWithTheUnfusedValues) {
   EXPECT_NEAR(report.calls.back().times.at(0).compute, 1e-6 + 8000 / 1e11, 1e-18);
   EXPECT_EQ(report.calls.back().memory.at(0).peak, 2 * kFloats * 4);
   EXPECT_TRUE(array_equal(sim.device_get(out).leaf(), chain(input())));
+}
+
+// Given its own FLOP count the kernel is charged that count, not its body's: 1e6 FLOPs at 1 TFLOP/s outlast
+// its 8000 bytes at 100 GB/s. A count that is not positive is refused.
+TEST(Fused, AKernelsOwnFlopCountReplacesItsBodys) {
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(1)));
+  pmap([](const Args& a) -> Tree {
+    const Array& x = a[0].array();
+    EXPECT_THROW(fused("chain", {x}, 0.0, [&] { return std::vector{chain(x)}; }), ValueError);
+    return fused("chain", {x}, 1e6, [&] { return std::vector{chain(x)}; }).front();
+  })(sim, {input()});
+  EXPECT_NEAR(sim.report().calls.back().times.at(0).compute, 1e-6 + 1e6 / 1e12, 1e-18);
 }
 
 // With SimulationOptions::fusion off the same body runs op by op: three kernels (multiply, add, tanh), each

@@ -84,13 +84,17 @@ LossAndSeed unfused_softmax_cross_entropy(Array logits, const Array& labels) {
   });
   logits = Array();
   copy = Array();
-  // nll_loss reads one log-probability per row: the labels' bytes stand for what it reads.
-  Array loss = kernel("nll_loss", {labels},
-                      [&] { return -mean(sum(one_hot(labels, classes, wide) * widened(logp), -1)); });
+  // nll_loss gathers one log-probability per row and sums them: `rows` FLOPs, the labels' bytes standing for
+  // what it reads; its backward writes zeros and -1/rows at the labels. The one-hot products only give their
+  // values.
+  const double per_row = static_cast<double>(rows);
+  Array loss = fused("nll_loss", {labels}, per_row, [&] {
+                 return std::vector{-mean(sum(one_hot(labels, classes, wide) * widened(logp), -1))};
+               }).front();
 
-  Array d_logp = kernel("nll_loss_backward", {labels}, [&] {
-    return narrowed(one_hot(labels, classes, wide) * (-1.0 / static_cast<double>(rows)));
-  });
+  Array d_logp = fused("nll_loss_backward", {labels}, per_row, [&] {
+                   return std::vector{narrowed(one_hot(labels, classes, wide) * (-1.0 / per_row))};
+                 }).front();
   Array d_copy = kernel("log_softmax_backward", {d_logp, logp}, [&] {
     const Array g = widened(d_logp);
     return narrowed(g - exp(widened(logp)) * sum(g, -1, /*keepdims=*/true));

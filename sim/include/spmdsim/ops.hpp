@@ -92,6 +92,11 @@ Array broadcast_to(const Array& a, Shape shape);
 // or with SimulationOptions::fusion off, it is body().
 std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs,
                          const std::function<std::vector<Array>()>& body);
+// As above, charged `flops` (a positive count, the kernel's own) instead of its body's: for a kernel whose
+// body stands in for less arithmetic than it does (a gather of one value per row written as a one-hot
+// product).
+std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs, double flops,
+                         const std::function<std::vector<Array>()>& body);
 
 // A FlashAttention-style kernel: as fused (the body's ops are neither charged nor placed, so no [s, s]
 // matrix reaches device memory), but charged `flops`, the kernel's own count, at the device's attention rate

@@ -5,9 +5,12 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "api/kernels/kernels.hpp"
 #include "api/op_accounting.hpp"
 #include "engine/device_context.hpp"
+#include "spmdsim/errors.hpp"
 
 namespace spmdsim {
 namespace {
@@ -181,6 +184,15 @@ std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs
   detail::DeviceContext* ctx = detail::current_device();
   if (ctx == nullptr || ctx->fusing() || !ctx->runtime().fusion()) return body();
   return one_kernel(ctx, name, inputs, {}, body);
+}
+
+std::vector<Array> fused(std::string_view name, const std::vector<Array>& inputs, double flops,
+                         const std::function<std::vector<Array>()>& body) {
+  if (!(flops > 0))
+    throw ValueError(fmt::format("fused kernel '{}': flops must be positive, got {}", name, flops));
+  detail::DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr || ctx->fusing() || !ctx->runtime().fusion()) return body();
+  return one_kernel(ctx, name, inputs, {.flops = flops}, body);
 }
 
 std::vector<Array> fused_attention(std::string_view name, const std::vector<Array>& inputs,
