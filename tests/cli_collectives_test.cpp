@@ -213,6 +213,33 @@ TEST(CollectivesSweep, AHostfileListsThePlatformFilesDevices) {
   EXPECT_NEAR(time_at(far, 2), 1e-6 + 2 * 4096 / 1e9, 1e-12);
 }
 
+// An SMPI cluster and hostfile as smpirun takes them, without a spmdsim property: the sweep runs the host
+// program on device 0's host (its times leave out the host's transfers); train, whose step counts them,
+// asks for a host CPU.
+TEST(CollectivesSweep, AnSmpiPlatformAndHostfileLoadAsTheyAre) {
+  const auto dir = scratch_dir();
+  std::ofstream(dir / "cluster.xml")
+      << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+         "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-3\" "
+         "speed=\"1Gf\" bw=\"125MBps\" lat=\"50us\" bb_bw=\"2.25GBps\" bb_lat=\"500us\"/>\n</platform>\n";
+  std::ofstream(dir / "hosts") << "node-2\nnode-0\nnode-3\nnode-1\n";
+  const std::string files =
+      fmt::format("--platform {} --hostfile {}", (dir / "cluster.xml").string(), (dir / "hosts").string());
+  const auto sweep =
+      sweep_json(files + " --devices 4 -b 1K -e 1K --collectives all_reduce --algorithms ring");
+  ASSERT_FALSE(sweep.empty());
+  EXPECT_EQ(
+      sweep.at("platform"),
+      "xml: cluster.xml (hostfile hosts; host program on device 0's host node-2), 4 x NVIDIA A100 SXM4 80GB");
+  const auto train = testing::run_cli(SPMDSIM_CLI, "train", files + " --devices 4 --batch 4 --steps 1", dir);
+  EXPECT_EQ(train.status, 2);
+  EXPECT_NE(
+      train.err.find("has no host CPU: no host has the property spmdsim.role=host; mark one, or name it "
+                     "(--host-cpu)"),
+      std::string::npos)
+      << train.err;
+}
+
 // A --cfg wins over the preset's own setting of the same key; the others stay the preset's.
 TEST(CollectivesSweep, CfgOverridesPresetNetworkModel) {
   const auto sweep = sweep_json(

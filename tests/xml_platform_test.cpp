@@ -395,6 +395,19 @@ TEST(XmlPlatformHostfile, ANamedHostCpuReplacesTheMarkedOne) {
   EXPECT_EQ(device_names(sim), (std::vector<std::string>{"d0", "d1"}));
 }
 
+// A platform written for smpirun marks no host CPU; where the run allows it, device 0's host runs the host
+// program (reaching its own device over SimGrid's loopback).
+TEST(XmlPlatformHostfile, WithoutAHostCpuDeviceZerosHostMayRunTheHostProgram) {
+  testing::ScratchDir dir;
+  const auto file = dir.write("p.xml", platform_xml(host("a", {}) + host("b", {})));
+  Simulation sim(
+      xml_platform(file, {.hostfile = dir.write("hosts", "b\na\n"), .host_on_first_device = true}));
+  EXPECT_EQ(device_names(sim), (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(sim.platform().host_cpu, "b");
+  EXPECT_EQ(sim.platform().description,
+            "xml: p.xml (hostfile hosts; host program on device 0's host b), 2 x A100-SXM4-80GB");
+}
+
 TEST(XmlPlatformHostfileErrors, AMissingHostfileIsNamedBeforeAnyEngineStarts) {
   testing::ScratchDir dir;
   const auto file = dir.write("p.xml", platform_xml(cpu() + device("d0")));

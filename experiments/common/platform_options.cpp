@@ -306,7 +306,7 @@ ChosenPlatform slice_platform(const topologies::SlicePreset& preset, const Platf
 }
 
 ChosenPlatform device_platform(const topologies::DevicePreset& preset, const PlatformRequest& request,
-                               int devices) {
+                               int devices, HostCpuNeed host_cpu) {
   if (!request.nodes.empty())
     throw UsageError(fmt::format("--nodes joins nodes of a node preset ({}); --preset {} is a device",
                                  names_text(topologies::PresetKind::node), preset.name));
@@ -320,10 +320,12 @@ ChosenPlatform device_platform(const topologies::DevicePreset& preset, const Pla
     if (!request.host_cpu.empty()) given.push_back("--host-cpu " + request.host_cpu);
     chosen.summary = fmt::format("{}, --preset {}", fmt::join(given, ", "), preset.name);
     try {
-      chosen.builder = topologies::xml_platform(request.platform_file, {.device = preset.spec(),
-                                                                        .devices_used = devices,
-                                                                        .hostfile = request.hostfile,
-                                                                        .host_cpu = request.host_cpu});
+      chosen.builder = topologies::xml_platform(
+          request.platform_file, {.device = preset.spec(),
+                                  .devices_used = devices,
+                                  .hostfile = request.hostfile,
+                                  .host_cpu = request.host_cpu,
+                                  .host_on_first_device = host_cpu == HostCpuNeed::first_device_if_none});
     } catch (const ValueError& e) {
       throw UsageError(fmt::format("--platform: {}", e.what()));
     }
@@ -396,7 +398,7 @@ int collective_channels(const ChosenPlatform& platform, const std::string& algor
   return topologies::node_preset(platform.preset).nccl->ring_channels;
 }
 
-ChosenPlatform choose_platform(const PlatformRequest& request, int devices) {
+ChosenPlatform choose_platform(const PlatformRequest& request, int devices, HostCpuNeed host_cpu) {
   if (!request.platform_file.empty() && !request.topology.empty())
     throw UsageError("--platform and --topology exclude each other: the file is the topology");
   for (const auto& [option, value] :
@@ -409,7 +411,7 @@ ChosenPlatform choose_platform(const PlatformRequest& request, int devices) {
   if (const auto* slice = find_in(topologies::slice_presets(), name))
     return slice_platform(*slice, request, devices);
   if (const auto* device = find_in(topologies::device_presets(), name))
-    return device_platform(*device, request, devices);
+    return device_platform(*device, request, devices, host_cpu);
   throw UsageError(fmt::format("unknown --preset '{}'; valid: devices {}; nodes {}; TPU slices {}", name,
                                names_text(topologies::PresetKind::device),
                                names_text(topologies::PresetKind::node),

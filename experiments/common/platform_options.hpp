@@ -47,12 +47,18 @@ struct ChosenPlatform {
   std::string network_model_source;  // "dgx_h100's network model", or empty
 };
 
+// Whether a --platform file needs a host CPU (marked spmdsim.role=host or named by --host-cpu): a command
+// whose figures count the host's transfers does; one whose figures leave them out (collectives) runs the host
+// program on device 0's host where the file has none, so that an SMPI platform and hostfile load as they are.
+enum class HostCpuNeed { required, first_device_if_none };
+
 // Checks `request` and returns the platform for `devices` devices (the largest count the command runs;
 // smaller counts run on the first devices of the same platform). Builds nothing yet. Throws UsageError
 // naming the option for an unknown topology or preset (listing the valid ones), a topology parameter the
 // builder refuses (with the builder's message), options that exclude each other, and a platform of fewer
 // than `devices` devices.
-ChosenPlatform choose_platform(const PlatformRequest& request, int devices);
+ChosenPlatform choose_platform(const PlatformRequest& request, int devices,
+                               HostCpuNeed host_cpu = HostCpuNeed::required);
 
 // Whether the platform is a node preset of NVIDIA GPUs (or a cluster of them) carrying NCCL's figures, where
 // the collectives NCCL runs default to `nccl` (SimulationOptions::algorithms).

@@ -232,6 +232,7 @@ void check_routes(const Platform& platform, int devices, const std::string& file
   };
   for (int d = 0; d < devices; ++d) {
     const std::string& name = platform.devices[static_cast<std::size_t>(d)].host;
+    if (name == platform.host_cpu) continue;  // the host program on a device's host reaches it over loopback
     check(platform.host_cpu, name);
     check(name, platform.host_cpu);
   }
@@ -273,7 +274,8 @@ Roles read_roles(const simgrid::s4u::Engine& engine, const XmlPlatformOptions& o
   return roles;
 }
 
-// The host the options name, else the one host of the host role.
+// The host the options name, else the one host of the host role; nullptr where there is none and device 0's
+// host may run the host program.
 simgrid::s4u::Host* choose_host_cpu(const simgrid::s4u::Engine& engine, const Roles& roles,
                                     const XmlPlatformOptions& options, const std::string& file) {
   if (!options.host_cpu.empty()) {
@@ -283,6 +285,7 @@ simgrid::s4u::Host* choose_host_cpu(const simgrid::s4u::Engine& engine, const Ro
           fmt::format("platform '{}' has no host '{}' to run the host program", file, options.host_cpu));
     return host;
   }
+  if (roles.cpus.empty() && options.host_on_first_device) return nullptr;
   if (roles.cpus.empty())
     throw ValueError(fmt::format(
         "platform '{}' has no host CPU: no host has the property {}={}; mark one, or name it (--host-cpu)",
@@ -300,7 +303,7 @@ std::vector<simgrid::s4u::Host*> devices_by_role(const Roles& roles, const simgr
   if (roles.devices.empty())
     throw ValueError(fmt::format("platform '{}' has no device: no host has the property {}={}", file,
                                  options.role_property, options.device_role));
-  if (std::find(roles.devices.begin(), roles.devices.end(), cpu) != roles.devices.end())
+  if (cpu != nullptr && std::find(roles.devices.begin(), roles.devices.end(), cpu) != roles.devices.end())
     throw ValueError(fmt::format("platform '{}': host '{}' is named the host CPU but has {}={}", file,
                                  cpu->get_name(), options.role_property, options.device_role));
   return order_devices(roles.devices, file);
@@ -345,14 +348,16 @@ Platform load(const std::filesystem::path& path, const XmlPlatformOptions& optio
   const auto devices = hostfile.empty() ? devices_by_role(roles, cpu, options, file)
                                         : devices_by_hostfile(*engine, hostfile, cpu, options, file);
   Platform platform;
-  platform.host_cpu = cpu->get_name();
+  platform.host_cpu = (cpu != nullptr ? cpu : devices.front())->get_name();
   for (auto* host : devices)
     platform.devices.push_back({host->get_name(), host->get_name(), device_spec(host, options.device, file)});
   if (const char* dimensions = engine->get_netzone_root()->get_property(std::string(kDimensions)))
     platform.dimensions = parse_dimensions(dimensions, platform.devices.size(), file);
-  const std::string listed =
-      hostfile.empty() ? std::string() : fmt::format(" (hostfile {})", options.hostfile.filename().string());
-  platform.description = fmt::format("xml: {}{}, {} x {}", path.filename().string(), listed,
+  std::vector<std::string> notes;
+  if (!hostfile.empty()) notes.push_back(fmt::format("hostfile {}", options.hostfile.filename().string()));
+  if (cpu == nullptr) notes.push_back(fmt::format("host program on device 0's host {}", platform.host_cpu));
+  const std::string noted = notes.empty() ? std::string() : fmt::format(" ({})", fmt::join(notes, "; "));
+  platform.description = fmt::format("xml: {}{}, {} x {}", path.filename().string(), noted,
                                      platform.devices.size(), options.device.model);
   const int count = static_cast<int>(platform.devices.size());
   check_routes(platform, options.devices_used > 0 ? std::min(options.devices_used, count) : count, file);

@@ -86,8 +86,7 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "protocol", po::value(&options.protocol),
       "NCCL's protocol for nccl_ring and nccl on a node preset of NVIDIA GPUs, as NCCL_PROTO: LL, LL128, "
       "Simple (default: the one NCCL's tuner picks for each size; docs/collectives.md#protocols; nccl runs "
-      "NVLS with Simple only)")(
-      "shard", po::value(&shard), kShardHelp);
+      "NVLS with Simple only)")("shard", po::value(&shard), kShardHelp);
   add_config_option(described);
   const OptionValues values(args, described);
   if (values.map().count("help")) {
@@ -127,8 +126,11 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
 
   options.dtype = values.attributed({"dtype"}, [&] { return find_dtype(dtype); });
   const int largest = *std::max_element(options.devices.begin(), options.devices.end());
-  options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
-                                       [&] { return choose_platform(platform, largest); });
+  options.platform =
+      values.attributed({"topology", "preset", "nodes", "platform", "hostfile", "host-cpu", "devices"}, [&] {
+        // The sweep's times leave out the host's transfers: an SMPI platform needs no host CPU.
+        return choose_platform(platform, largest, HostCpuNeed::first_device_if_none);
+      });
   values.attributed({"dimension-algorithms", "devices", "topology", "preset", "nodes", "platform"}, [&] {
     if (!values.map().count("dimension-algorithms")) return;
     options.dimension_algorithms = split_list(dimension_algorithms);

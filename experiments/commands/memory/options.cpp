@@ -152,8 +152,9 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
     options.fit_max = fit_max.empty() ? (options.fit == FitTarget::batch ? 65536 : 4096)
                                       : parse_count(fit_max, "--fit-max", 1);
   });
-  options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
-                                       [&] { return choose_platform(platform, setup.devices); });
+  options.platform =
+      values.attributed({"topology", "preset", "nodes", "platform", "hostfile", "host-cpu", "devices"},
+                        [&] { return choose_platform(platform, setup.devices); });
   options.shard = values.attributed({"shard"}, [&] { return parse_shard_option(shard); });
   values.attributed({"shard", "plot"}, [&] {
     refuse_with_shard(options.shard, "--plot", !options.plot_prefix.empty(),

@@ -199,8 +199,9 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
                         per_device, p, setup.train_options.micro_batches));
     }
   });
-  options.platform = values.attributed({"topology", "preset", "nodes", "platform", "devices"},
-                                       [&] { return choose_platform(platform, options.devices.back()); });
+  options.platform =
+      values.attributed({"topology", "preset", "nodes", "platform", "hostfile", "host-cpu", "devices"},
+                        [&] { return choose_platform(platform, options.devices.back()); });
   options.shard = values.attributed({"shard"}, [&] { return parse_shard_option(shard); });
   values.attributed({"shard", "plot", "trace"}, [&] {
     refuse_with_shard(options.shard, "--plot", !options.plot_prefix.empty(),

@@ -42,6 +42,10 @@ struct XmlPlatformOptions {
   std::filesystem::path hostfile;
   // The host that runs the host program. Empty: the one host of role `host_role`.
   std::string host_cpu;
+  // Where neither names a host CPU: false refuses the file; true runs the host program on device 0's host,
+  // as an MPI program's rank 0 does its I/O, so that an SMPI platform and hostfile load as they are. For
+  // runs whose figures leave out the host's transfers (the collectives command).
+  bool host_on_first_device = false;
 };
 
 // Loads `file` with simgrid::s4u::Engine::load_platform when the Simulation builds its platform. Throws
