@@ -40,7 +40,7 @@ TEST(UnfusedCrossEntropy, GivesTheFusedValuesInPyTorchsKernelsWithThreeLogitsSiz
         Array made = a[0].array() * 1.0;  // the model's output: the loss releases it
         const std::size_t mark = memory_mark();
         held_at_mark = live_memory().total();
-        LossAndSeed both = unfused_softmax_cross_entropy(std::move(made), a[1].array());
+        LossAndSeed both = unfused_softmax_cross_entropy(std::move(made), a[1].array(), DType::f32);
         peak = peak_memory_since(mark);
         return Tree::list({Tree(both.loss), Tree(both.seed)});
       },
@@ -67,9 +67,36 @@ TEST(UnfusedCrossEntropy, GivesTheFusedValuesInPyTorchsKernelsWithThreeLogitsSiz
   EXPECT_EQ(peak - held_at_mark, 2 * tensor + 4);
 }
 
+// Under torch.autocast the copy is cast to float32 and the gradient back: bfloat16 logits (2 bytes an
+// element) with float32 log-probabilities and gradients (4). At log_softmax the logits, the copy, the float32
+// input and the log-probabilities; at its backward the log-probabilities and both gradients (12 bytes an
+// element) and the loss: 10 bytes an element and 4 more than the logits alone.
+TEST(UnfusedCrossEntropy, UnderAutocastItsTensorsAreFloat32) {
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(1)));
+  Bytes held_at_mark = 0;
+  Bytes peak = 0;
+  Tree out = pmap(
+      [&](const Args& a) -> Tree {
+        Array made = astype(a[0].array(), DType::bf16);
+        const std::size_t mark = memory_mark();
+        held_at_mark = live_memory().total();
+        LossAndSeed both = unfused_softmax_cross_entropy(std::move(made), a[1].array(), DType::f32);
+        peak = peak_memory_since(mark);
+        EXPECT_EQ(both.seed.dtype(), DType::bf16);
+        return Tree::list({Tree(both.loss), Tree(astype(both.seed, DType::f32))});
+      },
+      {.name = "loss"})(sim, {logits(), labels()});
+  EXPECT_EQ(peak - held_at_mark, 10 * kRows * kClasses + 4);
+  const Tree values = sim.device_get(out);
+  const LossAndSeed fused = loss_and_seed(Loss::softmax_cross_entropy, reshape(logits(), {kRows, kClasses}),
+                                          reshape(labels(), {kRows}));
+  EXPECT_TRUE(allclose(values[0].leaf(), reshape(fused.loss, {1}), 2e-2, 1e-2));
+  EXPECT_TRUE(allclose(values[1].leaf(), reshape(fused.seed, {1, kRows, kClasses}), 2e-2, 1e-2));
+}
+
 TEST(UnfusedCrossEntropy, RefusesLabelsThatAreNotOnePerRow) {
   EXPECT_THROW(unfused_softmax_cross_entropy(reshape(logits(), {kRows, kClasses}),
-                                             Array::from_values({kRows}, {0, 1, 2, 3})),
+                                             Array::from_values({kRows}, {0, 1, 2, 3}), DType::f32),
                ValueError);
 }
 

@@ -51,9 +51,9 @@ models::Attention parse_attention(const std::string& name) {
 }
 
 models::LossForm parse_loss(const std::string& name) {
-  for (auto l : {models::LossForm::fused, models::LossForm::unfused})
+  for (auto l : {models::LossForm::fused, models::LossForm::unfused, models::LossForm::unfused_fp32})
     if (name == models::loss_form_name(l)) return l;
-  throw UsageError(fmt::format("unknown --loss '{}'; valid: fused, unfused", name));
+  throw UsageError(fmt::format("unknown --loss '{}'; valid: fused, unfused, unfused_fp32", name));
 }
 
 // 124439808 -> "124,439,808".
@@ -116,7 +116,8 @@ void add_model_shape_options(po::options_description& options, ModelRequest& req
       "materialised with its [s, s] scores in device memory, naive")(
       "loss", po::value(&request.loss),
       "transformers: the cross-entropy as one kernel, fused (default, as XLA fuses it), or as PyTorch's "
-      "nn.CrossEntropyLoss on materialised logits, unfused (up to three [b*s, V] tensors at once)")(
+      "nn.CrossEntropyLoss on materialised logits, unfused (up to three [b*s, V] tensors at once), or "
+      "unfused_fp32 (the same under torch.autocast, in float32)")(
       "dropout", po::value(&request.dropout),
       "transformers: GPT-2's dropout on the attention probabilities and both residual branches, on "
       "(default), or off (as llm.c and nanoGPT pretrain)");

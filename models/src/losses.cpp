@@ -61,14 +61,14 @@ LossAndSeed loss_and_seed(Loss kind, const Array& out, const Array& y) {
   return {loss, (exp(logp) - onehot) * (1.0 / static_cast<double>(batch))};
 }
 
-LossAndSeed unfused_softmax_cross_entropy(Array logits, const Array& labels) {
+LossAndSeed unfused_softmax_cross_entropy(Array logits, const Array& labels, DType dtype) {
   const auto rows = logits.shape()[0];
   const auto classes = logits.shape()[1];
   if (!is_label_column(labels, rows))
     throw ValueError(
         fmt::format("unfused softmax cross-entropy: labels must be int32 of shape ({},), got {}{}", rows,
                     dtype_name(labels.dtype()), shape_str(labels.shape())));
-  const DType dtype = logits.dtype();
+  const DType logits_dtype = logits.dtype();
   const DType wide = loss_dtype(dtype);
   const auto widened = [&](const Array& a) { return a.dtype() == wide ? a : astype(a, wide); };
   const auto narrowed = [&](const Array& a) { return a.dtype() == dtype ? a : astype(a, dtype); };
@@ -77,13 +77,16 @@ LossAndSeed unfused_softmax_cross_entropy(Array logits, const Array& labels) {
   };
 
   Array copy = kernel("contiguous", {logits}, [&] { return logits * 1.0; });
-  Array logp = kernel("log_softmax", {copy}, [&] {
-    const Array x = widened(copy);
+  Array input =
+      dtype == logits_dtype ? copy : kernel("autocast", {copy}, [&] { return astype(copy, dtype); });
+  Array logp = kernel("log_softmax", {input}, [&] {
+    const Array x = widened(input);
     const Array shifted = x - max(x, -1, /*keepdims=*/true);
     return narrowed(shifted - log(sum(exp(shifted), -1, /*keepdims=*/true)));
   });
   logits = Array();
   copy = Array();
+  input = Array();
   // nll_loss gathers one log-probability per row and sums them: `rows` FLOPs, the labels' bytes standing for
   // what it reads; its backward writes zeros and -1/rows at the labels. The one-hot products only give their
   // values.
@@ -95,12 +98,16 @@ LossAndSeed unfused_softmax_cross_entropy(Array logits, const Array& labels) {
   Array d_logp = fused("nll_loss_backward", {labels}, per_row, [&] {
                    return std::vector{narrowed(one_hot(labels, classes, wide) * (-1.0 / per_row))};
                  }).front();
-  Array d_copy = kernel("log_softmax_backward", {d_logp, logp}, [&] {
+  Array d_input = kernel("log_softmax_backward", {d_logp, logp}, [&] {
     const Array g = widened(d_logp);
     return narrowed(g - exp(widened(logp)) * sum(g, -1, /*keepdims=*/true));
   });
   d_logp = Array();
   logp = Array();
+  Array d_copy = dtype == logits_dtype
+                     ? d_input
+                     : kernel("autocast_backward", {d_input}, [&] { return astype(d_input, logits_dtype); });
+  d_input = Array();
   Array seed = kernel("contiguous_backward", {d_copy}, [&] { return d_copy * 1.0; });
   return {loss, seed};
 }

@@ -250,7 +250,15 @@ std::string_view attention_name(Attention attention) {
 }
 
 std::string_view loss_form_name(LossForm loss) {
-  return loss == LossForm::fused ? "fused" : "unfused";
+  switch (loss) {
+    case LossForm::fused:
+      return "fused";
+    case LossForm::unfused:
+      return "unfused";
+    case LossForm::unfused_fp32:
+      return "unfused_fp32";
+  }
+  throw std::logic_error("unknown loss form");
 }
 
 std::string_view recompute_name(Recompute recompute) {
@@ -537,8 +545,9 @@ LossAndGrads Transformer::value_and_grad(const LayerFetch& fetch, const Array& t
     const Array table = output_table(head_params);
     Array logits = matmul(final_output, table, MatmulTranspose{.b = c.tied_embeddings});
     const Array flat_labels = reshape(labels, {rows});
-    if (c.loss == LossForm::unfused) {
-      LossAndSeed both = unfused_softmax_cross_entropy(std::move(logits), flat_labels);
+    if (c.loss != LossForm::fused) {
+      const DType kernels = c.loss == LossForm::unfused_fp32 ? DType::f32 : logits.dtype();
+      LossAndSeed both = unfused_softmax_cross_entropy(std::move(logits), flat_labels, kernels);
       d_logits = std::move(both.seed);
       loss = std::move(both.loss);
     } else {

@@ -30,8 +30,9 @@ LossAndSeed loss_and_seed(Loss kind, const Array& logits, const Array& y);
 
 // Softmax cross-entropy of logits [rows, classes] against int32 labels [rows] as PyTorch runs
 // nn.CrossEntropyLoss on a language model's materialised logits (Hugging Face's GPT2LMHeadModel, which first
-// makes the shifted logits contiguous), each step its own kernel, in the logits' dtype with float32
-// arithmetic inside:
+// makes the shifted logits contiguous), each step its own kernel, its tensors in `dtype` with float32
+// arithmetic inside: the logits' own (a model in half precision) or float32 (under torch.autocast, whose
+// float32 list has cross_entropy: the copy is cast to float32 first and the gradient cast back):
 //   forward   a contiguous copy of the logits; log_softmax, kept for the backward; nll_loss. The logits and
 //             the copy are released once log_softmax has read them: the backward needs neither (PyTorch
 //             frees them as the loss and the training step return, with nothing larger made in between);
@@ -40,6 +41,6 @@ LossAndSeed loss_and_seed(Loss kind, const Array& logits, const Array& y);
 // So three [rows, classes] tensors are live at log_softmax and at its backward, where the fused form holds
 // two. The logits are handed over, to be released where PyTorch frees them. The shift itself (HF drops each
 // sequence's last position) is left out: the labels here are already each position's target.
-LossAndSeed unfused_softmax_cross_entropy(Array logits, const Array& labels);
+LossAndSeed unfused_softmax_cross_entropy(Array logits, const Array& labels, DType dtype);
 
 }  // namespace spmdsim::models

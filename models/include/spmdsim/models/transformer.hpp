@@ -48,8 +48,11 @@ std::string_view attention_name(Attention attention);
 //   fused    one kernel for the cast to float32, the log-softmax, the loss and its gradient, as XLA fuses
 //            them: the logits and their gradient are the only [b*s, V] tensors in device memory.
 //   unfused  nn.CrossEntropyLoss on materialised logits, as a PyTorch model computes it (Hugging Face's
-//            GPT2LMHeadModel): up to three [b*s, V] tensors live at once (unfused_softmax_cross_entropy).
-enum class LossForm { fused, unfused };
+//            GPT2LMHeadModel): up to three [b*s, V] tensors live at once (unfused_softmax_cross_entropy),
+//            in the logits' dtype, as a model in half precision runs it (DeepSpeed, FSDP);
+//   unfused_fp32  the same under torch.autocast, which runs cross_entropy in float32: the shifted copy is
+//            cast to float32 and the log-softmax and its gradients are float32.
+enum class LossForm { fused, unfused, unfused_fp32 };
 std::string_view loss_form_name(LossForm loss);
 
 struct TransformerConfig {
