@@ -18,6 +18,7 @@
 #include "cli_run.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/topologies/presets.hpp"
+#include "test_cluster.hpp"
 
 namespace spmdsim {
 namespace {
@@ -218,10 +219,7 @@ TEST(CollectivesSweep, AHostfileListsThePlatformFilesDevices) {
 // asks for a host CPU.
 TEST(CollectivesSweep, AnSmpiPlatformAndHostfileLoadAsTheyAre) {
   const auto dir = scratch_dir();
-  std::ofstream(dir / "cluster.xml")
-      << "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-         "<platform version=\"4.1\">\n  <cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-3\" "
-         "speed=\"1Gf\" bw=\"125MBps\" lat=\"50us\" bb_bw=\"2.25GBps\" bb_lat=\"500us\"/>\n</platform>\n";
+  std::ofstream(dir / "cluster.xml") << testing::smpi_cluster_xml();
   std::ofstream(dir / "hosts") << "node-2\nnode-0\nnode-3\nnode-1\n";
   const std::string files =
       fmt::format("--platform {} --hostfile {}", (dir / "cluster.xml").string(), (dir / "hosts").string());

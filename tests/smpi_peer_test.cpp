@@ -294,14 +294,7 @@ TEST(SmpiPeerAsIs, AClusterAndAHostfileWithoutSpmdsimProperties) {
 #endif
   const PeerCase c{kAlgorithmPairs[0], 4, std::int64_t{16} << 20};
   testing::ScratchDir dir;
-  const auto platform =
-      dir.write("cluster.xml",
-                "<?xml version='1.0'?>\n"
-                "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                "<platform version=\"4.1\">\n"
-                "  <cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" "
-                "bw=\"125MBps\" lat=\"50us\" bb_bw=\"2.25GBps\" bb_lat=\"500us\"/>\n"
-                "</platform>\n");
+  const auto platform = dir.write("cluster.xml", testing::smpi_cluster_xml());
   const auto hostfile = dir.write("hostfile", "node-2\nnode-0\nnode-3\nnode-1\n");
   const double smpi = smpi_time(c, platform, hostfile, dir);
   const double ours = spmdsim_time(c, platform, hostfile, testing::free_compute_cluster(c.p).device);

@@ -26,4 +26,13 @@ topologies::SwitchClusterSpec free_compute_cluster(int num_devices) {
   return spec;
 }
 
+std::string smpi_cluster_xml() {
+  return "<?xml version='1.0'?>\n"
+         "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+         "<platform version=\"4.1\">\n"
+         "  <cluster id=\"c\" prefix=\"node-\" suffix=\"\" radical=\"0-3\" speed=\"1Gf\" bw=\"125MBps\" "
+         "lat=\"50us\" bb_bw=\"2.25GBps\" bb_lat=\"500us\"/>\n"
+         "</platform>\n";
+}
+
 }  // namespace spmdsim::testing

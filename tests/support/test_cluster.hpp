@@ -1,6 +1,8 @@
-// Platforms for tests: the switch cluster with round numbers, and a variant whose compute is free so that
-// timing tests see communication alone.
+// Platforms for tests: the switch cluster with round numbers, a variant whose compute is free so that
+// timing tests see communication alone, and an SMPI cluster file.
 #pragma once
+
+#include <string>
 
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
@@ -11,5 +13,9 @@ namespace spmdsim::testing {
 topologies::SwitchClusterSpec round_numbers_cluster(int num_devices);
 // The same with infinite FLOP/s and memory bandwidth and no launch overhead: compute takes no time.
 topologies::SwitchClusterSpec free_compute_cluster(int num_devices);
+
+// A platform file as smpirun takes it, with no spmdsim property: SimGrid's <cluster> of node-0..node-3, each
+// on a private 125 MB/s, 50 us link to a 2.25 GB/s, 500 us backbone.
+std::string smpi_cluster_xml();
 
 }  // namespace spmdsim::testing

@@ -1,25 +1,16 @@
 #include "hostfile.hpp"
 
-#include <charconv>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
 
 #include "spmdsim/errors.hpp"
+#include "text_fields.hpp"
 
 namespace spmdsim::topologies::detail {
-namespace {
-
-std::string_view trimmed(std::string_view text) {
-  constexpr std::string_view kSpace = " \t\r\n\v\f";
-  const auto first = text.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
-}
-
-}  // namespace
 
 std::vector<HostfileEntry> read_hostfile(const std::filesystem::path& file) {
   const std::string name = file.string();
@@ -37,20 +28,16 @@ std::vector<HostfileEntry> read_hostfile(const std::filesystem::path& file) {
     if (host.empty()) continue;
     // smpirun splits at the last colon: "name:N" is N ranks on host "name".
     if (const auto colon = host.rfind(':'); colon != std::string_view::npos) {
-      const std::string_view count_text = trimmed(host.substr(colon + 1));
-      int count = 0;
-      const auto [end, parsed] =
-          std::from_chars(count_text.data(), count_text.data() + count_text.size(), count);
-      if (count_text.empty() || parsed != std::errc() || end != count_text.data() + count_text.size() ||
-          count < 1)
+      const std::optional<int> count = parse_int(host.substr(colon + 1));
+      if (!count || *count < 1)
         throw ValueError(fmt::format("hostfile '{}', line {}: '{}' is not a host name or name:count", name,
                                      line, trimmed(text)));
       host = trimmed(host.substr(0, colon));
-      if (count != 1)
+      if (*count != 1)
         throw ValueError(fmt::format(
             "hostfile '{}', line {}: '{}' puts {} devices on host '{}'; spmdsim runs one device per host "
             "(a device computes on its own host), so list each device's host once",
-            name, line, trimmed(text), count, host));
+            name, line, trimmed(text), *count, host));
     }
     if (const auto [it, added] = first_line.try_emplace(std::string(host), line); !added)
       throw ValueError(

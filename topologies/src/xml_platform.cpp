@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -22,6 +21,7 @@
 
 #include "hostfile.hpp"
 #include "spmdsim/errors.hpp"
+#include "text_fields.hpp"
 #include "xml_platform_check.hpp"
 
 namespace spmdsim::topologies {
@@ -57,16 +57,6 @@ double parse_number(const std::string& text, const std::string& where) {
   const double value = std::strtod(begin, &end);
   if (text.empty() || end != begin + text.size())
     throw ValueError(fmt::format("{} is '{}', not a number", where, text));
-  return value;
-}
-
-// The whole of `text` (spaces around it allowed) as an int.
-std::optional<int> parse_int(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
-  int value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
 }
 
@@ -120,7 +110,7 @@ std::vector<simgrid::s4u::Host*> order_devices(std::vector<simgrid::s4u::Host*> 
   std::vector<simgrid::s4u::Host*> ordered(devices.size(), nullptr);
   for (auto* host : with_index) {
     const std::string text = *property(host, kIndex);
-    const auto index = parse_int(text);
+    const auto index = detail::parse_int(text);
     if (!index)
       throw ValueError(fmt::format("platform '{}': device '{}' has {} '{}', not an integer", file,
                                    host->get_name(), kIndex, text));
@@ -167,7 +157,7 @@ std::vector<int> parse_dimensions(const std::string& text, std::size_t devices, 
   std::string_view rest = text;
   while (true) {
     const auto comma = rest.find(',');
-    const auto dimension = parse_int(rest.substr(0, comma));
+    const auto dimension = detail::parse_int(rest.substr(0, comma));
     if (!dimension || *dimension < 1)
       throw ValueError(
           fmt::format("platform '{}': {} is '{}'; expected positive integers separated by commas, "
