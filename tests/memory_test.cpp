@@ -58,11 +58,30 @@ TEST(Memory, CollectiveScratchIsCounted) {
   auto f = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i"); }, {.axis_name = "i"});
   f(sim, {Array::full({p, 1024}, 1.0)});
   const DeviceMemory memory = sim.report().calls.back().memory[0];
-  // The peak comes at the end of the all-gather: the input shard and the p gathered chunks (scratch), which
-  // then become the output.
+  // The ring's output buffer (scratch) beside the input shard; it then becomes the output.
   EXPECT_EQ(memory.peak, 4096 * 2);
   EXPECT_EQ(at_peak(memory, MemoryTag::input_shards), 4096);
   EXPECT_EQ(at_peak(memory, MemoryTag::collective_scratch), 4096);
+}
+
+// As NCCL's ring: the output is one buffer held for the whole call, the blocks in flight are staged, so a rank
+// of p holds one buffer, not p pieces (pieces of unequal sizes here: 1,003 floats over 5 ranks).
+TEST(Memory, ARingAllReduceHoldsOneOutputBufferNotItsPieces) {
+  const int p = 5;
+  const std::int64_t n = 1003;
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
+  auto f = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i", {}, {.algorithm = "ring"}); },
+                {.axis_name = "i"});
+  f(sim, {Array::full({p, n}, 1.0)});
+  const auto report = sim.report();
+  for (int d = 0; d < p; ++d) {
+    std::vector<Bytes> scratch_events;
+    for (const MemoryEvent& e : report.memory_timelines[static_cast<std::size_t>(d)])
+      if (e.tag == MemoryTag::collective_scratch) scratch_events.push_back(e.delta);
+    EXPECT_EQ(scratch_events, (std::vector<Bytes>{4 * n, -4 * n})) << "device " << d;
+    EXPECT_EQ(at_peak(report.calls.back().memory[static_cast<std::size_t>(d)], MemoryTag::collective_scratch),
+              4 * n);
+  }
 }
 
 TEST(Memory, OutOfMemoryNamesTheDeviceTheAllocationAndTheLiveBuffers) {

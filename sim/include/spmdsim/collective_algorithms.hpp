@@ -53,6 +53,13 @@ class Communicator {
   virtual Array sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) = 0;
   // a op b elementwise, taking this device's time for it (the gamma term of the cost model).
   virtual Array combine(const Array& a, const Array& b, ReduceOp op) = 0;
+  // sendrecv_shaped and combine as NCCL's ring all-reduce runs them (runRing in src/device/all_reduce.h:
+  // directRecvReduceDirectSend, directRecvCopyDirectSend): what arrives lands in the channel's fixed staging
+  // buffers (its FIFO) and is reduced or copied on its way to the next rank or into the call's output, so
+  // neither the piece received nor the reduced one is a device buffer of its own; the caller holds the
+  // output (hold_scratch).
+  virtual Array sendrecv_staged(int to, const Array& chunk, int from, const Array& expected) = 0;
+  virtual Array combine_staged(const Array& a, const Array& b, ReduceOp op) = 0;
 
   // How many pieces a pipelining algorithm cuts its message into (1: none). A property of the call, set
   // apart from the algorithm, as NCCL sets its protocol apart.

@@ -14,10 +14,7 @@ namespace {
 struct FlatPieces {
   std::int64_t n;
   int p;
-  std::int64_t size(int i) const {
-    const int k = wrap(i, p);
-    return split_flat_offset(n, p, k + 1) - split_flat_offset(n, p, k);
-  }
+  std::int64_t size(int i) const { return split_flat_size(n, p, wrap(i, p)); }
 };
 
 // The passes pieces_of cuts: `count` passes of `elements` each (a run has at most two such groups).
@@ -31,21 +28,6 @@ std::vector<PassGroup> pass_groups(RingPasses passes) {
   std::vector<PassGroup> groups{{passes.pass, passes.elements / passes.pass}};
   if (passes.elements % passes.pass != 0) groups.push_back({passes.elements % passes.pass, 1});
   return groups;
-}
-
-// The scratch elements live at the peak of ring_reduce_scatter on rank r: at step s it receives piece
-// r-s-2 and folds it into a new buffer (2 pieces at once) while keeping the s folded pieces before it.
-std::int64_t reduce_scatter_peak(const FlatPieces& pieces, int r) {
-  // Pieces of at least one element never shrink by more than one from step to step, so the last step is
-  // the peak: every piece but r-1 folded, r counted twice.
-  if (pieces.n >= pieces.p) return pieces.n - pieces.size(r - 1) + pieces.size(r);
-  std::int64_t kept = 0, peak = 0;
-  for (int s = 0; s < pieces.p - 1; ++s) {
-    const std::int64_t piece = pieces.size(r - s - 2);
-    peak = std::max(peak, kept + 2 * piece);
-    kept += piece;
-  }
-  return peak;
 }
 
 // The reductions of a reduce-scatter that folds every piece but `skipped`: each piece's own kernel time,
@@ -79,9 +61,9 @@ void book_ring_all_reduce(Communicator& comm, RingPasses passes, DType dtype, Re
     const Bytes sent = (2 * pieces.n - pieces.size(r) - pieces.size(r + 1)) * item;
     comm.book_phase(next(comm), previous(comm), sent * group.count, 2 * (p - 1) * static_cast<int>(group.count),
                     static_cast<double>(group.count) * reductions(comm, pieces, r - 1, dtype, op));
-    // Held and released at once: the reduce-scatter's peak, or the all-gather's (every piece held at its
-    // end), whichever is higher; nothing of a pass outlives it.
-    scratch(comm, std::max(reduce_scatter_peak(pieces, r), pieces.n), dtype);
+    // Held and released at once: ring_all_reduce's output buffer, all it holds (its pieces in flight are
+    // staged); nothing of a pass outlives it.
+    scratch(comm, pieces.n, dtype);
   }
 }
 

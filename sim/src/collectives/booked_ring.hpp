@@ -1,8 +1,9 @@
 // The ring algorithms booked from their totals (Communicator::book_phase) in O(1) per device: the same phase
 // (bytes each way, messages, reductions) and the same memory peak as ring_all_reduce, ring_all_gather and
-// ring_reduce_scatter booked exchange by exchange through sendrecv_shaped and combine, without making the p
-// pieces per device those walk through. At p = 1024 the walk is p^2 pieces, and ledger entries, per
-// collective, which is hours for a training step of hundreds of collectives; booked, it is microseconds.
+// ring_reduce_scatter booked exchange by exchange through their verbs (sendrecv_staged and combine_staged,
+// sendrecv_shaped and combine), without the p messages per device those walk through. At p = 1024 the walk
+// is p^2 messages per collective, which is hours for a training step of hundreds of collectives; booked, it
+// is microseconds.
 // The ring under SimulationOptions::aggregate_ring_phases (the all-reduce on any data, all-gather and
 // reduce-scatter on abstract data) and each channel of NCCL's rings on abstract data are booked so.
 // tests/aggregated_phases_test.cpp holds both to the per-message figures.

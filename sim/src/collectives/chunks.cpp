@@ -6,14 +6,16 @@ namespace spmdsim::collectives {
 
 std::vector<Array> split_flat(const Array& flat, int n) {
   if (flat.ndim() != 1) throw std::logic_error("split_flat expects a 1-d array");
+  const FlatBlocks blocks{flat, n};
   std::vector<Array> parts;
   parts.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const std::int64_t offset = split_flat_offset(flat.size(), n, i);
-    parts.push_back(Array::view(flat, offset, Shape{split_flat_offset(flat.size(), n, i + 1) - offset}));
-  }
+  for (int i = 0; i < n; ++i) parts.push_back(blocks.view(i));
   return parts;
 }
+
+Array FlatBlocks::view(int k) const { return Array::view(flat, offset(k), Shape{size(k)}); }
+
+Array FlatBlocks::shape_of(int k) const { return Array::abstract(Shape{size(k)}, flat.dtype()); }
 
 std::vector<Array> pieces_of(const Array& flat, std::int64_t piece) {
   if (piece <= 0 || flat.size() <= piece) return {flat};
@@ -34,20 +36,32 @@ Array join_flat(const std::vector<Array>& chunks) {
     total += c.size();
     abstract = abstract || c.is_abstract();
   }
-  const DType dtype = chunks.at(0).dtype();
-  if (abstract) return Array::abstract(Shape{total}, dtype);
-  Storage out = make_storage(dtype, total);
+  FlatOutput joined(total, chunks.at(0).dtype(), abstract);
+  std::int64_t offset = 0;
+  for (const auto& c : chunks) {
+    joined.write(offset, c);
+    offset += c.size();
+  }
+  return std::move(joined).result();
+}
+
+FlatOutput::FlatOutput(std::int64_t size, DType dtype, bool abstract) : size_(size), dtype_(dtype) {
+  if (!abstract) storage_ = make_storage(dtype, size);
+}
+
+void FlatOutput::write(std::int64_t offset, const Array& block) {
+  if (!storage_) return;
   std::visit(
       [&](auto& dst) {
         using T = typename std::decay_t<decltype(dst)>::Scalar;
-        std::int64_t offset = 0;
-        for (const auto& c : chunks) {
-          dst.segment(offset, c.size()) = c.values<T>();
-          offset += c.size();
-        }
+        dst.segment(offset, block.size()) = block.values<T>();
       },
-      out);
-  return Array(Shape{total}, std::move(out));
+      *storage_);
+}
+
+Array FlatOutput::result() && {
+  if (!storage_) return Array::abstract(Shape{size_}, dtype_);
+  return Array(Shape{size_}, std::move(*storage_));
 }
 
 }  // namespace spmdsim::collectives

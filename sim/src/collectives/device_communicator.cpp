@@ -216,14 +216,30 @@ int DeviceCommunicator::device_of(int peer) const {
   return ctx_.device_at(group_.ranks().at(static_cast<std::size_t>(peer)));
 }
 
-simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
+void DeviceCommunicator::note_send(int peer, Bytes bytes) {
   XBT_VERB("%s: device %d sends %lld bytes to device %d", collective_.c_str(), ctx_.device(),
-           static_cast<long long>(chunk.nbytes()), device_of(peer));
-  ctx_.times().bytes_sent += static_cast<Bytes>(chunk.nbytes());
+           static_cast<long long>(bytes), device_of(peer));
+  ctx_.times().bytes_sent += bytes;
+}
+
+simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk) {
+  note_send(peer, static_cast<Bytes>(chunk.nbytes()));
   // The receiver takes ownership of the heap copy of the handle: the storage is shared, the sender's device
   // buffer is not, so this device's memory depends on its own references alone.
   return put(device_of(peer), new Array(chunk.on_device(nullptr)), static_cast<Bytes>(chunk.nbytes()),
              step_overhead(peer));
+}
+
+void DeviceCommunicator::exchange_sizes(int to, Bytes bytes, int from) {
+  flush_phase();
+  static int token;  // never read: put_async rejects a null payload
+  int* received = nullptr;
+  auto incoming = ctx_.channel(device_of(from), ctx_.device(), lane_)->get_async<int>(&received);
+  note_send(to, bytes);
+  auto outgoing = put(device_of(to), &token, bytes, step_overhead(to));
+  pace(bytes);
+  incoming->wait();
+  outgoing->wait();
 }
 
 Seconds DeviceCommunicator::step_overhead(int peer) const {
@@ -250,11 +266,15 @@ simgrid::s4u::CommPtr DeviceCommunicator::post_recv(int peer, Array** slot) {
   return ctx_.channel(device_of(peer), ctx_.device(), lane_)->get_async<Array>(slot);
 }
 
-Array DeviceCommunicator::take(int peer, Array* received) {
+Array DeviceCommunicator::arrived(int peer, Array* received) {
   std::unique_ptr<Array> owned(received);
   XBT_VERB("%s: device %d received %lld bytes from device %d", collective_.c_str(), ctx_.device(),
            static_cast<long long>(owned->nbytes()), device_of(peer));
-  return ctx_.place(*owned, MemoryTag::collective_scratch, collective_);
+  return std::move(*owned);
+}
+
+Array DeviceCommunicator::scratch(const Array& piece) const {
+  return ctx_.place(piece, MemoryTag::collective_scratch, collective_);
 }
 
 void DeviceCommunicator::send(int peer, const Array& chunk) {
@@ -274,10 +294,10 @@ Array DeviceCommunicator::recv(int peer) {
   flush_phase();
   Array* received = nullptr;
   post_recv(peer, &received)->wait();
-  return take(peer, received);
+  return scratch(arrived(peer, received));
 }
 
-Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
+Array DeviceCommunicator::exchange(int to, const Array& chunk, int from) {
   flush_phase();
   Array* received = nullptr;
   auto incoming = post_recv(from, &received);
@@ -285,14 +305,24 @@ Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
   pace(static_cast<Bytes>(chunk.nbytes()));
   incoming->wait();
   outgoing->wait();
-  return take(from, received);
+  return arrived(from, received);
+}
+
+Array DeviceCommunicator::sendrecv(int to, const Array& chunk, int from) {
+  return scratch(exchange(to, chunk, from));
 }
 
 Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) {
-  if (!books(chunk) || !expected.is_abstract()) return sendrecv(to, chunk, from);
-  book_phase(to, from, static_cast<Bytes>(chunk.nbytes()), 1, 0);
-  return ctx_.place(expected, MemoryTag::collective_scratch,
-                    collective_);  // a buffer of its own, shaped alike
+  return scratch(sendrecv_staged(to, chunk, from, expected));  // a buffer of its own, shaped alike
+}
+
+Array DeviceCommunicator::sendrecv_staged(int to, const Array& chunk, int from, const Array& expected) {
+  if (!chunk.is_abstract() || !expected.is_abstract()) return exchange(to, chunk, from);
+  if (books(chunk))
+    book_phase(to, from, static_cast<Bytes>(chunk.nbytes()), 1, 0);
+  else
+    exchange_sizes(to, static_cast<Bytes>(chunk.nbytes()), from);
+  return expected;
 }
 
 Array DeviceCommunicator::hold_scratch(const Array& like) {
@@ -358,7 +388,18 @@ Seconds DeviceCommunicator::reduction_time(const Array& piece, ReduceOp op) cons
 
 Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
   kernels::KernelResult result = reduce_kernel(a, b, op);
-  Array placed = ctx_.place(result.value, MemoryTag::collective_scratch, collective_);
+  Array placed = scratch(result.value);  // allocated before the reduction writes it
+  take_reduction_time(result);
+  return placed;
+}
+
+Array DeviceCommunicator::combine_staged(const Array& a, const Array& b, ReduceOp op) {
+  kernels::KernelResult result = reduce_kernel(a, b, op);
+  take_reduction_time(result);
+  return std::move(result.value);
+}
+
+void DeviceCommunicator::take_reduction_time(const kernels::KernelResult& result) {
   const Seconds time = protocol_.reduces_in_flight ? 0 : in_kernel_time(ctx_.spec(), result);
   XBT_VERB("%s: device %d reduces %lld element(s) in %g s%s", collective_.c_str(), ctx_.device(),
            static_cast<long long>(result.value.size()), time, phase_->messages > 0 ? " (booked)" : "");
@@ -366,7 +407,6 @@ Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
     phase_->reducing += time;
   else
     ctx_.execute(time);
-  return placed;
 }
 
 void DeviceCommunicator::flush_phase() {

@@ -1,5 +1,6 @@
 // Communicator over SimGrid: each chunk is one message on the channel between two devices, whose
-// simulated size is the chunk's byte size; received chunks are collective scratch in device memory.
+// simulated size is the chunk's byte size; received chunks are collective scratch in device memory, except
+// staged ones (sendrecv_staged), which the algorithm keeps in an output buffer it holds.
 // Phase booking (Communicator::books): with SimulationOptions::aggregate_ring_phases, a run of exchanges on
 // abstract data with the same peers, booked through sendrecv_shaped and combine or from its totals
 // (book_phase), is simulated at its end as one transfer each way of the run's bytes, the latencies of its
@@ -14,6 +15,10 @@
 
 #include "engine/device_context.hpp"
 #include "spmdsim/collective_algorithms.hpp"
+
+namespace spmdsim::kernels {
+struct KernelResult;  // api/kernels/kernels.hpp: an op's value and its cost.
+}
 
 namespace spmdsim::detail {
 
@@ -35,6 +40,8 @@ class DeviceCommunicator final : public Communicator {
   Array sendrecv(int to, const Array& chunk, int from) override;
   Array sendrecv_shaped(int to, const Array& chunk, int from, const Array& expected) override;
   Array combine(const Array& a, const Array& b, ReduceOp op) override;
+  Array sendrecv_staged(int to, const Array& chunk, int from, const Array& expected) override;
+  Array combine_staged(const Array& a, const Array& b, ReduceOp op) override;
   int pipeline_chunks() const override { return pipeline_chunks_; }
   std::vector<int> dimensions() const override { return dimensions_; }
   std::vector<std::string> dimension_algorithms() const override;
@@ -95,7 +102,13 @@ class DeviceCommunicator final : public Communicator {
   // The communicator of channel c of in_parallel: ring c's order, lane c, the protocol, a phase of its own.
   DeviceCommunicator channel_communicator(const std::shared_ptr<const ChannelRings>& rings, int c,
                                           const ChannelProtocol& protocol);
+  // Logs a send of `bytes` to `peer` and counts it in the device's bytes sent.
+  void note_send(int peer, Bytes bytes);
   simgrid::s4u::CommPtr post_send(int peer, const Array& chunk);
+  // sendrecv's transfers (the receive posted first), the piece received not placed in device memory.
+  Array exchange(int to, const Array& chunk, int from);
+  // The same for pieces whose shapes both ends know (abstract data): only their size travels.
+  void exchange_sizes(int to, Bytes bytes, int from);
   // Sends `bytes` of data to device `to_device` after `overhead`, as the protocol's wire bytes.
   simgrid::s4u::CommPtr put(int to_device, void* payload, Bytes bytes, Seconds overhead);
   Seconds step_overhead(int peer) const;
@@ -104,8 +117,12 @@ class DeviceCommunicator final : public Communicator {
   std::pair<Seconds, Seconds> slowest_hop(int to_device, int from_device) const;
   void pace(Bytes bytes);
   simgrid::s4u::CommPtr post_recv(int peer, Array** slot);
-  // A chunk received from `peer`, placed in this device's memory as collective scratch.
-  Array take(int peer, Array* received);
+  // The chunk received from `peer` (the heap copy its sender made), not placed in device memory.
+  Array arrived(int peer, Array* received);
+  // `piece` placed in this device's memory as collective scratch.
+  Array scratch(const Array& piece) const;
+  // The reduction's time: taken now, or added to the booked phase's reductions.
+  void take_reduction_time(const kernels::KernelResult& result);
   int device_of(int peer) const;
 
   DeviceContext& ctx_;
