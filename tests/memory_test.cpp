@@ -64,8 +64,8 @@ TEST(Memory, CollectiveScratchIsCounted) {
   EXPECT_EQ(at_peak(memory, MemoryTag::collective_scratch), 4096);
 }
 
-// As NCCL's ring: the output is one buffer held for the whole call, the blocks in flight are staged, so a rank
-// of p holds one buffer, not p pieces (pieces of unequal sizes here: 1,003 floats over 5 ranks).
+// As NCCL's ring: the output is one buffer held for the whole call, the blocks in flight are staged, so a
+// rank of p holds one buffer, not p pieces (pieces of unequal sizes here: 1,003 floats over 5 ranks).
 TEST(Memory, ARingAllReduceHoldsOneOutputBufferNotItsPieces) {
   const int p = 5;
   const std::int64_t n = 1003;
@@ -81,6 +81,27 @@ TEST(Memory, ARingAllReduceHoldsOneOutputBufferNotItsPieces) {
     EXPECT_EQ(scratch_events, (std::vector<Bytes>{4 * n, -4 * n})) << "device " << d;
     EXPECT_EQ(at_peak(report.calls.back().memory[static_cast<std::size_t>(d)], MemoryTag::collective_scratch),
               4 * n);
+  }
+}
+
+// So is the ring reduce-scatter: its partial sums stay staged, and only its last sum, the rank's block, is a
+// buffer of its own.
+TEST(Memory, ARingReduceScatterHoldsOnlyItsReducedBlock) {
+  const int p = 4;
+  const std::int64_t n = 1000;
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
+  auto f = pmap(
+      [](const Args& a) -> Tree {
+        return psum_scatter(a[0].array(), "i", 0, true, {}, {.algorithm = "ring"});
+      },
+      {.axis_name = "i"});
+  f(sim, {Array::full({p, n}, 1.0)});
+  const auto report = sim.report();
+  for (int d = 0; d < p; ++d) {
+    std::vector<Bytes> scratch_events;
+    for (const MemoryEvent& e : report.memory_timelines[static_cast<std::size_t>(d)])
+      if (e.tag == MemoryTag::collective_scratch) scratch_events.push_back(e.delta);
+    EXPECT_EQ(scratch_events, (std::vector<Bytes>{4 * n / p, -4 * n / p})) << "device " << d;
   }
 }
 

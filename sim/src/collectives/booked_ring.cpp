@@ -1,6 +1,5 @@
 #include "collectives/booked_ring.hpp"
 
-#include <algorithm>
 #include <vector>
 
 #include "collectives/chunks.hpp"
@@ -79,18 +78,15 @@ Array book_ring_all_gather(Communicator& comm, RingPasses passes, DType dtype) {
 Array book_ring_reduce_scatter(Communicator& comm, RingPasses passes, DType dtype, ReduceOp op) {
   const int p = comm.size();
   Seconds reducing = 0;
-  std::int64_t count = 0, kept = 0, peak = 0;
+  std::int64_t count = 0;
   for (const PassGroup& group : pass_groups(passes)) {
-    reducing += static_cast<double>(group.count * (p - 1)) * comm.reduction_time(Array::abstract({group.elements}, dtype), op);
+    reducing += static_cast<double>(group.count * (p - 1)) *
+                comm.reduction_time(Array::abstract({group.elements}, dtype), op);
     count += group.count;
-    // At a pass's last step the passes before it, p-2 folded blocks, the one received and the one folded from
-    // it (which stays) are held.
-    kept += group.elements * group.count;
-    peak = std::max(peak, kept - group.elements + p * group.elements);
   }
   comm.book_phase(next(comm), previous(comm), passes.elements * static_cast<Bytes>(itemsize(dtype)) * (p - 1),
                   (p - 1) * static_cast<int>(count), reducing);
-  const Array folded_before = scratch(comm, peak - passes.elements, dtype);  // released on return
+  // All ring_reduce_scatter holds: each pass's reduced block, its output (the partials in flight are staged).
   return scratch(comm, passes.elements, dtype);
 }
 
