@@ -105,6 +105,25 @@ TEST(Memory, ARingReduceScatterHoldsOnlyItsReducedBlock) {
   }
 }
 
+// And the ring all-gather: the blocks it receives are its output, one buffer for the other ranks' blocks,
+// held as long as the caller keeps them, not a buffer per block.
+TEST(Memory, ARingAllGatherHoldsOneBufferForTheOtherRanksBlocks) {
+  const int p = 4;
+  const std::int64_t n = 250;
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
+  auto f = pmap(
+      [](const Args& a) -> Tree { return all_gather(a[0].array(), "i", 0, true, {}, {.algorithm = "ring"}); },
+      {.axis_name = "i"});
+  f(sim, {Array::full({p, n}, 1.0)});
+  const auto report = sim.report();
+  for (int d = 0; d < p; ++d) {
+    std::vector<Bytes> scratch_events;
+    for (const MemoryEvent& e : report.memory_timelines[static_cast<std::size_t>(d)])
+      if (e.tag == MemoryTag::collective_scratch) scratch_events.push_back(e.delta);
+    EXPECT_EQ(scratch_events, (std::vector<Bytes>{4 * n * (p - 1), -4 * n * (p - 1)})) << "device " << d;
+  }
+}
+
 TEST(Memory, OutOfMemoryNamesTheDeviceTheAllocationAndTheLiveBuffers) {
   auto spec = testing::round_numbers_cluster(2);
   spec.device.memory_capacity = 1000;
