@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
@@ -15,6 +16,14 @@ namespace {
 
 Bytes at_peak(const DeviceMemory& memory, MemoryTag tag) {
   return memory.at_peak[tag.index()];
+}
+
+// Every allocation (positive) and release (negative) of collective scratch on one device, in order.
+std::vector<Bytes> scratch_deltas(const MemoryTimeline& timeline) {
+  std::vector<Bytes> deltas;
+  for (const MemoryEvent& e : timeline)
+    if (e.tag == MemoryTag::collective_scratch) deltas.push_back(e.delta);
+  return deltas;
 }
 
 TEST(Memory, InputsOutputsAndTemporariesAreTaggedAtThePeak) {
@@ -75,10 +84,9 @@ TEST(Memory, ARingAllReduceHoldsOneOutputBufferNotItsPieces) {
   f(sim, {Array::full({p, n}, 1.0)});
   const auto report = sim.report();
   for (int d = 0; d < p; ++d) {
-    std::vector<Bytes> scratch_events;
-    for (const MemoryEvent& e : report.memory_timelines[static_cast<std::size_t>(d)])
-      if (e.tag == MemoryTag::collective_scratch) scratch_events.push_back(e.delta);
-    EXPECT_EQ(scratch_events, (std::vector<Bytes>{4 * n, -4 * n})) << "device " << d;
+    EXPECT_EQ(scratch_deltas(report.memory_timelines[static_cast<std::size_t>(d)]),
+              (std::vector<Bytes>{4 * n, -4 * n}))
+        << "device " << d;
     EXPECT_EQ(at_peak(report.calls.back().memory[static_cast<std::size_t>(d)], MemoryTag::collective_scratch),
               4 * n);
   }
@@ -98,10 +106,9 @@ TEST(Memory, ARingReduceScatterHoldsOnlyItsReducedBlock) {
   f(sim, {Array::full({p, n}, 1.0)});
   const auto report = sim.report();
   for (int d = 0; d < p; ++d) {
-    std::vector<Bytes> scratch_events;
-    for (const MemoryEvent& e : report.memory_timelines[static_cast<std::size_t>(d)])
-      if (e.tag == MemoryTag::collective_scratch) scratch_events.push_back(e.delta);
-    EXPECT_EQ(scratch_events, (std::vector<Bytes>{4 * n / p, -4 * n / p})) << "device " << d;
+    EXPECT_EQ(scratch_deltas(report.memory_timelines[static_cast<std::size_t>(d)]),
+              (std::vector<Bytes>{4 * n / p, -4 * n / p}))
+        << "device " << d;
   }
 }
 
@@ -117,10 +124,9 @@ TEST(Memory, ARingAllGatherHoldsOneBufferForTheOtherRanksBlocks) {
   f(sim, {Array::full({p, n}, 1.0)});
   const auto report = sim.report();
   for (int d = 0; d < p; ++d) {
-    std::vector<Bytes> scratch_events;
-    for (const MemoryEvent& e : report.memory_timelines[static_cast<std::size_t>(d)])
-      if (e.tag == MemoryTag::collective_scratch) scratch_events.push_back(e.delta);
-    EXPECT_EQ(scratch_events, (std::vector<Bytes>{4 * n * (p - 1), -4 * n * (p - 1)})) << "device " << d;
+    EXPECT_EQ(scratch_deltas(report.memory_timelines[static_cast<std::size_t>(d)]),
+              (std::vector<Bytes>{4 * n * (p - 1), -4 * n * (p - 1)}))
+        << "device " << d;
   }
 }
 
