@@ -170,8 +170,8 @@ TEST_P(AggregatedNcclChannels, TakeThePerMessageTimeAndMemory) {
 INSTANTIATE_TEST_SUITE_P(Ring, AggregatedNcclChannels,
                          ::testing::Values(Case{"psum", "nccl_ring", 8, {}, 1 << 28, 0, "hgx_h200"},
                                            Case{"all_gather", "nccl_ring", 8, {}, 1 << 25, 0, "hgx_h200"}),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           return case_name(info) + "_" + info.param.preset;
+                         [](const ::testing::TestParamInfo<Case>& tested) {
+                           return case_name(tested) + "_" + tested.param.preset;
                          });
 
 // On real data the booked ring all-reduce takes the per-message time and memory; the other collectives still

@@ -52,19 +52,12 @@ void check_float32_peak(const Simulation& sim, int devices) {
   }
 }
 
-// What channel rings walked step by step hold per pair of devices (each device's ring steps grow with the
-// devices, as they are without --aggregate): measured when --aggregate walked them too, a gpt_7b data-parallel
-// step with nccl on dgx_b200 nodes peaked at 0.45 GB on 64 devices and 18.8 GB on 512 (0.15 and 0.98 GB with
-// ring).
-constexpr double kChannelRingBytesPerDevicePair = 72e3;
-
 }  // namespace
 
 HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::int64_t global_batch,
                                 int channels) {
   HostDemand demand{.actors = training_actors(devices, channels),
                     .abstract = setup.abstract || setup.model.is_transformer()};
-  if (channels > 1) demand.data_bytes = kChannelRingBytesPerDevicePair * devices * static_cast<double>(devices);
   if (demand.abstract) return demand;
   const auto& sizes = setup.model.layer_sizes;
   const double batch = static_cast<double>(global_batch);
