@@ -199,13 +199,8 @@ TEST_P(NcclRingTime, ChannelsAcrossRailNodesEachCrossOnTheirOwnNic) {
 
 INSTANTIATE_TEST_SUITE_P(Channels, NcclRingTime, ::testing::Values(1, 2, 4, 8));
 
-// One full-mesh node of 8 devices, pair links of 100 GB/s and 1 us: each of the first 6 channels walks its
-// own cycle of pair links, so 6 channels divide the bandwidth term by 6; one channel is the ring.
-class NcclRingMesh : public ::testing::TestWithParam<int> {};
-
-TEST_P(NcclRingMesh, ChannelsOnAFullMeshDriveDisjointLinks) {
-  constexpr int p = 8;
-  const int channels = GetParam();
+// One full-mesh node of p devices, pair links of 100 GB/s and 1 us.
+PlatformBuilder full_mesh_node(int p) {
   topologies::NodeSpec node;
   node.devices_per_node = p;
   node.device = testing::free_compute_cluster(1).device;
@@ -213,7 +208,17 @@ TEST_P(NcclRingMesh, ChannelsOnAFullMeshDriveDisjointLinks) {
   node.device_link = {100e9, 1e-6};
   node.host_link = {10e9, 1e-6};
   node.nic = {25e9, 1e-6};
-  Simulation sim(topologies::accelerator_node(node), {alpha_beta_config(), {}});
+  return topologies::accelerator_node(node);
+}
+
+// On 8 devices each of the first 6 channels walks its own cycle of pair links, so 6 channels divide the
+// bandwidth term by 6; one channel is the ring.
+class NcclRingMesh : public ::testing::TestWithParam<int> {};
+
+TEST_P(NcclRingMesh, ChannelsOnAFullMeshDriveDisjointLinks) {
+  constexpr int p = 8;
+  const int channels = GetParam();
+  Simulation sim(full_mesh_node(p), {alpha_beta_config(), {}});
   run(sim, Array::abstract(Shape{p, kFloats}, DType::f32),
       [&](const Array& v) { return psum(v, "i", {}, {.algorithm = "nccl_ring", .channels = channels}); });
   expect_close(collective_time(sim, "psum"), 2 * (p - 1) * (1e-6 + 4.0 * kFloats / (channels * p) / 100e9),
@@ -221,6 +226,27 @@ TEST_P(NcclRingMesh, ChannelsOnAFullMeshDriveDisjointLinks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Channels, NcclRingMesh, ::testing::Values(1, 2, 6));
+
+TEST(NcclRingMesh, AMeshNodeHasOneChannelPerDisjointCycle) {
+  EXPECT_EQ(mesh_ring_channels(8), 6);
+  EXPECT_EQ(mesh_ring_channels(4), 2);  // K4 has no decomposition into 3 Hamiltonian cycles
+  EXPECT_EQ(mesh_ring_channels(2), 1);
+  EXPECT_EQ(mesh_ring_channels(1024), 64);  // stride cycles, capped at NCCL's MAXCHANNELS
+}
+
+// With no algorithm named, a full-mesh node runs its reductions and gathers as nccl_ring on every disjoint
+// cycle (as RCCL spreads its channels over all xGMI links); the other collectives keep their defaults.
+TEST(NcclRingDefault, OnAFullMeshNodeIsNcclRingOnEveryDisjointCycle) {
+  constexpr auto kMesh = CollectiveLibrary::mesh_channel_rings;
+  EXPECT_EQ(default_algorithm(CollectiveKind::all_reduce, kMesh), "nccl_ring");
+  EXPECT_EQ(default_algorithm(CollectiveKind::reduce_scatter, kMesh), "nccl_ring");
+  EXPECT_EQ(default_algorithm(CollectiveKind::all_to_all, kMesh), "pairwise");
+  constexpr int p = 8;
+  Simulation sim(full_mesh_node(p), {alpha_beta_config(), {}});
+  EXPECT_EQ(collective_library(sim.platform()), CollectiveLibrary::mesh_channel_rings);
+  run(sim, Array::abstract(Shape{p, kFloats}, DType::f32), [](const Array& v) { return psum(v, "i"); });
+  expect_close(collective_time(sim, "psum"), 2 * (p - 1) * (1e-6 + 4.0 * kFloats / (6 * p) / 100e9), 1e-9);
+}
 
 TEST(NcclRingDefault, IsOneChannelPerDeviceOfANode) {
   constexpr int p = 8;

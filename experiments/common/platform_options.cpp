@@ -386,16 +386,34 @@ void add_platform_options(po::options_description& options, PlatformRequest& req
       "with --platform: the host that runs the host program (default: the one marked spmdsim.role=host)");
 }
 
-bool carries_nccl(const ChosenPlatform& platform) {
-  for (const auto& preset : topologies::node_presets())
-    if (preset.name == platform.preset) return preset.nccl.has_value();
-  return false;
+namespace {
+
+const topologies::NodePreset* chosen_node_preset(const ChosenPlatform& platform) {
+  if (!platform.topology.empty() || !platform.platform_file.empty()) return nullptr;
+  return find_in(topologies::node_presets(), platform.preset);
+}
+
+}  // namespace
+
+CollectiveLibrary collective_library(const ChosenPlatform& platform) {
+  if (const auto* node = chosen_node_preset(platform)) {
+    if (node->nccl) return CollectiveLibrary::nccl;
+    if (node->fabric == topologies::NodeFabric::full_mesh) return CollectiveLibrary::mesh_channel_rings;
+  }
+  if (platform.topology == "full_mesh") return CollectiveLibrary::mesh_channel_rings;
+  return CollectiveLibrary::textbook;
 }
 
 int collective_channels(const ChosenPlatform& platform, const std::string& algorithm) {
-  if (!carries_nccl(platform) || !(algorithm.empty() || algorithm == "nccl" || algorithm == "nccl_ring"))
-    return 1;
-  return topologies::node_preset(platform.preset).nccl->ring_channels;
+  const CollectiveLibrary library = collective_library(platform);
+  const std::string runs =
+      algorithm.empty() ? std::string(default_algorithm(CollectiveKind::all_reduce, library)) : algorithm;
+  const auto* node = chosen_node_preset(platform);
+  if (library == CollectiveLibrary::nccl && (runs == "nccl" || runs == "nccl_ring"))
+    return node->nccl->ring_channels;
+  if (runs != "nccl_ring") return 1;
+  if (platform.nodes > 1) return node->devices_per_node;
+  return library == CollectiveLibrary::mesh_channel_rings ? mesh_ring_channels(platform.num_devices) : 1;
 }
 
 ChosenPlatform choose_platform(const PlatformRequest& request, int devices, HostCpuNeed host_cpu) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/device_list.hpp"
+#include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/platform.hpp"
 
 namespace spmdsim::cli {
@@ -60,11 +61,14 @@ enum class HostCpuNeed { required, first_device_if_none };
 ChosenPlatform choose_platform(const PlatformRequest& request, int devices,
                                HostCpuNeed host_cpu = HostCpuNeed::required);
 
-// Whether the platform is a node preset of NVIDIA GPUs (or a cluster of them) carrying NCCL's figures, where
-// the collectives NCCL runs default to `nccl` (SimulationOptions::algorithms).
-bool carries_nccl(const ChosenPlatform& platform);
+// What runs the platform's collectives when no algorithm is named (collective_library of the platform it
+// builds): NCCL on a node preset of NVIDIA GPUs (or a cluster of them) carrying NCCL's figures, channel
+// rings on full-mesh nodes (a node preset such as mi300x_8gpu, --topology full_mesh), else the textbook
+// algorithms.
+CollectiveLibrary collective_library(const ChosenPlatform& platform);
 // The channels a collective of `algorithm` (empty: the platform's default) runs on at most there: NCCL's ring
-// channels for nccl and nccl_ring where the platform carries NCCL's figures, else 1.
+// channels for nccl and nccl_ring where the platform carries NCCL's figures; for nccl_ring elsewhere one per
+// device of a node across nodes, one per arc-disjoint cycle of a full-mesh node; else 1.
 int collective_channels(const ChosenPlatform& platform, const std::string& algorithm);
 
 // The network settings in force in SimGrid (model, cross-traffic, TCP-gamma, optim), read back once a

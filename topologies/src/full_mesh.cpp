@@ -51,6 +51,7 @@ PlatformBuilder full_mesh(FullMeshSpec spec) {
           links->pair[static_cast<std::size_t>(i) * static_cast<std::size_t>(p) + static_cast<std::size_t>(j)] =
               detail::add_link(zone, fmt::format("dev{}-dev{}", i, j), spec.device_link);
     zone.seal();
+    platform.full_mesh_nodes = true;
     return platform;
   });
 }

@@ -524,14 +524,15 @@ std::vector<NodePreset> make_nodes() {
        "assumed: one NDR 400 Gb/s port per GPU; REFERENCES gives no MI300X-node NIC",
        &nvlink_model(),
        CalibrationTarget{
-           "ring",
+           "nccl_ring",
            {4 * kGiB},
            312.912 * kGB,
            312.912 * kGB,
            "§1.7 [M,S1] all_reduce_bench.py, 4 GiB, 8 GPUs (one measurement)",
-           "no spmdsim algorithm drives more than one of a device's 7 mesh links at a time (a "
-           "Communicator cannot post several receives at once), where RCCL spreads its channels "
-           "over all 7: fitting would need a 5.4x correction, a 343 GB/s 'pair link'"}},
+           "one published measurement, by PyTorch's benchmark rather than rccl-tests: a correction fitted "
+           "to it would leave nothing to check it against. The node's default, channel rings on the "
+           "mesh's 6 arc-disjoint cycles (RCCL spreads its channels over a GPU's xGMI links), runs at the "
+           "nominal pair link"}},
   };
 }
 

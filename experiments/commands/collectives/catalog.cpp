@@ -47,7 +47,7 @@ DType find_dtype(std::string_view name) {
 }
 
 std::vector<std::string> algorithms_for(const Collective& c, const std::vector<std::string>& words,
-                                        bool nccl_platform) {
+                                        CollectiveLibrary library) {
   const auto registered = algorithm_names(c.kind);
   std::vector<std::string> chosen;
   const auto add = [&](std::string_view name) {
@@ -59,7 +59,7 @@ std::vector<std::string> algorithms_for(const Collective& c, const std::vector<s
         if (c.kind != CollectiveKind::all_reduce || !find_all_reduce(name).platform_bound) add(name);
       add("auto");
     } else if (word == "default") {
-      add(default_algorithm(c.kind, nccl_platform));
+      add(default_algorithm(c.kind, library));
     } else if (word == "auto" || std::find(registered.begin(), registered.end(), word) != registered.end()) {
       add(word);
     }

@@ -30,9 +30,9 @@ DType find_dtype(std::string_view name);
 
 // The algorithms to run for one collective: the registered names among `words`, every registered one
 // plus auto for "all" (but nvls), the kind's default on the platform for "default".
-// `nccl_platform`: the platform carries NCCL's figures, where "default" is nccl for the kinds NCCL runs.
+// `library`: what runs the platform's collectives, whose default_algorithm "default" names.
 std::vector<std::string> algorithms_for(const Collective& c, const std::vector<std::string>& words,
-                                        bool nccl_platform);
+                                        CollectiveLibrary library);
 
 // "all_reduce: ring, ..., auto; ... (or all, default)", for the messages that list them.
 std::string valid_algorithms_text(const std::vector<const Collective*>& collectives);

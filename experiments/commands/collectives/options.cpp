@@ -31,7 +31,7 @@ void check_algorithm_words(const SweepOptions& options) {
                                    valid_algorithms_text(options.collectives)));
   }
   for (const auto* c : options.collectives)
-    if (algorithms_for(*c, options.algorithm_words, false).empty())
+    if (algorithms_for(*c, options.algorithm_words, CollectiveLibrary::textbook).empty())
       throw UsageError(fmt::format("no algorithm in --algorithms {} is registered for {}; valid: {}",
                                    fmt::join(options.algorithm_words, ","), c->name,
                                    valid_algorithms_text({c})));

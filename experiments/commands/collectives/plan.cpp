@@ -56,7 +56,7 @@ Plan make_plan(const SweepOptions& options, ByteCount abstract_above) {
     if (s > std::numeric_limits<ByteCount>::max() / options.step_factor) break;
   }
   for (const auto* c : options.collectives) {
-    const auto algorithms = algorithms_for(*c, options.algorithm_words, carries_nccl(options.platform));
+    const auto algorithms = algorithms_for(*c, options.algorithm_words, collective_library(options.platform));
     for (int p : options.devices) {
       std::vector<std::string> runnable;
       for (const auto& a : algorithms) {
@@ -89,7 +89,7 @@ Plan make_plan(const SweepOptions& options, ByteCount abstract_above) {
 int sweep_channels(const SweepOptions& options) {
   int channels = 1;
   for (const auto* c : options.collectives)
-    for (const auto& a : algorithms_for(*c, options.algorithm_words, carries_nccl(options.platform)))
+    for (const auto& a : algorithms_for(*c, options.algorithm_words, collective_library(options.platform)))
       if (a != "auto") channels = std::max(channels, collective_channels(options.platform, a));
   return channels;
 }

@@ -28,7 +28,7 @@ Cell microseconds(Seconds seconds, int decimals) {
 // default (SimulationOptions::algorithms).
 std::string collective_algorithm(const TrainCommandOptions& options) {
   if (!options.setup.algorithm.empty()) return options.setup.algorithm;
-  return std::string(default_algorithm(CollectiveKind::all_reduce, carries_nccl(options.platform)));
+  return std::string(default_algorithm(CollectiveKind::all_reduce, collective_library(options.platform)));
 }
 
 }  // namespace

@@ -207,10 +207,18 @@ std::span<const Algorithm<AllToAllFn>> all_to_all_algorithms();
 std::vector<std::string_view> algorithm_names(CollectiveKind kind);
 // The default algorithm of a kind (ring for reductions and all-gather, pairwise for all-to-all).
 std::string_view default_algorithm(CollectiveKind kind);
-// The default on a platform: `nccl` for the all-reduce, all-gather and reduce-scatter where the platform
-// carries NCCL's figures (`nccl_platform`: NVIDIA GPU nodes, which NCCL drives), else
-// default_algorithm(kind).
-std::string_view default_algorithm(CollectiveKind kind, bool nccl_platform);
+// What runs a platform's all-reduce, all-gather and reduce-scatter when no algorithm is named: NCCL on NVIDIA
+// GPU nodes (Platform::nccl), channel rings over the pair links of full-mesh nodes
+// (Platform::full_mesh_nodes: RCCL on MI300X), spmdsim's textbook algorithms elsewhere.
+enum class CollectiveLibrary { textbook, nccl, mesh_channel_rings };
+CollectiveLibrary collective_library(const Platform& platform);
+// The default on a platform: for the all-reduce, all-gather and reduce-scatter `nccl` under NCCL and
+// `nccl_ring` over a mesh (its channels then default to mesh_ring_channels), else default_algorithm(kind).
+std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary library);
+// The arc-disjoint Hamiltonian cycles nccl_channel_rings finds among d devices linked pairwise (6 for 8, 2
+// for 4), at most NCCL's 64 channels: the channels nccl_ring runs on by default inside a full-mesh node, one
+// per cycle.
+int mesh_ring_channels(int devices_per_node);
 // Throws ValueError "unknown all_reduce algorithm 'x'; valid: ring, ..." for a name not registered.
 void check_algorithm(CollectiveKind kind, std::string_view name);
 

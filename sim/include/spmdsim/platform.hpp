@@ -73,6 +73,10 @@ struct Platform {
   std::vector<int> dimensions;
   // NCCL's figures for the node, where the devices are NVIDIA GPU nodes NCCL drives.
   std::optional<NcclNode> nccl;
+  // Whether the devices of a node are linked pairwise, a link of their own per ordered pair (MI300X's xGMI,
+  // the full_mesh builders): there a ring on each of a node's arc-disjoint Hamiltonian cycles drives other
+  // links, as RCCL spreads its channels over all of a GPU's xGMI links.
+  bool full_mesh_nodes = false;
 
   // The logical shape of the first p devices, as a collective over them in platform order takes it: the
   // platform's where they are whole blocks of it (p = d0 x ... x d(j-1) x k with k <= dj: {d0, ..., d(j-1), k},

@@ -26,14 +26,16 @@ struct SimulationOptions {
   // line's --cfg and the platform's own network settings (PlatformBuilder::network_config).
   std::vector<std::string> simgrid_config;
   // The algorithm of each collective kind ("auto": the lowest predicted time per call); a kind left out
-  // uses default_algorithm(kind, nccl_platform): `nccl` for the all-reduce, all-gather and reduce-scatter on a
-  // platform of NVIDIA GPU nodes (Platform::nccl), as NCCL runs them there.
+  // uses default_algorithm(kind, collective_library(platform)): for the all-reduce, all-gather and
+  // reduce-scatter `nccl` on a platform of NVIDIA GPU nodes (Platform::nccl), as NCCL runs them there, and
+  // `nccl_ring` over full-mesh nodes (Platform::full_mesh_nodes), as RCCL runs them on MI300X.
   std::map<CollectiveKind, std::string> algorithms;
   // Pieces a pipelining algorithm cuts each message into.
   int pipeline_chunks = 1;
   // Channels a channel-parallel algorithm (nccl_ring) spreads its data over; 0: NCCL's ring channels on a
   // platform with NCCL's figures (Platform::nccl; a call runs on fewer when its size earns fewer), else one
-  // per device of a node when the group spans several nodes (every NIC of a node carries a ring), else 1.
+  // per device of a node when the group spans several nodes (every NIC of a node carries a ring), else one
+  // per arc-disjoint cycle of a full-mesh node (mesh_ring_channels), else 1.
   int channels = 0;
   // nccl_ring's protocol where the platform has NCCL's figures: "LL", "LL128" or "Simple" (NCCL_PROTO);
   // empty: the one NCCL's tuner picks for each call's size (docs/collectives.md#protocols).

@@ -102,11 +102,15 @@ std::vector<int> group_dimensions(const DeviceContext& ctx, const AxisGroup& gro
 }
 
 // The simulation's channel count, or (0) NCCL's ring channels on a platform with NCCL's figures, else one
-// per device of a node when the group spans several nodes.
+// per device of a node when the group spans several nodes, else one per arc-disjoint cycle on a platform that
+// is one full-mesh node (every pair of its devices linked).
 int call_channels(const detail::Runtime& runtime, const std::vector<int>& dimensions) {
   if (runtime.collectives().channels() > 0) return runtime.collectives().channels();
-  if (runtime.platform().nccl) return runtime.platform().nccl->ring_channels;
-  return dimensions.size() >= 2 && dimensions.front() > 1 ? dimensions.front() : 1;
+  const Platform& platform = runtime.platform();
+  if (platform.nccl) return platform.nccl->ring_channels;
+  if (dimensions.size() >= 2 && dimensions.front() > 1) return dimensions.front();
+  const bool one_mesh_node = platform.full_mesh_nodes && platform.dimensions.size() <= 1;
+  return one_mesh_node ? mesh_ring_channels(dimensions.front()) : 1;
 }
 
 // One collective on this device: its span in the report, its communicator, and the algorithm chosen for it.

@@ -8,11 +8,11 @@
 namespace spmdsim::detail {
 
 CollectiveSettings::CollectiveSettings(const SimulationOptions& options, const std::vector<int>& dimensions,
-                                       bool nccl_platform) {
+                                       CollectiveLibrary library) {
   for (auto kind : kAllCollectiveKinds) {
     auto it = options.algorithms.find(kind);
     std::string name = it != options.algorithms.end() ? it->second
-                                                       : std::string(default_algorithm(kind, nccl_platform));
+                                                       : std::string(default_algorithm(kind, library));
     if (name != "auto") check_algorithm(kind, name);
     algorithms_[kind] = std::move(name);
   }

@@ -17,9 +17,10 @@ class CollectiveSettings {
   CollectiveSettings() = default;
   // ValueError for an unknown algorithm or protocol, pipeline_chunks below 1, negative channels, or per-dimension
   // algorithms that do not fit the platform's dimensions (`dimensions`: the platform's shape, or {device
-  // count} when flat). `nccl_platform`: the platform carries NCCL's figures (the kinds NCCL runs default
-  // to nccl).
-  CollectiveSettings(const SimulationOptions& options, const std::vector<int>& dimensions, bool nccl_platform);
+  // count} when flat). `library`: what runs the platform's collectives when no algorithm is named
+  // (default_algorithm).
+  CollectiveSettings(const SimulationOptions& options, const std::vector<int>& dimensions,
+                     CollectiveLibrary library);
 
   const std::string& algorithm(CollectiveKind kind) const { return algorithms_.at(kind); }
   const std::map<CollectiveKind, std::string>& algorithms() const { return algorithms_; }

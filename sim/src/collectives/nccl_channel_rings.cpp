@@ -119,3 +119,12 @@ std::shared_ptr<const ChannelRings> nccl_channel_rings(const std::vector<int>& d
 }
 
 }  // namespace spmdsim::collectives
+
+namespace spmdsim {
+
+int mesh_ring_channels(int devices_per_node) {
+  constexpr int kMaxChannels = 64;  // NCCL's MAXCHANNELS (src/include/device.h), which RCCL shares
+  return std::min(kMaxChannels, static_cast<int>(collectives::node_cycles(devices_per_node).size()));
+}
+
+}  // namespace spmdsim

@@ -159,10 +159,21 @@ std::vector<std::string_view> algorithm_names(CollectiveKind kind) {
   return with_table(kind, [](auto table) { return names_of(table); });
 }
 
-std::string_view default_algorithm(CollectiveKind kind, bool nccl_platform) {
-  const bool nccl_runs_it = kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
-                            kind == CollectiveKind::reduce_scatter;
-  return nccl_platform && nccl_runs_it ? "nccl" : default_algorithm(kind);
+CollectiveLibrary collective_library(const Platform& platform) {
+  if (platform.nccl) return CollectiveLibrary::nccl;
+  return platform.full_mesh_nodes ? CollectiveLibrary::mesh_channel_rings : CollectiveLibrary::textbook;
+}
+
+std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary library) {
+  const bool channel_ring_kind = kind == CollectiveKind::all_reduce || kind == CollectiveKind::all_gather ||
+                                 kind == CollectiveKind::reduce_scatter;
+  if (!channel_ring_kind) return default_algorithm(kind);
+  switch (library) {
+    case CollectiveLibrary::nccl: return "nccl";
+    case CollectiveLibrary::mesh_channel_rings: return "nccl_ring";
+    case CollectiveLibrary::textbook: break;
+  }
+  return default_algorithm(kind);
 }
 
 std::string_view default_algorithm(CollectiveKind kind) {

@@ -30,7 +30,7 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
   fusion_ = options.fusion;
   collectives_ = CollectiveSettings(
       options, platform_.dimensions.empty() ? std::vector<int>{num_devices()} : platform_.dimensions,
-      platform_.nccl.has_value());
+      collective_library(platform_));
   enable_x64_ = options.enable_x64;
   XBT_VERB("platform '%s' with %zu devices", platform_.description.c_str(), platform_.devices.size());
 }
