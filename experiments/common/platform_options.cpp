@@ -396,10 +396,7 @@ const topologies::NodePreset* chosen_node_preset(const ChosenPlatform& platform)
 }  // namespace
 
 CollectiveLibrary collective_library(const ChosenPlatform& platform) {
-  if (const auto* node = chosen_node_preset(platform)) {
-    if (node->nccl) return CollectiveLibrary::nccl;
-    if (node->fabric == topologies::NodeFabric::full_mesh) return CollectiveLibrary::mesh_channel_rings;
-  }
+  if (const auto* node = chosen_node_preset(platform)) return node->collective_library();
   if (platform.topology == "full_mesh") return CollectiveLibrary::mesh_channel_rings;
   return CollectiveLibrary::textbook;
 }

@@ -617,6 +617,12 @@ double NodePreset::calibration_factor() const {
   return effective_device_link().bandwidth / link_preset(device_link).bandwidth.value;
 }
 
+CollectiveLibrary NodePreset::collective_library() const {
+  if (nccl) return CollectiveLibrary::nccl;
+  if (fabric == NodeFabric::full_mesh) return CollectiveLibrary::mesh_channel_rings;
+  return CollectiveLibrary::textbook;
+}
+
 NodeSpec NodePreset::spec() const {
   NodeSpec node;
   node.name = std::string(name);

@@ -18,7 +18,8 @@ double busbw_factor(const std::string& collective, int n);
 
 // The algorithm that simulates `curve` when `requested` is asked for: like for like, `nccl` becomes
 // `nccl_ring` on curves NCCL ran as Ring throughout ("Ring" or "Ring (...)": NCCL_ALGO=Ring, NVLS disabled,
-// or Ring chosen) and `nvls_tree` on curves it ran as NVLSTree ("NVLSTree (forced)"); anything else as is.
+// or Ring chosen) and `nvls_tree` on curves it ran as NVLSTree ("NVLSTree (forced)"); on a preset without
+// NCCL's figures (RCCL's MI300X) `nccl` becomes the preset's default; anything else as is.
 std::string curve_algorithm(const PublishedCurve& curve, const std::string& requested);
 
 // The simulated busbw (B/s) of each of the curve's points: its collective on float32 shapes (abstract), on

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/device_spec.hpp"
 #include "spmdsim/dtype.hpp"
 #include "spmdsim/topologies/accelerator_node.hpp"
@@ -136,6 +137,9 @@ struct NodePreset {
   // The simulated device link's bandwidth over the link preset's nominal one.
   double calibration_factor() const;
   NodeSpec spec() const;
+  // What runs the node's collectives by default (collective_library of the platform it builds): NCCL where
+  // it carries NCCL's figures, channel rings on a full mesh, else the textbook algorithms.
+  CollectiveLibrary collective_library() const;
 };
 
 // A TPU slice: a torus of chips, each chip's ICI links to its neighbours.
