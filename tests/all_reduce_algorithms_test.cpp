@@ -22,6 +22,8 @@
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
+#include "spmdsim/topologies/ring.hpp"
+#include "spmdsim/topologies/torus.hpp"
 #include "collective_time.hpp"
 #include "test_cluster.hpp"
 
@@ -365,6 +367,37 @@ TEST(ShapedAllReduce, OneDimensionIsTheRing) {
   const double ring = psum_time(sim, p, kTimingFloats, {.algorithm = "ring"});
   expect_seconds(psum_time(sim, p, kTimingFloats, {.algorithm = "hierarchical"}), ring);
   expect_seconds(psum_time(sim, p, kTimingFloats, {.algorithm = "multidim"}), ring);
+}
+
+// On a 4 x 4 torus of 100 GB/s, 1 us cables (free compute) the torus all-reduce cuts the vector into 4 parts
+// whose rings, at every phase, run along the 4 (dimension, way) pairs: each part takes multidim's ring time
+// on n / 4, 12 alpha + 30 (n / 4) / 16 beta, and no two share a cable, so the whole takes that, where the
+// ring on the same torus moves all of n over one cable per device. It is the default all-reduce there.
+TEST(TorusAllReduce, DrivesEveryCableOfATorusAtOnce) {
+  constexpr double alpha = 1e-6, beta = 1.0 / 100e9;
+  topologies::TorusSpec spec{.num_devices = 16,
+                             .shape = {4, 4},
+                             .device = testing::free_compute_cluster(1).device,
+                             .device_link = {100e9, alpha},
+                             .host_link = {10e9, 1e-6}};
+  auto sim = alpha_beta_simulation(topologies::torus(spec));
+  EXPECT_EQ(collective_library(sim.platform()), CollectiveLibrary::torus_rings);
+  EXPECT_EQ(default_algorithm(CollectiveKind::all_reduce, CollectiveLibrary::torus_rings), "torus");
+  EXPECT_EQ(default_algorithm(CollectiveKind::all_gather, CollectiveLibrary::torus_rings), "ring");
+  const double n = kTimingFloats * 4.0;
+  expect_seconds(psum_time(sim, 16, kTimingFloats, {}), 12 * alpha + 30 * (n / 4) / 16 * beta);
+}
+
+// A group without dimensions runs its two parts as two rings, one each way.
+TEST(TorusAllReduce, WithoutDimensionsIsTwoRingsOneEachWay) {
+  const int p = 6;
+  auto sim = alpha_beta_simulation(topologies::ring(topologies::RingSpec{
+      .num_devices = p, .device = testing::free_compute_cluster(1).device, .device_link = {100e9, 1e-6},
+      .host_link = {10e9, 1e-6}}));
+  const double n = kTimingFloats * 4.0;
+  // Each way's ring moves n / 2 in 2(p - 1) steps of one cable each.
+  expect_seconds(psum_time(sim, p, kTimingFloats, {.algorithm = "torus"}),
+                 2 * (p - 1) * 1e-6 + 2 * (p - 1.0) / p * (n / 2) / 100e9);
 }
 
 // One algorithm per dimension, as ASTRA-sim configures it. Shape {2, 4}: the ring along dimension 0 on the

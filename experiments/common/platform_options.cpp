@@ -388,6 +388,10 @@ void add_platform_options(po::options_description& options, PlatformRequest& req
 
 namespace {
 
+// The torus all-reduce runs 2 parts per dimension at once, each on a channel of its own: at most 6 on the
+// 3-D tori of the builders and slices.
+constexpr int kMaxTorusParts = 6;
+
 const topologies::NodePreset* chosen_node_preset(const ChosenPlatform& platform) {
   if (!platform.topology.empty() || !platform.platform_file.empty()) return nullptr;
   return find_in(topologies::node_presets(), platform.preset);
@@ -398,7 +402,10 @@ const topologies::NodePreset* chosen_node_preset(const ChosenPlatform& platform)
 CollectiveLibrary collective_library(const ChosenPlatform& platform) {
   if (const auto* node = chosen_node_preset(platform)) return node->collective_library();
   if (platform.topology == "full_mesh") return CollectiveLibrary::mesh_channel_rings;
-  return CollectiveLibrary::textbook;
+  const bool slice = platform.topology.empty() && platform.platform_file.empty() &&
+                     find_in(topologies::slice_presets(), platform.preset) != nullptr;
+  const bool torus_topology = platform.topology.starts_with("torus") || platform.topology.starts_with("mesh");
+  return slice || torus_topology ? CollectiveLibrary::torus_rings : CollectiveLibrary::textbook;
 }
 
 int collective_channels(const ChosenPlatform& platform, const std::string& algorithm) {
@@ -408,6 +415,7 @@ int collective_channels(const ChosenPlatform& platform, const std::string& algor
   const auto* node = chosen_node_preset(platform);
   if (library == CollectiveLibrary::nccl && (runs == "nccl" || runs == "nccl_ring"))
     return node->nccl->ring_channels;
+  if (runs == "torus") return kMaxTorusParts;
   if (runs != "nccl_ring") return 1;
   if (platform.nodes > 1) return node->devices_per_node;
   return library == CollectiveLibrary::mesh_channel_rings ? mesh_ring_channels(platform.num_devices) : 1;

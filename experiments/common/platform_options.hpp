@@ -63,12 +63,12 @@ ChosenPlatform choose_platform(const PlatformRequest& request, int devices,
 
 // What runs the platform's collectives when no algorithm is named (collective_library of the platform it
 // builds): NCCL on a node preset of NVIDIA GPUs (or a cluster of them) carrying NCCL's figures, channel
-// rings on full-mesh nodes (a node preset such as mi300x_8gpu, --topology full_mesh), else the textbook
-// algorithms.
+// rings on full-mesh nodes (a node preset such as mi300x_8gpu, --topology full_mesh), rings both ways along
+// every dimension of a torus (TPU slices, --topology torus or mesh), else the textbook algorithms.
 CollectiveLibrary collective_library(const ChosenPlatform& platform);
 // The channels a collective of `algorithm` (empty: the platform's default) runs on at most there: NCCL's ring
 // channels for nccl and nccl_ring where the platform carries NCCL's figures; for nccl_ring elsewhere one per
-// device of a node across nodes, one per arc-disjoint cycle of a full-mesh node; else 1.
+// device of a node across nodes, one per arc-disjoint cycle of a full-mesh node; 6 parts for torus; else 1.
 int collective_channels(const ChosenPlatform& platform, const std::string& algorithm);
 
 // The network settings in force in SimGrid (model, cross-traffic, TCP-gamma, optim), read back once a

@@ -77,6 +77,9 @@ struct Platform {
   // the full_mesh builders): there a ring on each of a node's arc-disjoint Hamiltonian cycles drives other
   // links, as RCCL spreads its channels over all of a GPU's xGMI links.
   bool full_mesh_nodes = false;
+  // Whether the devices are a torus (or mesh) of `dimensions`, each linked to its neighbours along every
+  // dimension, both ways (TPU slices, the torus builder): an all-reduce there drives all those links at once.
+  bool torus = false;
 
   // The logical shape of the first p devices, as a collective over them in platform order takes it: the
   // platform's where they are whole blocks of it (p = d0 x ... x d(j-1) x k with k <= dj: {d0, ..., d(j-1), k},

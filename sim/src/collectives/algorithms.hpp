@@ -57,6 +57,17 @@ Array hierarchical_all_reduce(Communicator& comm, const Array& flat, ReduceOp op
 double hierarchical_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions);
 double hierarchical_all_reduce_flat_cost(const CostInputs& c);
 Array multidim_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+// How all_reduce_along_dimensions walks the group's dimensions (Communicator::dimensions()): their
+// reduce-scatters in `order`, then their all-gathers back, dimension d by its algorithm names[d]; with
+// `reversed` each dimension's group in the opposite order, so that its ring turns the other way.
+struct DimensionPlan {
+  std::vector<std::string> names;
+  std::vector<int> order;
+  bool reversed = false;
+};
+Array all_reduce_along_dimensions(Communicator& comm, const Array& flat, ReduceOp op,
+                                  const DimensionPlan& plan);
+Array torus_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 // names: the dimension algorithms, one per dimension; empty for ring along every one.
 double multidim_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions,
                                 const std::vector<std::string>& names);

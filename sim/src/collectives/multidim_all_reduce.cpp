@@ -13,7 +13,9 @@
 // the piece entering dimension i (n_0 = n, n_{i+1} = n_i / d_i). With the ring everywhere the beta and gamma
 // sums telescope: 2 sum_i (d_i - 1) alpha + 2 ((p-1)/p) n beta + ((p-1)/p) n gamma.
 // The registry row has no dimensions, so it prices the flat shape {p}, where the ring makes this ring.
+#include <algorithm>
 #include <memory>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,31 +48,44 @@ const DimensionAlgorithm& dimension_algorithm(std::string_view name) {
 
 }  // namespace
 
-Array multidim_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
+Array all_reduce_along_dimensions(Communicator& comm, const Array& flat, ReduceOp op,
+                                  const DimensionPlan& plan) {
   const std::vector<int> dimensions = comm.dimensions();
-  const std::vector<std::string> names = comm.dimension_algorithms();
-  std::vector<std::unique_ptr<Communicator>> groups;
-  for (std::size_t d = 0; d < dimensions.size(); ++d)
-    groups.push_back(comm.subgroup(dimension_group(dimensions, comm.rank(), static_cast<int>(d))));
+  std::vector<std::unique_ptr<Communicator>> groups;  // in plan.order
+  for (int d : plan.order) {
+    std::vector<int> members = dimension_group(dimensions, comm.rank(), d);
+    if (plan.reversed) std::reverse(members.begin(), members.end());
+    groups.push_back(comm.subgroup(std::move(members)));
+  }
+  const auto name_of = [&](std::size_t i) -> const std::string& {
+    return plan.names[static_cast<std::size_t>(plan.order[i])];
+  };
   Array piece = flat;
-  std::vector<std::vector<Array>> shapes;  // per dimension, the shapes of the chunks its reduce-scatter cut
-  for (std::size_t d = 0; d < groups.size(); ++d) {
-    const std::string_view all_gather = dimension_algorithm(names[d]).all_gather;
-    if (all_gather != "ring" && piece.size() % groups[d]->size() != 0)
+  std::vector<std::vector<Array>> shapes;  // per step, the shapes of the chunks its reduce-scatter cut
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const std::string_view all_gather = dimension_algorithm(name_of(i)).all_gather;
+    if (all_gather != "ring" && piece.size() % groups[i]->size() != 0)
       throw ValueError(fmt::format("multidim: '{}' along dimension {} needs its piece of {} elements divisible by "
                                    "{} (only the ring all-gather takes pieces of different sizes)",
-                                   names[d], d, piece.size(), groups[d]->size()));
-    shapes.push_back(split_flat_shapes(piece, groups[d]->size()));
-    piece = find_reduce_scatter(dimension_algorithm(names[d]).reduce_scatter)
-                .run(*groups[d], split_flat(piece, groups[d]->size()), op);
+                                   name_of(i), plan.order[i], piece.size(), groups[i]->size()));
+    shapes.push_back(split_flat_shapes(piece, groups[i]->size()));
+    piece = find_reduce_scatter(dimension_algorithm(name_of(i)).reduce_scatter)
+                .run(*groups[i], split_flat(piece, groups[i]->size()), op);
   }
-  for (std::size_t d = groups.size(); d-- > 0;) {
-    const std::string_view all_gather = dimension_algorithm(names[d]).all_gather;
+  for (std::size_t i = groups.size(); i-- > 0;) {
+    const std::string_view all_gather = dimension_algorithm(name_of(i)).all_gather;
     // The ring is told the chunks' shapes, which may differ by one element (aggregated phases need them).
-    piece = join_flat(all_gather == "ring" ? ring_all_gather(*groups[d], piece, shapes[d])
-                                           : find_all_gather(all_gather).run(*groups[d], piece));
+    piece = join_flat(all_gather == "ring" ? ring_all_gather(*groups[i], piece, shapes[i])
+                                           : find_all_gather(all_gather).run(*groups[i], piece));
   }
   return piece;
+}
+
+Array multidim_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
+  DimensionPlan plan{.names = comm.dimension_algorithms()};
+  plan.order.resize(comm.dimensions().size());
+  std::iota(plan.order.begin(), plan.order.end(), 0);
+  return all_reduce_along_dimensions(comm, flat, op, plan);
 }
 
 double multidim_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions,

@@ -36,6 +36,8 @@ constexpr std::array kAllReduce{
                            kAnyCount},
     Algorithm<AllReduceFn>{"multidim", "along each dimension its reduce-scatter, then all-gathers back",
                            &multidim_all_reduce, &multidim_all_reduce_flat_cost, &any_count, kAnyCount},
+    Algorithm<AllReduceFn>{"torus", "2k parts at once, each multidim's rings from its own dimension and way",
+                           &torus_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
     Algorithm<AllReduceFn>{"nccl_ring",
                            "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
                            &nccl_ring_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
@@ -161,7 +163,8 @@ std::vector<std::string_view> algorithm_names(CollectiveKind kind) {
 
 CollectiveLibrary collective_library(const Platform& platform) {
   if (platform.nccl) return CollectiveLibrary::nccl;
-  return platform.full_mesh_nodes ? CollectiveLibrary::mesh_channel_rings : CollectiveLibrary::textbook;
+  if (platform.full_mesh_nodes) return CollectiveLibrary::mesh_channel_rings;
+  return platform.torus ? CollectiveLibrary::torus_rings : CollectiveLibrary::textbook;
 }
 
 std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary library) {
@@ -171,6 +174,7 @@ std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary librar
   switch (library) {
     case CollectiveLibrary::nccl: return "nccl";
     case CollectiveLibrary::mesh_channel_rings: return "nccl_ring";
+    case CollectiveLibrary::torus_rings: return kind == CollectiveKind::all_reduce ? "torus" : "ring";
     case CollectiveLibrary::textbook: break;
   }
   return default_algorithm(kind);
