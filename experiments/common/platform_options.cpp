@@ -401,11 +401,12 @@ const topologies::NodePreset* chosen_node_preset(const ChosenPlatform& platform)
 
 CollectiveLibrary collective_library(const ChosenPlatform& platform) {
   if (const auto* node = chosen_node_preset(platform)) return node->collective_library();
-  if (platform.topology == "full_mesh") return CollectiveLibrary::mesh_channel_rings;
+  Platform built;  // what the topology's (or slice's) builder sets of it
+  built.full_mesh_nodes = platform.topology == "full_mesh";
   const bool slice = platform.topology.empty() && platform.platform_file.empty() &&
                      find_in(topologies::slice_presets(), platform.preset) != nullptr;
-  const bool torus_topology = platform.topology.starts_with("torus") || platform.topology.starts_with("mesh");
-  return slice || torus_topology ? CollectiveLibrary::torus_rings : CollectiveLibrary::textbook;
+  built.torus = slice || platform.topology.starts_with("torus") || platform.topology.starts_with("mesh");
+  return spmdsim::collective_library(built);
 }
 
 int collective_channels(const ChosenPlatform& platform, const std::string& algorithm) {

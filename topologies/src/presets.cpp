@@ -618,9 +618,10 @@ double NodePreset::calibration_factor() const {
 }
 
 CollectiveLibrary NodePreset::collective_library() const {
-  if (nccl) return CollectiveLibrary::nccl;
-  if (fabric == NodeFabric::full_mesh) return CollectiveLibrary::mesh_channel_rings;
-  return CollectiveLibrary::textbook;
+  Platform built;  // what the node's builder sets of it
+  built.nccl = nccl;
+  built.full_mesh_nodes = fabric == NodeFabric::full_mesh;
+  return spmdsim::collective_library(built);
 }
 
 NodeSpec NodePreset::spec() const {
