@@ -146,6 +146,30 @@ INSTANTIATE_TEST_SUITE_P(Ring, AggregatedPhasesOfUnequalPieces,
                                            Case{"all_gather", "ring", 5, {}, 1003}),
                          case_name);
 
+// The torus algorithms' parts run at once, each booking its ring phases on a lane of its own: where the parts
+// share links at different phases (here one switch, sides 2, 3 and 2) the booked phases share them otherwise
+// than the messages do, and the parts' scratch overlaps otherwise in time, so the time and the peak are close
+// to the per-message ones, not equal (docs/performance.md#aggregated-phases).
+class AggregatedTorusParts : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AggregatedTorusParts, StayNearThePerMessageTimeAndPeak) {
+  const auto per_message = testing::in_child_process([] { return run(GetParam(), false, true); });
+  const auto aggregated = run(GetParam(), true, true);
+  ASSERT_EQ(aggregated.size(), per_message.size());
+  const std::size_t per_device = 2 + kMaxMemoryTags;
+  for (int d = 0; d < GetParam().p; ++d) {
+    const std::size_t time = d * per_device, peak = time + 1;
+    EXPECT_NEAR(aggregated[time], per_message[time], 0.05 * per_message[time]) << "device " << d;
+    EXPECT_NEAR(aggregated[peak], per_message[peak], 0.1 * per_message[peak]) << "device " << d;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Torus, AggregatedTorusParts,
+                         ::testing::Values(Case{"psum", "torus", 12, {2, 3, 2}},
+                                           Case{"all_gather", "torus", 12, {2, 3, 2}},
+                                           Case{"psum_scatter", "torus", 12, {2, 3, 2}}),
+                         case_name);
+
 // SimGrid's default model (LV08) scales every message's latency by 13.01 and its bandwidth by 0.97; the
 // phase waits out its other messages' latencies with the same factor.
 TEST(AggregatedPhasesUnderLv08, TakeThePerMessageTime) {

@@ -383,7 +383,7 @@ TEST(TorusAllReduce, DrivesEveryCableOfATorusAtOnce) {
   auto sim = alpha_beta_simulation(topologies::torus(spec));
   EXPECT_EQ(collective_library(sim.platform()), CollectiveLibrary::torus_rings);
   EXPECT_EQ(default_algorithm(CollectiveKind::all_reduce, CollectiveLibrary::torus_rings), "torus");
-  EXPECT_EQ(default_algorithm(CollectiveKind::all_gather, CollectiveLibrary::torus_rings), "ring");
+  EXPECT_EQ(default_algorithm(CollectiveKind::all_gather, CollectiveLibrary::torus_rings), "torus");
   const double n = kTimingFloats * 4.0;
   expect_seconds(psum_time(sim, 16, kTimingFloats, {}), 12 * alpha + 30 * (n / 4) / 16 * beta);
 }

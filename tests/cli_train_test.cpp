@@ -408,8 +408,7 @@ std::vector<BadInput> bad_inputs() {
       {"UnknownFusion", "--fusion maybe", "unknown --fusion 'maybe'; valid: on, off"},
       {"AlgorithmNotForEveryKind", "--algorithm nvls",
        "--algorithm 'nvls' is not registered for all_reduce, all_gather and reduce_scatter; valid: ring, "
-       "direct, "
-       "nccl_ring, nccl, auto"},
+       "direct, torus, nccl_ring, nccl, auto"},
       {"UnknownModel", "--model bert",
        "unknown --model 'bert'; valid: mlp, gpt2_small, gpt_7b, gpt3_175b, custom"},
       {"CustomWithoutShape", "--model custom --hidden 64",

@@ -17,6 +17,7 @@
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
+#include "spmdsim/topologies/torus.hpp"
 #include "test_cluster.hpp"
 
 namespace spmdsim {
@@ -107,9 +108,11 @@ class Correctness : public ::testing::TestWithParam<Case> {
   CollectiveOptions options() const { return {.algorithm = GetParam().algorithm}; }
 };
 
-void expect_all_gather(const Case& c, const CollectiveOptions& options) {
+PlatformBuilder test_switch(int p) { return topologies::switch_cluster(testing::round_numbers_cluster(p)); }
+
+void expect_all_gather(const Case& c, const CollectiveOptions& options, const PlatformBuilder& platform) {
   const int p = c.p;
-  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
+  Simulation sim(platform);
   const Array x = inputs({p, 2, 3});  // device j holds x[j], of shape (2, 3)
 
   // Untiled on axis 0: every device gets (p, 2, 3) with x[j] at j.
@@ -154,9 +157,9 @@ void expect_sums(const Array& actual, const Shape& shape, const std::vector<doub
         << "element " << k << ": " << actual.item(static_cast<std::int64_t>(k)) << " vs exact " << exact[k];
 }
 
-void expect_psum_scatter(const Case& c, const CollectiveOptions& options) {
+void expect_psum_scatter(const Case& c, const CollectiveOptions& options, const PlatformBuilder& platform) {
   const int p = c.p;
-  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(p)));
+  Simulation sim(platform);
 
   // Untiled on dimension 0: device d gets sum over j of x[j][d], of shape (3).
   const Array x = inputs({p, p, 3});
@@ -242,9 +245,9 @@ void expect_all_to_all(const Case& c, const CollectiveOptions& options) {
 TEST_P(Correctness, ResultsEqualTheValuesComputedFromTheInputs) {
   switch (GetParam().kind) {
     case CollectiveKind::all_gather:
-      return expect_all_gather(GetParam(), options());
+      return expect_all_gather(GetParam(), options(), test_switch(GetParam().p));
     case CollectiveKind::reduce_scatter:
-      return expect_psum_scatter(GetParam(), options());
+      return expect_psum_scatter(GetParam(), options(), test_switch(GetParam().p));
     case CollectiveKind::all_to_all:
       return expect_all_to_all(GetParam(), options());
     default:
@@ -253,6 +256,36 @@ TEST_P(Correctness, ResultsEqualTheValuesComputedFromTheInputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GatherScatterAllToAll, Correctness, ::testing::ValuesIn(all_cases()), case_name);
+
+// The torus algorithms on tori, where each part walks the dimensions in its own order and way: the pieces and
+// sums land where the rank order puts them. Sides of different lengths, so that a coordinate mixed up with
+// another shows.
+PlatformBuilder test_torus(const std::vector<int>& shape) {
+  int p = 1;
+  for (int side : shape) p *= side;
+  return topologies::torus({.num_devices = p,
+                            .shape = shape,
+                            .device = testing::round_numbers_cluster(p).device,
+                            .device_link = {100e9, 1e-6},
+                            .host_link = {10e9, 1e-6}});
+}
+
+TEST(TorusCorrectness, AllGatherOnAThreeByTwoTorus) {
+  expect_all_gather({CollectiveKind::all_gather, "torus", 6}, {.algorithm = "torus"}, test_torus({3, 2}));
+}
+
+TEST(TorusCorrectness, AllGatherOnATwoByThreeByTwoTorus) {
+  expect_all_gather({CollectiveKind::all_gather, "torus", 12}, {.algorithm = "torus"}, test_torus({2, 3, 2}));
+}
+
+TEST(TorusCorrectness, ReduceScatterOnAThreeByTwoTorus) {
+  expect_psum_scatter({CollectiveKind::reduce_scatter, "torus", 6}, {.algorithm = "torus"}, test_torus({3, 2}));
+}
+
+TEST(TorusCorrectness, ReduceScatterOnATwoByThreeByTwoTorus) {
+  expect_psum_scatter({CollectiveKind::reduce_scatter, "torus", 12}, {.algorithm = "torus"},
+                      test_torus({2, 3, 2}));
+}
 
 // ---------------------------------------------------------------------------------------------------------
 // (2) Time under the pinned alpha-beta model: the registered cost, and the formula written out here.
@@ -281,7 +314,9 @@ double formula(CollectiveKind kind, const std::string& name, int p, double n) {
   const double share = (p - 1.0) / p;
   // nccl_ring on one switch: its channels share every port, the ring's time (nccl_channels_test.cpp); nccl
   // runs nccl_ring for these kinds.
-  if (name == "ring" || name == "nccl_ring" || name == "nccl" || name == "pairwise" || name == "direct")
+  // torus on one switch: its two parts (a flat group, two rings one each way) share every port, the ring's time.
+  if (name == "ring" || name == "torus" || name == "nccl_ring" || name == "nccl" || name == "pairwise" ||
+      name == "direct")
     return (p - 1) * a + share * n * b;
   if (kind == CollectiveKind::all_gather && name == "recursive_doubling")
     return std::log2(p) * a + share * n * b;
@@ -366,6 +401,27 @@ TEST_P(Timing, EqualsTheRegisteredCostAndTheWrittenOutFormula) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GatherScatterAllToAll, Timing, ::testing::ValuesIn(all_cases()), case_name);
+
+// On a 4 x 4 torus of 1 us, 100 GB/s cables, `torus` (the default there) drives all four cables of a device at
+// once: each of its 4 parts, n / 4, takes the ring's steps along both dimensions, 3 + 3 alpha, and moves the
+// ring's ((p-1)/p) of its part, where one ring would move ((p-1)/p) n over 15 one-cable steps.
+void expect_torus_time(CollectiveKind kind) {
+  constexpr double alpha = 1e-6;
+  topologies::TorusSpec spec{.num_devices = 16,
+                             .shape = {4, 4},
+                             .device = testing::free_compute_cluster(1).device,
+                             .device_link = {100e9, alpha},
+                             .host_link = {10e9, 1e-6}};
+  Simulation sim(topologies::torus(spec), {alpha_beta_config(), {}});
+  EXPECT_EQ(default_algorithm(kind, collective_library(sim.platform())), "torus");
+  const Timed timed = time_call(sim, kind, "torus", 16, 4096);
+  const double expected = 6 * alpha + 15.0 / 16 * (timed.n / 4) / 100e9;
+  for (double seconds : timed.seconds) expect_seconds(seconds, expected);
+}
+
+TEST(TorusTiming, AllGatherDrivesEveryCableOfATorusAtOnce) { expect_torus_time(CollectiveKind::all_gather); }
+
+TEST(TorusTiming, ReduceScatterDrivesEveryCableOfATorusAtOnce) { expect_torus_time(CollectiveKind::reduce_scatter); }
 
 // ---------------------------------------------------------------------------------------------------------
 // (3) auto picks the lowest formula: the run takes the chosen algorithm's time.

@@ -388,7 +388,7 @@ void add_platform_options(po::options_description& options, PlatformRequest& req
 
 namespace {
 
-// The torus all-reduce runs 2 parts per dimension at once, each on a channel of its own: at most 6 on the
+// The torus algorithms run 2 parts per dimension at once, each on a channel of its own: at most 6 on the
 // 3-D tori of the builders and slices.
 constexpr int kMaxTorusParts = 6;
 

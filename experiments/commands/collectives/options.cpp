@@ -58,8 +58,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "call); "
       "'all' = every registered one that runs on any platform (all but nvls) plus auto, 'default' = the "
       "collective's default (nccl for all_reduce, all_gather and reduce_scatter on a node preset of NVIDIA "
-      "GPUs, as NCCL runs them there; nccl_ring on full-mesh nodes such as mi300x_8gpu; torus for all_reduce "
-      "on a TPU slice or torus; else ring, pairwise for all_to_all)")(
+      "GPUs, as NCCL runs them there; nccl_ring on full-mesh nodes such as mi300x_8gpu; torus on a TPU slice or "
+      "torus; else ring, pairwise for all_to_all)")(
       "devices", po::value(&devices)->default_value("8,64"),
       "device counts p to run each collective on (2 to 131072), each on the first p devices of the platform")(
       "dtype", po::value(&dtype)->default_value("float32"),

@@ -210,12 +210,12 @@ std::string_view default_algorithm(CollectiveKind kind);
 // What runs a platform's all-reduce, all-gather and reduce-scatter when no algorithm is named: NCCL on NVIDIA
 // GPU nodes (Platform::nccl), channel rings over the pair links of full-mesh nodes
 // (Platform::full_mesh_nodes: RCCL on MI300X), rings both ways along every dimension of a torus
-// (Platform::torus: JAX's all-reduce on TPU slices), spmdsim's textbook algorithms elsewhere.
+// (Platform::torus: JAX's collectives on TPU slices), spmdsim's textbook algorithms elsewhere.
 enum class CollectiveLibrary { textbook, nccl, mesh_channel_rings, torus_rings };
 CollectiveLibrary collective_library(const Platform& platform);
 // The default on a platform: for the all-reduce, all-gather and reduce-scatter `nccl` under NCCL and
-// `nccl_ring` over a mesh (its channels then default to mesh_ring_channels); the all-reduce `torus` on a
-// torus; else default_algorithm(kind).
+// `nccl_ring` over a mesh (its channels then default to mesh_ring_channels), `torus` on a torus; else
+// default_algorithm(kind).
 std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary library);
 // The arc-disjoint Hamiltonian cycles nccl_channel_rings finds among d devices linked pairwise (6 for 8, 2
 // for 4), at most NCCL's 64 channels: the channels nccl_ring runs on by default inside a full-mesh node, one

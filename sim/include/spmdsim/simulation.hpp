@@ -28,8 +28,8 @@ struct SimulationOptions {
   // The algorithm of each collective kind ("auto": the lowest predicted time per call); a kind left out
   // uses default_algorithm(kind, collective_library(platform)): for the all-reduce, all-gather and
   // reduce-scatter `nccl` on a platform of NVIDIA GPU nodes (Platform::nccl), as NCCL runs them there,
-  // `nccl_ring` over full-mesh nodes (Platform::full_mesh_nodes), as RCCL runs them on MI300X, and the
-  // all-reduce `torus` on a torus (Platform::torus), as JAX runs it on TPU slices.
+  // `nccl_ring` over full-mesh nodes (Platform::full_mesh_nodes), as RCCL runs them on MI300X, and
+  // `torus` on a torus (Platform::torus), as JAX runs them on TPU slices.
   std::map<CollectiveKind, std::string> algorithms;
   // Pieces a pipelining algorithm cuts each message into.
   int pipeline_chunks = 1;

@@ -67,7 +67,28 @@ struct DimensionPlan {
 };
 Array all_reduce_along_dimensions(Communicator& comm, const Array& flat, ReduceOp op,
                                   const DimensionPlan& plan);
+// The group of each dimension of `plan`, in plan.order: its members (ranks of comm, in the order of their
+// coordinate along it, turned round if plan.reversed) and their communicator.
+struct DimensionSubgroup {
+  int dimension;
+  std::vector<int> members;
+  std::unique_ptr<Communicator> comm;
+};
+std::vector<DimensionSubgroup> dimension_subgroups(Communicator& comm, const DimensionPlan& plan);
+// The torus algorithms' parts (torus_parts.cpp): a message of `elements` is cut into up to 2k parts, k the
+// group's dimensions; part c walks the dimensions from c / 2 round the others, its rings turning way c % 2,
+// so that at every phase the parts drive distinct (dimension, way) pairs. All run at once, each on a
+// channel of its own.
+int torus_part_count(const Communicator& comm, std::int64_t elements);
+// Where rank `rank`'s piece sits among every rank's, the pieces ordered by the ranks' coordinates along
+// `digits` (dimensions of `dimensions`), the first the most significant: how a torus all-gather or
+// reduce-scatter part lays out the pieces it moves.
+std::int64_t digit_position(const std::vector<int>& dimensions, const std::vector<int>& digits, int rank);
+void on_torus_parts(Communicator& comm, int parts,
+                    const std::function<void(Communicator& lane, int part, const DimensionPlan& plan)>& body);
 Array torus_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+std::vector<Array> torus_all_gather(Communicator& comm, const Array& mine);
+Array torus_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);
 // names: the dimension algorithms, one per dimension; empty for ring along every one.
 double multidim_all_reduce_cost(const CostInputs& c, const std::vector<int>& dimensions,
                                 const std::vector<std::string>& names);
@@ -130,6 +151,8 @@ void unfold_from_power_of_two(Communicator& comm, const PowerOfTwoFold& fold, Ar
 // The ranks that differ from `rank` only in coordinate `dimension` of the mixed-radix shape `dimensions`
 // (dimension 0 varying fastest), in the order of that coordinate.
 std::vector<int> dimension_group(const std::vector<int>& dimensions, int rank, int dimension);
+// Coordinate `dimension` of `rank` in that shape.
+int coordinate(const std::vector<int>& dimensions, int rank, int dimension);
 
 // One rank's place in a binary tree: its parent (-1 at the root) and children.
 struct BinaryTreeLinks {

@@ -28,13 +28,25 @@
 
 namespace spmdsim::collectives {
 
-std::vector<int> dimension_group(const std::vector<int>& dimensions, int rank, int dimension) {
+namespace {
+
+int stride_of(const std::vector<int>& dimensions, int dimension) {
   int stride = 1;
   for (int d = 0; d < dimension; ++d) stride *= dimensions[static_cast<std::size_t>(d)];
-  const int extent = dimensions[static_cast<std::size_t>(dimension)];
-  const int base = rank - (rank / stride % extent) * stride;
+  return stride;
+}
+
+}  // namespace
+
+int coordinate(const std::vector<int>& dimensions, int rank, int dimension) {
+  return rank / stride_of(dimensions, dimension) % dimensions[static_cast<std::size_t>(dimension)];
+}
+
+std::vector<int> dimension_group(const std::vector<int>& dimensions, int rank, int dimension) {
+  const int stride = stride_of(dimensions, dimension);
+  const int base = rank - coordinate(dimensions, rank, dimension) * stride;
   std::vector<int> group;
-  for (int i = 0; i < extent; ++i) group.push_back(base + i * stride);
+  for (int i = 0; i < dimensions[static_cast<std::size_t>(dimension)]; ++i) group.push_back(base + i * stride);
   return group;
 }
 
@@ -48,15 +60,22 @@ const DimensionAlgorithm& dimension_algorithm(std::string_view name) {
 
 }  // namespace
 
-Array all_reduce_along_dimensions(Communicator& comm, const Array& flat, ReduceOp op,
-                                  const DimensionPlan& plan) {
+std::vector<DimensionSubgroup> dimension_subgroups(Communicator& comm, const DimensionPlan& plan) {
   const std::vector<int> dimensions = comm.dimensions();
-  std::vector<std::unique_ptr<Communicator>> groups;  // in plan.order
+  std::vector<DimensionSubgroup> groups;
   for (int d : plan.order) {
     std::vector<int> members = dimension_group(dimensions, comm.rank(), d);
     if (plan.reversed) std::reverse(members.begin(), members.end());
-    groups.push_back(comm.subgroup(std::move(members)));
+    auto group = comm.subgroup(members);
+    groups.push_back({d, std::move(members), std::move(group)});
   }
+  return groups;
+}
+
+Array all_reduce_along_dimensions(Communicator& comm, const Array& flat, ReduceOp op,
+                                  const DimensionPlan& plan) {
+  std::vector<std::unique_ptr<Communicator>> groups;  // in plan.order
+  for (auto& group : dimension_subgroups(comm, plan)) groups.push_back(std::move(group.comm));
   const auto name_of = [&](std::size_t i) -> const std::string& {
     return plan.names[static_cast<std::size_t>(plan.order[i])];
   };

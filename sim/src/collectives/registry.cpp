@@ -65,6 +65,8 @@ constexpr std::array kAllGather{
                            &bruck_all_gather, &bruck_all_gather_cost, &any_count, kAnyCount},
     Algorithm<AllGatherFn>{"direct", "every piece sent to every rank at once, received one by one",
                            &direct_all_gather, &direct_all_gather_cost, &any_count, kAnyCount},
+    Algorithm<AllGatherFn>{"torus", "2k parts at once, each ring all-gathers from its own dimension and way",
+                           &torus_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
     Algorithm<AllGatherFn>{"nccl_ring",
                            "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
                            &nccl_ring_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
@@ -81,6 +83,9 @@ constexpr std::array kReduceScatter{
                                &pairwise_reduce_scatter, &pairwise_reduce_scatter_cost, &any_count, kAnyCount},
     Algorithm<ReduceScatterFn>{"direct", "every block sent to its rank at once, received one by one, reduced",
                                &direct_reduce_scatter, &direct_reduce_scatter_cost, &any_count, kAnyCount},
+    Algorithm<ReduceScatterFn>{"torus",
+                               "2k parts at once, each ring reduce-scatters from its own dimension and way",
+                               &torus_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
     Algorithm<ReduceScatterFn>{"nccl_ring",
                                "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
                                &nccl_ring_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
@@ -174,7 +179,7 @@ std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary librar
   switch (library) {
     case CollectiveLibrary::nccl: return "nccl";
     case CollectiveLibrary::mesh_channel_rings: return "nccl_ring";
-    case CollectiveLibrary::torus_rings: return kind == CollectiveKind::all_reduce ? "torus" : "ring";
+    case CollectiveLibrary::torus_rings: return "torus";
     case CollectiveLibrary::textbook: break;
   }
   return default_algorithm(kind);
