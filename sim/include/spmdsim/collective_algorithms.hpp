@@ -26,6 +26,9 @@ struct ChannelProtocol {
   Seconds start_latency = 0;         // once per collective, before the channels start (NCCL's baseLat)
   Seconds step_overhead = 0;         // per message inside a node, over the route's own latency
   Seconds step_overhead_across = 0;  // per message to a device of another node
+  // Slices a message moves in, each forwarded as it arrives (NCCL's Simple: 2), so that a step's overhead
+  // hides behind the transfer of the slices after the first, at `rate`.
+  int slices = 1;
   bool reduces_in_flight = false;    // reductions take no time of their own: the channel's rate includes them
 };
 

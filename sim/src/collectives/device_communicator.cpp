@@ -249,8 +249,17 @@ Seconds DeviceCommunicator::step_overhead(int peer) const {
   return across ? protocol_.step_overhead_across : protocol_.step_overhead;
 }
 
+// A message in k slices, each forwarded as it arrives, at the channel's pace r: a step takes a slice's time
+// plus the longer of the other slices' and the step's latency, so (k-1)/k of the message's pace hides that
+// much of the overhead (NCCL's Simple, prims_simple.h). The route's own latency is still paid.
+Seconds DeviceCommunicator::visible_overhead(Seconds overhead, Bytes bytes) const {
+  if (protocol_.slices <= 1 || protocol_.rate <= 0) return overhead;
+  const Seconds hidden = (protocol_.slices - 1.0) / protocol_.slices * static_cast<double>(bytes) / protocol_.rate;
+  return std::max(overhead - hidden, 0.0);
+}
+
 simgrid::s4u::CommPtr DeviceCommunicator::put(int to_device, void* payload, Bytes bytes, Seconds overhead) {
-  wait_for(overhead);
+  wait_for(visible_overhead(overhead, bytes));
   return ctx_.channel(ctx_.device(), to_device, lane_)
       ->put_async(payload, static_cast<std::uint64_t>(bytes * protocol_.wire_bytes_per_byte));
 }
@@ -341,8 +350,10 @@ void DeviceCommunicator::book_phase(int to, int from, Bytes bytes_out, int messa
   const int from_device = device_of(from);
   if (phase_->to != to_device || phase_->from != from_device) flush_phase();
   phase_->to = to_device;
-  phase_->step_overhead = step_overhead(to);
+  const Bytes message = messages > 0 ? bytes_out / messages : bytes_out;
+  phase_->step_overhead = visible_overhead(step_overhead(to), message);
   std::tie(phase_->latency, phase_->overhead) = slowest_hop(to_device, from_device);
+  phase_->overhead = visible_overhead(phase_->overhead, message);
   phase_->from = from_device;
   phase_->bytes_out += bytes_out;
   phase_->messages += messages;

@@ -112,6 +112,9 @@ class DeviceCommunicator final : public Communicator {
   // Sends `bytes` of data to device `to_device` after `overhead`, as the protocol's wire bytes.
   simgrid::s4u::CommPtr put(int to_device, void* payload, Bytes bytes, Seconds overhead);
   Seconds step_overhead(int peer) const;
+  // What of `overhead` a message of `bytes` still waits once its later slices hide the rest
+  // (ChannelProtocol::slices).
+  Seconds visible_overhead(Seconds overhead, Bytes bytes) const;
   // The slowest hop of this communicator's ring, as {route latency, step overhead}: its own two hops and, in
   // a channel ring over several nodes (node blocks of dimensions_[0] ranks), the hop out of its node.
   std::pair<Seconds, Seconds> slowest_hop(int to_device, int from_device) const;

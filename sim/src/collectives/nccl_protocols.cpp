@@ -4,8 +4,10 @@
 // - latencies: src/graph/tuning.cc:149-176, baseLatencies and hwLatencies of the Ring rows (REFERENCES §2.6);
 // - threads and thresholds: tuning.cc:244-257 (maxThreads), src/include/comm.h:49-51 and tuning.cc:588-595
 //   (threadThresholds, LL's times the ranks for Ring), src/enqueue.cc:2093-2096 (the channel loop);
-// - chunks: src/init.cc:810-813 (buffer sizes), src/include/collectives.h:20-26 (4 chunk steps of Ring
-//   Simple), enqueue.cc:2222-2227 (stepSize = buffer / NCCL_STEPS, LL halved, LL128 times 15/16);
+// - chunks: src/init.cc:810-813 (buffer sizes), src/include/collectives.h:19-26 (4 chunk steps of Ring
+//   Simple, in slices of 2 steps), enqueue.cc:2222-2227 (stepSize = buffer / NCCL_STEPS, LL halved, LL128
+//   times 15/16; slices for Ring Simple only), src/device/prims_simple.h:183-184 (a chunk in SlicePerChunk
+//   slices, each waited for and posted on its own);
 // - bandwidths and the tuner's time: tuning.cc:306-336 (LL x0.5 capped at llMaxBw, LL128 x0.92 capped per
 //   channel), :376-433 (algorithm bandwidth and latency of Ring), :630-655 (time = latency + bytes / bw, the
 //   multi-node Simple ring's latency x 1.4),
@@ -28,11 +30,11 @@ namespace {
 constexpr Seconds kMicrosecond = 1e-6;
 
 constexpr NcclProtocolFigures kLL{16.0 / 8.0, 6.6 * kMicrosecond, 0.6 * kMicrosecond, 2.7 * kMicrosecond, 512,
-                                  8,          32 * 1024.0};
+                                  8,          32 * 1024.0,         1};
 constexpr NcclProtocolFigures kLL128{
-    128.0 / 120.0, 14.0 * kMicrosecond, 1.9 * kMicrosecond, 4.0 * kMicrosecond, 640, 8, 576000.0};
+    128.0 / 120.0, 14.0 * kMicrosecond, 1.9 * kMicrosecond, 4.0 * kMicrosecond, 640, 8, 576000.0, 1};
 constexpr NcclProtocolFigures kSimple{1.0, 8.4 * kMicrosecond, 3.4 * kMicrosecond, 14.0 * kMicrosecond, 512,
-                                      64,  2 * 1024.0 * 1024.0};
+                                      64,  2 * 1024.0 * 1024.0, 2};
 
 // tuning.cc:393-396: across nodes a step inside the node costs at least the proxy's overhead, 1 us (2 us
 // on AMD hosts), three times that with Simple.
@@ -171,6 +173,7 @@ NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::
       // flags, fences and proxy add the rest.
       .step_overhead = figures.nvlink_step_latency - ll.nvlink_step_latency,
       .step_overhead_across = figures.net_step_latency - ll.net_step_latency,
+      .slices = figures.slices,
       .reduces_in_flight = true,
   };
   return plan;

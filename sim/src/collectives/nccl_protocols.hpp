@@ -31,6 +31,7 @@ struct NcclProtocolFigures {
   int threads;                  // threads of a ring channel
   int thread_threshold;         // bytes per thread before NCCL adds a channel (LL: per rank)
   double chunk_bytes;           // data one rank sends per ring step
+  int slices;                   // slices a ring step's chunk moves in (chunk steps / slice steps)
 };
 const NcclProtocolFigures& nccl_protocol_figures(NcclProtocol protocol);
 
