@@ -338,7 +338,10 @@ std::vector<LinkPreset> make_links() {
        "AMD Infinity Fabric (xGMI) between two MI300X, per direction",
        {64 * kGB, "§1.7 [S1] peer-to-peer 64 GB/s per direction"},
        {0, "left out: no published latency"},
-       std::nullopt,
+       Figure{48 * kGB,
+              "§1.7 [V] RCCL's xGMI link bandwidth for gfx94x (ROCm/rccl src/graph/topo.h:33 GFX94X_XGMI_WIDTH), "
+              "as NCCL's nvlBw for NVLink; AMD: ~48 GB/s usable per link, 75% of the peak (ROCm blog, "
+              "mi300x-rccl-xgmi, 2025-03-02)"},
        &nvlink_model()},
   };
 }
@@ -531,8 +534,8 @@ std::vector<NodePreset> make_nodes() {
            "§1.7 [M,S1] all_reduce_bench.py, 4 GiB, 8 GPUs (one measurement)",
            "one published measurement, by PyTorch's benchmark rather than rccl-tests: a correction fitted "
            "to it would leave nothing to check it against. The node's default, channel rings on the "
-           "mesh's 6 arc-disjoint cycles (RCCL spreads its channels over a GPU's xGMI links), runs at the "
-           "nominal pair link"}},
+           "mesh's 7 arc-disjoint cycles (RCCL spreads its channels over a GPU's xGMI links), runs at "
+           "RCCL's own link bandwidth, uncorrected"}},
   };
 }
 
