@@ -257,17 +257,27 @@ TEST_P(Correctness, ResultsEqualTheValuesComputedFromTheInputs) {
 
 INSTANTIATE_TEST_SUITE_P(GatherScatterAllToAll, Correctness, ::testing::ValuesIn(all_cases()), case_name);
 
-// The torus algorithms on tori, where each part walks the dimensions in its own order and way: the pieces and
-// sums land where the rank order puts them. Sides of different lengths, so that a coordinate mixed up with
-// another shows.
-PlatformBuilder test_torus(const std::vector<int>& shape) {
+// The torus algorithms on tori and meshes, where each part walks the dimensions in its own order (and way,
+// on a torus): the pieces and sums land where the rank order puts them. Sides of different lengths, so that a
+// coordinate mixed up with another shows.
+PlatformBuilder test_torus(const std::vector<int>& shape, bool wraparound = true) {
   int p = 1;
   for (int side : shape) p *= side;
   return topologies::torus({.num_devices = p,
                             .shape = shape,
+                            .wraparound = wraparound,
                             .device = testing::round_numbers_cluster(p).device,
                             .device_link = {100e9, 1e-6},
                             .host_link = {10e9, 1e-6}});
+}
+
+TEST(TorusCorrectness, AllGatherOnAThreeByTwoMesh) {
+  expect_all_gather({CollectiveKind::all_gather, "torus", 6}, {.algorithm = "torus"}, test_torus({3, 2}, false));
+}
+
+TEST(TorusCorrectness, ReduceScatterOnAThreeByTwoMesh) {
+  expect_psum_scatter({CollectiveKind::reduce_scatter, "torus", 6}, {.algorithm = "torus"},
+                      test_torus({3, 2}, false));
 }
 
 TEST(TorusCorrectness, AllGatherOnAThreeByTwoTorus) {
@@ -420,6 +430,21 @@ void expect_torus_time(CollectiveKind kind) {
 }
 
 TEST(TorusTiming, AllGatherDrivesEveryCableOfATorusAtOnce) { expect_torus_time(CollectiveKind::all_gather); }
+
+// Along a mesh's line a ring closes over the other way's links, so a second way would share them: `torus` runs
+// one part per dimension, one way, and on a line of 4 takes the ring's time.
+TEST(TorusTiming, AlongAMeshLineIsTheRing) {
+  topologies::TorusSpec spec{.num_devices = 4,
+                             .shape = {4, 1},
+                             .wraparound = false,
+                             .device = testing::free_compute_cluster(1).device,
+                             .device_link = {100e9, 1e-6},
+                             .host_link = {10e9, 1e-6}};
+  Simulation sim(topologies::torus(spec), {alpha_beta_config(), {}});
+  const Timed torus = time_call(sim, CollectiveKind::all_gather, "torus", 4, 4096);
+  const Timed ring = time_call(sim, CollectiveKind::all_gather, "ring", 4, 4096);
+  for (std::size_t d = 0; d < ring.seconds.size(); ++d) expect_seconds(torus.seconds[d], ring.seconds[d]);
+}
 
 TEST(TorusTiming, ReduceScatterDrivesEveryCableOfATorusAtOnce) { expect_torus_time(CollectiveKind::reduce_scatter); }
 

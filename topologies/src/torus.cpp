@@ -92,6 +92,7 @@ PlatformBuilder torus(TorusSpec spec) {
                                        spec.device_link.bandwidth / 1e9, spec.host_link.bandwidth / 1e9);
     platform.dimensions = shape;
     platform.torus = true;
+    platform.torus_wraparound = wraparound;
     detail::add_host_and_devices(zone, platform, p, spec.device, spec.host_link, spec.host_speed, links->host);
     links->plus.assign(shape.size(), std::vector<simgrid::s4u::Link*>(static_cast<std::size_t>(p), nullptr));
     links->minus.assign(shape.size(), std::vector<simgrid::s4u::Link*>(static_cast<std::size_t>(p), nullptr));

@@ -119,6 +119,10 @@ class Communicator {
   // Whether the group spans several nodes whose switches reduce, dimensions() being {ranks per node,
   // nodes} and the ranks of each block of dimensions()[0] sharing one such switch (NVLSTree).
   virtual bool node_switches_reduce() const = 0;
+  // Whether dimensions() lie along the lines of a mesh, which do not wrap around: the platform is a mesh
+  // (Platform::torus without torus_wraparound) or the group a part of a torus, so a ring along a dimension
+  // closes over the links of the other way.
+  virtual bool dimensions_are_mesh_lines() const = 0;
   // What one rank of a pipelined all-reduce moves (NVLS, NVLSTree, NCCL's Tree): bytes through its node's
   // reducing switch, each way, and its exchanges with other ranks.
   struct Exchange {

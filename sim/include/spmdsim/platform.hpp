@@ -80,6 +80,9 @@ struct Platform {
   // Whether the devices are a torus (or mesh) of `dimensions`, each linked to its neighbours along every
   // dimension, both ways (TPU slices, the torus builder): an all-reduce there drives all those links at once.
   bool torus = false;
+  // Whether that torus links the last device along each dimension back to the first; false: a mesh (TPU v5e
+  // slices below the 16 x 16 pod, --topology mesh), whose rings close over the other way's links.
+  bool torus_wraparound = false;
 
   // The logical shape of the first p devices, as a collective over them in platform order takes it: the
   // platform's where they are whole blocks of it (p = d0 x ... x d(j-1) x k with k <= dj: {d0, ..., d(j-1), k},

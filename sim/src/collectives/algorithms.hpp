@@ -77,8 +77,8 @@ struct DimensionSubgroup {
 std::vector<DimensionSubgroup> dimension_subgroups(Communicator& comm, const DimensionPlan& plan);
 // The torus algorithms' parts (torus_parts.cpp): a message of `elements` is cut into up to 2k parts, k the
 // group's dimensions; part c walks the dimensions from c / 2 round the others, its rings turning way c % 2,
-// so that at every phase the parts drive distinct (dimension, way) pairs. All run at once, each on a
-// channel of its own.
+// so that at every phase the parts drive distinct (dimension, way) pairs (along a mesh's lines k parts, one
+// way). All run at once, each on a channel of its own.
 int torus_part_count(const Communicator& comm, std::int64_t elements);
 // Where rank `rank`'s piece sits among every rank's, the pieces ordered by the ranks' coordinates along
 // `digits` (dimensions of `dimensions`), the first the most significant: how a torus all-gather or

@@ -140,6 +140,11 @@ std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
   return std::vector<std::string>(dimensions_.size(), "ring");
 }
 
+bool DeviceCommunicator::dimensions_are_mesh_lines() const {
+  const Platform& platform = ctx_.runtime().platform();
+  return platform.torus && (!platform.torus_wraparound || dimensions_ != platform.dimensions);
+}
+
 const NcclNode* DeviceCommunicator::nccl_node() const {
   const auto& nccl = ctx_.runtime().platform().nccl;
   return nccl ? &*nccl : nullptr;

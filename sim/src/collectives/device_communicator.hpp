@@ -55,6 +55,7 @@ class DeviceCommunicator final : public Communicator {
   const std::string& protocol() const override { return protocol_name_; }
   bool switch_reduces() const override;
   bool node_switches_reduce() const override;
+  bool dimensions_are_mesh_lines() const override;
   Array pipelined_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
                              const PipelinedTraffic& traffic) override;
 

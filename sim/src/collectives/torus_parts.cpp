@@ -11,7 +11,9 @@
 //     part 2 (dimension 1, +)     y+ rings          x+ rings
 //     part 3 (dimension 1, -)     y- rings          x- rings
 //
-// A group without dimensions ({p}) has two parts: two rings, one each way.
+// A group without dimensions ({p}) has two parts: two rings, one each way. Along the lines of a mesh
+// (Communicator::dimensions_are_mesh_lines) a ring closes over the other way's links, so a second way would
+// only share them: there the parts are k, part c walking the dimensions from c, every ring one way.
 #include <algorithm>
 #include <memory>
 #include <numeric>
@@ -22,8 +24,15 @@
 
 namespace spmdsim::collectives {
 
+namespace {
+
+int ways(const Communicator& comm) { return comm.dimensions_are_mesh_lines() ? 1 : 2; }
+
+}  // namespace
+
 int torus_part_count(const Communicator& comm, std::int64_t elements) {
-  return static_cast<int>(std::min<std::int64_t>(2 * static_cast<std::int64_t>(comm.dimensions().size()), elements));
+  return static_cast<int>(
+      std::min<std::int64_t>(ways(comm) * static_cast<std::int64_t>(comm.dimensions().size()), elements));
 }
 
 std::int64_t digit_position(const std::vector<int>& dimensions, const std::vector<int>& digits, int rank) {
@@ -35,14 +44,15 @@ std::int64_t digit_position(const std::vector<int>& dimensions, const std::vecto
 void on_torus_parts(Communicator& comm, int parts,
                     const std::function<void(Communicator& lane, int part, const DimensionPlan& plan)>& body) {
   const int k = static_cast<int>(comm.dimensions().size());
+  const int way_count = ways(comm);
   // Every part walks the group in its own order (DimensionPlan), so each channel's ring is the group itself.
   std::vector<int> identity(static_cast<std::size_t>(comm.size()));
   std::iota(identity.begin(), identity.end(), 0);
   const auto channels = std::make_shared<const ChannelRings>(static_cast<std::size_t>(parts), identity);
   comm.in_parallel(channels, ChannelProtocol{}, [&](Communicator& lane, int c) {
     DimensionPlan plan{.names = std::vector<std::string>(static_cast<std::size_t>(k), "ring"),
-                       .reversed = c % 2 == 1};
-    for (int i = 0; i < k; ++i) plan.order.push_back((c / 2 + i) % k);
+                       .reversed = c % way_count == 1};
+    for (int i = 0; i < k; ++i) plan.order.push_back((c / way_count + i) % k);
     body(lane, c, plan);
   });
 }
