@@ -235,6 +235,11 @@ TEST(NcclRingMesh, AMeshNodeHasOneChannelPerDisjointCycle) {
   EXPECT_EQ(mesh_ring_channels(6), 4);  // nor K6 into 5
   EXPECT_EQ(mesh_ring_channels(2), 1);
   EXPECT_EQ(mesh_ring_channels(1024), 64);  // stride cycles, capped at NCCL's MAXCHANNELS
+  // Across nodes, as many channels on every NIC and every cycle: lcm(8, 7) = 56, lcm(4, 2) = 4; 16 devices
+  // (15 cycles, lcm 240) keep one per NIC.
+  EXPECT_EQ(mesh_ring_channels(8, 2), 56);
+  EXPECT_EQ(mesh_ring_channels(4, 3), 4);
+  EXPECT_EQ(mesh_ring_channels(16, 2), 16);
 }
 
 // With no algorithm named, a full-mesh node runs its reductions and gathers as nccl_ring on every disjoint

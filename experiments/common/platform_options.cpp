@@ -418,8 +418,10 @@ int collective_channels(const ChosenPlatform& platform, const std::string& algor
     return node->nccl->ring_channels;
   if (runs == "torus") return kMaxTorusParts;
   if (runs != "nccl_ring") return 1;
-  if (platform.nodes > 1) return node->devices_per_node;
-  return library == CollectiveLibrary::mesh_channel_rings ? mesh_ring_channels(platform.num_devices) : 1;
+  if (library == CollectiveLibrary::mesh_channel_rings)
+    return platform.nodes > 1 ? mesh_ring_channels(node->devices_per_node, platform.nodes)
+                              : mesh_ring_channels(platform.num_devices);
+  return platform.nodes > 1 ? node->devices_per_node : 1;
 }
 
 ChosenPlatform choose_platform(const PlatformRequest& request, int devices, HostCpuNeed host_cpu) {

@@ -67,8 +67,8 @@ ChosenPlatform choose_platform(const PlatformRequest& request, int devices,
 // every dimension of a torus (TPU slices, --topology torus or mesh), else the textbook algorithms.
 CollectiveLibrary collective_library(const ChosenPlatform& platform);
 // The channels a collective of `algorithm` (empty: the platform's default) runs on at most there: NCCL's ring
-// channels for nccl and nccl_ring where the platform carries NCCL's figures; for nccl_ring elsewhere one per
-// device of a node across nodes, one per arc-disjoint cycle of a full-mesh node; 6 parts for torus; else 1.
+// channels for nccl and nccl_ring where the platform carries NCCL's figures; for nccl_ring over full-mesh nodes
+// mesh_ring_channels, elsewhere one per device of a node across nodes; 6 parts for torus; else 1.
 int collective_channels(const ChosenPlatform& platform, const std::string& algorithm);
 
 // The network settings in force in SimGrid (model, cross-traffic, TCP-gamma, optim), read back once a

@@ -224,10 +224,11 @@ CollectiveLibrary collective_library(const Platform& platform);
 // `nccl_ring` over a mesh (its channels then default to mesh_ring_channels), `torus` on a torus; else
 // default_algorithm(kind).
 std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary library);
-// The arc-disjoint Hamiltonian cycles nccl_channel_rings finds among d devices linked pairwise (6 for 8, 2
-// for 4), at most NCCL's 64 channels: the channels nccl_ring runs on by default inside a full-mesh node, one
-// per cycle.
-int mesh_ring_channels(int devices_per_node);
+// The channels nccl_ring runs on by default over full-mesh nodes of d devices: on one node one per
+// arc-disjoint Hamiltonian cycle nccl_channel_rings finds (7 for 8, 2 for 4); across nodes the least multiple
+// of both d and the cycles, so that every NIC and every cycle carries as many channels (56 for 8, as RCCL
+// duplicates its rings up to 64 channels), or d where that passes NCCL's 64.
+int mesh_ring_channels(int devices_per_node, int nodes = 1);
 // Throws ValueError "unknown all_reduce algorithm 'x'; valid: ring, ..." for a name not registered.
 void check_algorithm(CollectiveKind kind, std::string_view name);
 

@@ -34,9 +34,10 @@ struct SimulationOptions {
   // Pieces a pipelining algorithm cuts each message into.
   int pipeline_chunks = 1;
   // Channels a channel-parallel algorithm (nccl_ring) spreads its data over; 0: NCCL's ring channels on a
-  // platform with NCCL's figures (Platform::nccl; a call runs on fewer when its size earns fewer), else one
-  // per device of a node when the group spans several nodes (every NIC of a node carries a ring), else one
-  // per arc-disjoint cycle of a full-mesh node (mesh_ring_channels), else 1.
+  // platform with NCCL's figures (Platform::nccl; a call runs on fewer when its size earns fewer), else over
+  // full-mesh nodes mesh_ring_channels (one per arc-disjoint cycle inside a node, as many on every NIC and
+  // cycle across nodes), else one per device of a node when the group spans several nodes (every NIC of a
+  // node carries a ring), else 1.
   int channels = 0;
   // nccl_ring's protocol where the platform has NCCL's figures: "LL", "LL128" or "Simple" (NCCL_PROTO);
   // empty: the one NCCL's tuner picks for each call's size (docs/collectives.md#protocols).

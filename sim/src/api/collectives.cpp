@@ -13,6 +13,7 @@
 
 #include "api/collective_calls.hpp"
 #include "api/kernels/kernels.hpp"
+#include "collectives/algorithms.hpp"
 #include "collectives/booked_ring.hpp"
 #include "collectives/cost_inputs.hpp"
 #include "collectives/device_communicator.hpp"
@@ -101,16 +102,21 @@ std::vector<int> group_dimensions(const DeviceContext& ctx, const AxisGroup& gro
   return platform_prefix ? ctx.runtime().platform().first_devices_shape(group.size()) : std::vector<int>{group.size()};
 }
 
-// The simulation's channel count, or (0) NCCL's ring channels on a platform with NCCL's figures, else one
-// per device of a node when the group spans several nodes, else one per arc-disjoint cycle on a platform that
-// is one full-mesh node (every pair of its devices linked).
+// The simulation's channel count, or (0) NCCL's ring channels on a platform with NCCL's figures, else over
+// full-mesh nodes (every pair of a node's devices linked) mesh_ring_channels, else one per device of a node
+// when the group spans several nodes, else 1.
 int call_channels(const detail::Runtime& runtime, const std::vector<int>& dimensions) {
   if (runtime.collectives().channels() > 0) return runtime.collectives().channels();
   const Platform& platform = runtime.platform();
   if (platform.nccl) return platform.nccl->ring_channels;
-  if (dimensions.size() >= 2 && dimensions.front() > 1) return dimensions.front();
-  const bool one_mesh_node = platform.full_mesh_nodes && platform.dimensions.size() <= 1;
-  return one_mesh_node ? mesh_ring_channels(dimensions.front()) : 1;
+  const bool across_nodes = dimensions.size() >= 2 && dimensions.front() > 1;
+  if (platform.full_mesh_nodes) {
+    const auto node_size = platform.dimensions.size() >= 2 ? platform.dimensions.front()
+                                                           : static_cast<int>(platform.devices.size());
+    if (across_nodes) return mesh_ring_channels(dimensions.front(), collectives::group_nodes(dimensions));
+    if (dimensions.front() <= node_size) return mesh_ring_channels(dimensions.front());
+  }
+  return across_nodes ? dimensions.front() : 1;
 }
 
 // One collective on this device: its span in the report, its communicator, and the algorithm chosen for it.

@@ -166,9 +166,13 @@ std::shared_ptr<const ChannelRings> nccl_channel_rings(const std::vector<int>& d
 
 namespace spmdsim {
 
-int mesh_ring_channels(int devices_per_node) {
-  constexpr int kMaxChannels = 64;  // NCCL's MAXCHANNELS (src/include/device.h), which RCCL shares
-  return std::min(kMaxChannels, static_cast<int>(collectives::node_cycles(devices_per_node).size()));
+int mesh_ring_channels(int devices_per_node, int nodes) {
+  // NCCL's MAXCHANNELS (src/include/device.h); RCCL's is 128, but across nodes it keeps to 64 (connect.cc).
+  constexpr int kMaxChannels = 64;
+  const int cycles = std::min(kMaxChannels, static_cast<int>(collectives::node_cycles(devices_per_node).size()));
+  if (nodes <= 1) return cycles;
+  const int balanced = std::lcm(devices_per_node, cycles);
+  return balanced <= kMaxChannels ? balanced : devices_per_node;
 }
 
 }  // namespace spmdsim
