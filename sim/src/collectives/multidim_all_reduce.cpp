@@ -74,28 +74,28 @@ std::vector<DimensionSubgroup> dimension_subgroups(Communicator& comm, const Dim
 
 Array all_reduce_along_dimensions(Communicator& comm, const Array& flat, ReduceOp op,
                                   const DimensionPlan& plan) {
-  std::vector<std::unique_ptr<Communicator>> groups;  // in plan.order
-  for (auto& group : dimension_subgroups(comm, plan)) groups.push_back(std::move(group.comm));
+  const std::vector<DimensionSubgroup> groups = dimension_subgroups(comm, plan);
   const auto name_of = [&](std::size_t i) -> const std::string& {
-    return plan.names[static_cast<std::size_t>(plan.order[i])];
+    return plan.names[static_cast<std::size_t>(groups[i].dimension)];
   };
   Array piece = flat;
   std::vector<std::vector<Array>> shapes;  // per step, the shapes of the chunks its reduce-scatter cut
   for (std::size_t i = 0; i < groups.size(); ++i) {
+    Communicator& group = *groups[i].comm;
     const std::string_view all_gather = dimension_algorithm(name_of(i)).all_gather;
-    if (all_gather != "ring" && piece.size() % groups[i]->size() != 0)
+    if (all_gather != "ring" && piece.size() % group.size() != 0)
       throw ValueError(fmt::format("multidim: '{}' along dimension {} needs its piece of {} elements divisible by "
                                    "{} (only the ring all-gather takes pieces of different sizes)",
-                                   name_of(i), plan.order[i], piece.size(), groups[i]->size()));
-    shapes.push_back(split_flat_shapes(piece, groups[i]->size()));
+                                   name_of(i), groups[i].dimension, piece.size(), group.size()));
+    shapes.push_back(split_flat_shapes(piece, group.size()));
     piece = find_reduce_scatter(dimension_algorithm(name_of(i)).reduce_scatter)
-                .run(*groups[i], split_flat(piece, groups[i]->size()), op);
+                .run(group, split_flat(piece, group.size()), op);
   }
   for (std::size_t i = groups.size(); i-- > 0;) {
     const std::string_view all_gather = dimension_algorithm(name_of(i)).all_gather;
     // The ring is told the chunks' shapes, which may differ by one element (aggregated phases need them).
-    piece = join_flat(all_gather == "ring" ? ring_all_gather(*groups[i], piece, shapes[i])
-                                           : find_all_gather(all_gather).run(*groups[i], piece));
+    piece = join_flat(all_gather == "ring" ? ring_all_gather(*groups[i].comm, piece, shapes[i])
+                                           : find_all_gather(all_gather).run(*groups[i].comm, piece));
   }
   return piece;
 }

@@ -48,10 +48,11 @@ std::vector<Array> torus_all_gather(Communicator& comm, const Array& mine) {
   on_torus_parts(comm, parts, [&](Communicator& lane, int c, const DimensionPlan& plan) {
     const std::vector<Array> gathered =
         split_flat(all_gather_along_dimensions(lane, pieces[static_cast<std::size_t>(c)], plan), p);
+    const std::vector<int> dimensions = lane.dimensions();
     const std::vector<int> most_significant_first(plan.order.rbegin(), plan.order.rend());
     for (int r = 0; r < p; ++r)
-      by_rank[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] = gathered[static_cast<std::size_t>(
-          digit_position(lane.dimensions(), most_significant_first, r))];
+      by_rank[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] =
+          gathered[static_cast<std::size_t>(digit_position(dimensions, most_significant_first, r))];
   });
   std::vector<Array> out;
   for (const auto& rank_parts : by_rank) out.push_back(join_flat(rank_parts));

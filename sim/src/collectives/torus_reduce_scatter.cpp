@@ -47,9 +47,10 @@ Array torus_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks,
   for (const Array& block : blocks) block_parts.push_back(split_flat(block.reshaped(Shape{block.size()}), parts));
   std::vector<Array> mine(static_cast<std::size_t>(parts));
   on_torus_parts(comm, parts, [&](Communicator& lane, int c, const DimensionPlan& plan) {
+    const std::vector<int> dimensions = lane.dimensions();
     std::vector<Array> ordered(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r)
-      ordered[static_cast<std::size_t>(digit_position(lane.dimensions(), plan.order, r))] =
+      ordered[static_cast<std::size_t>(digit_position(dimensions, plan.order, r))] =
           block_parts[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
     mine[static_cast<std::size_t>(c)] = reduce_scatter_along_dimensions(lane, join_flat(ordered), op, plan);
   });
