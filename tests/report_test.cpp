@@ -26,9 +26,9 @@ using detail::format_percent;
 // x @ w then psum on every device (x split, w replicated), then the host reads the result: a pmap call
 // with compute, a collective and host transfers, and a device_get call. Pinned to the alpha-beta model so
 // the numbers do not move with SimGrid's defaults.
-SimulationReport matmul_psum_report(int num_devices) {
+SimulationReport matmul_psum_report(int num_devices, bool timelines = true) {
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(num_devices)),
-                 {.simgrid_config = alpha_beta_config()});
+                 {.simgrid_config = alpha_beta_config(), .timelines = timelines});
   auto step = pmap([](const Args& a) -> Tree { return psum(matmul(a[0].array(), a[1].array()), "i"); },
                    {.in_axes = Axes::tuple({0, none}), .axis_name = "i", .name = "matmul_psum"});
   Tree out = step(sim, {Array::full({num_devices, 64, 128}, 1.0), Array::full({128, 256}, 0.5)});
@@ -172,6 +172,17 @@ TEST(ReportTable, MemoryTableShowsPeakCapacityAndTheTagsInUse) {
 
 TEST(ReportTable, MatchesGoldenForFourDevices) {
   expect_matches_golden(table_of(matmul_psum_report(4)), "report_table_4_devices.txt");
+}
+
+// Without timelines a run keeps no span and no memory event, and the same times and peaks: the same table.
+TEST(ReportTable, WithoutTimelinesTheSameTableAndNoSpansOrMemoryEvents) {
+  const auto report = matmul_psum_report(4, false);
+  expect_matches_golden(table_of(report), "report_table_4_devices.txt");
+  for (const auto& call : report.calls)
+    for (const auto& spans : call.spans) EXPECT_TRUE(spans.empty()) << call.name;
+  ASSERT_EQ(report.memory_timelines.size(), 4u);
+  for (const auto& events : report.memory_timelines) EXPECT_TRUE(events.empty());
+  for (const auto& memory : report.memory) EXPECT_GT(memory.peak, 0);
 }
 
 TEST(ReportTable, ManyDevicesShowHeadTailAndSummaryRows) {

@@ -103,7 +103,8 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   const SimulationOptions simulation_options{.channels = options.channels,
                                              .protocol = options.protocol,
                                              .dimension_algorithms = options.dimension_algorithms,
-                                             .aggregate_ring_phases = options.aggregate};
+                                             .aggregate_ring_phases = options.aggregate,
+                                             .timelines = false};  // the sweep reads totals only
   const auto simulation = start_simulation(options.platform, split.simgrid, max_devices, simulation_options);
   Simulation& sim = *simulation;
   check_reduction_dtype(sim, options, max_devices);

@@ -14,7 +14,9 @@ namespace spmdsim::cli {
 
 MemoryMeasurement measure_memory(const MemorySetup& setup, const ChosenPlatform& platform,
                                  std::vector<std::string> simgrid_argv) {
-  const auto simulation = start_training_simulation(platform, std::move(simgrid_argv), setup.devices, true);
+  const auto simulation =
+      start_training_simulation(platform, std::move(simgrid_argv), setup.devices,
+                                {.aggregate_ring_phases = true, .timelines = setup.keep_timeline});
   Simulation& sim = *simulation;
   MemoryMeasurement m;
   m.platform = sim.platform().description;

@@ -77,9 +77,8 @@ HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::in
 
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
-                                                      bool aggregate_ring_phases, bool fusion,
+                                                      SimulationOptions options,
                                                       const std::string& algorithm) {
-  SimulationOptions options{.aggregate_ring_phases = aggregate_ring_phases, .fusion = fusion};
   if (!algorithm.empty())
     for (auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter})
       options.algorithms[kind] = algorithm;
@@ -92,7 +91,10 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
                             std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
                             const std::string& trace_path) {
   const auto simulation =
-      start_training_simulation(platform, std::move(simgrid_argv), devices, setup.aggregate, setup.fusion,
+      start_training_simulation(platform, std::move(simgrid_argv), devices,
+                                {.aggregate_ring_phases = setup.aggregate,
+                                 .fusion = setup.fusion,
+                                 .timelines = !trace_path.empty()},  // only a trace reads the spans
                                 setup.algorithm);
   Simulation& sim = *simulation;
 

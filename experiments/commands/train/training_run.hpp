@@ -87,10 +87,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, devices, global_batch, step_t
 // A Simulation of `platform` for training on its first `devices` devices, SimGrid getting `simgrid_argv` (the
 // program name, then --cfg / --log; the preset's settings where these do not override them). Throws
 // UsageError when the platform has fewer devices, or devices without the float32 peak the loss needs.
-// `algorithm`: the all-reduce, all-gather and reduce-scatter algorithm, or empty for the platform's default.
+// `options`: the simulation's settings; `algorithm`: the all-reduce, all-gather and reduce-scatter algorithm
+// in them, or empty for the platform's default.
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
-                                                      bool aggregate_ring_phases, bool fusion = true,
+                                                      SimulationOptions options,
                                                       const std::string& algorithm = {});
 
 // Trains on the first `devices` devices of `platform` with a global batch of `global_batch` (samples, or a

@@ -73,7 +73,8 @@ struct LiveBuffer {
 // One device's buffers over simulated time.
 class MemoryLedger {
  public:
-  MemoryLedger(std::string device_name, Bytes capacity);
+  // keep_timeline: record every event in timeline(); off, it stays empty (the peaks are kept either way).
+  MemoryLedger(std::string device_name, Bytes capacity, bool keep_timeline = true);
 
   // Throws OutOfMemoryError (naming the device, the allocation and the live buffers) when it does not fit.
   std::uint64_t allocate(Bytes bytes, MemoryTag tag, std::string label, Seconds now);
@@ -102,6 +103,7 @@ class MemoryLedger {
 
   std::string device_name_;
   Bytes capacity_;
+  bool keep_timeline_;
   Bytes in_use_ = 0;
   Bytes peak_ = 0;
   Seconds peak_time_ = 0;

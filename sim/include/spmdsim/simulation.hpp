@@ -62,6 +62,11 @@ struct SimulationOptions {
   // Whether fused() runs its body as one kernel (XLA's fusion of elementwise chains and their reductions);
   // off, every op inside is its own kernel, to see the unfused cost. Fused attention stays one kernel.
   bool fusion = true;
+  // Whether every device keeps its timelines: each compute, communication and transfer span and each memory
+  // event, what traces, the JSON report's spans and memory_timelines and memory plots are made of. Off, a
+  // run keeps only the totals and peaks (report tables, device_totals, memory): an abstract training step of
+  // a large model keeps a third less host memory per device (docs/scale.md).
+  bool timelines = true;
 };
 
 // The settings under which SimGrid's network follows the textbook alpha-beta model exactly: no TCP

@@ -5,7 +5,7 @@
 namespace spmdsim::detail {
 
 SharedReduction::SharedReduction(int members, ReductionValues values)
-    : inputs_(static_cast<std::size_t>(members), Array::abstract({})),  // placeholders sharing one handle
+    : members_(members),
       missing_(members),
       values_(values),
       mutex_(simgrid::s4u::Mutex::create()),
@@ -13,7 +13,11 @@ SharedReduction::SharedReduction(int members, ReductionValues values)
 
 void SharedReduction::contribute(int rank, const Array& flat, ReduceOp op) {
   const std::unique_lock lock(*mutex_);
-  inputs_[static_cast<std::size_t>(rank)] = flat.on_device(nullptr);
+  // Abstract inputs have no values to keep: a group of thousands then allocates nothing per member.
+  if (!flat.is_abstract()) {
+    if (inputs_.empty()) inputs_.assign(static_cast<std::size_t>(members_), Array::abstract({}));
+    inputs_[static_cast<std::size_t>(rank)] = flat.on_device(nullptr);
+  }
   if (--missing_ > 0) return;
   result_ = flat.is_abstract() ? Array::abstract(flat.shape(), flat.dtype()) : values_(inputs_, op);
   inputs_.clear();  // the inputs' values are no longer needed here

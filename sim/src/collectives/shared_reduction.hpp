@@ -37,7 +37,8 @@ class SharedReduction {
   Array result();
 
  private:
-  std::vector<Array> inputs_;
+  int members_;
+  std::vector<Array> inputs_;  // by rank, once a member hands in values
   int missing_;
   ReductionValues values_;
   std::optional<Array> result_;

@@ -143,13 +143,13 @@ void DeviceContext::compute(std::string_view name, Seconds duration) {
     execute(duration);
     const Seconds end = simgrid::s4u::Engine::get_clock();
     times().compute += end - start;
-    record(SpanKind::compute, std::string(name), start, end);
+    record(SpanKind::compute, name, start, end);
     return;
   }
   const Seconds start = now();
   booked_compute_ += duration;
   times().compute += duration;
-  record(SpanKind::compute, std::string(name), start, start + duration);
+  record(SpanKind::compute, name, start, start + duration);
 }
 
 void DeviceContext::flush_compute() {
@@ -160,8 +160,10 @@ Seconds DeviceContext::now() const {
   return simgrid::s4u::Engine::get_clock() + booked_compute_;
 }
 
-void DeviceContext::record(SpanKind kind, std::string name, Seconds start, Seconds end) {
-  call_.report.spans[static_cast<std::size_t>(rank_)].push_back({kind, std::move(name), start, end, track_});
+void DeviceContext::record(SpanKind kind, std::string_view name, Seconds start, Seconds end) {
+  if (!runtime().timelines()) return;
+  call_.report.spans[static_cast<std::size_t>(rank_)].push_back(
+      {kind, std::string(name), start, end, track_});
 }
 
 void DeviceContext::record_communication(const std::string& name, Seconds start, Seconds end) {

@@ -143,7 +143,8 @@ class DeviceContext {
   double end_fusion() { return *std::exchange(fused_flops_, std::nullopt); }
   // A SimGrid execution of `duration` now, unrecorded: the caller's span (a collective) accounts for it.
   void execute(Seconds duration);
-  void record(SpanKind kind, std::string name, Seconds start, Seconds end);
+  // Adds a span to this device's timeline (SimulationOptions::timelines; without them it only returns).
+  void record(SpanKind kind, std::string_view name, Seconds start, Seconds end);
   // A collective's span on this actor's track: exposed communication on the program, stream time on the
   // stream.
   void record_communication(const std::string& name, Seconds start, Seconds end);

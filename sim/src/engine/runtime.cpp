@@ -24,10 +24,12 @@ Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, Simulat
   for (auto& device : platform_.devices) {
     if (device.host_cpu.empty()) device.host_cpu = platform_.host_cpu;
     device.spec.validate();
-    ledgers_.push_back(std::make_shared<MemoryLedger>(device.name, device.spec.memory_capacity));
+    ledgers_.push_back(
+        std::make_shared<MemoryLedger>(device.name, device.spec.memory_capacity, options.timelines));
   }
   hosts_ = PlatformHosts(platform_);
   fusion_ = options.fusion;
+  timelines_ = options.timelines;
   collectives_ = CollectiveSettings(
       options, platform_.dimensions.empty() ? std::vector<int>{num_devices()} : platform_.dimensions,
       collective_library(platform_));

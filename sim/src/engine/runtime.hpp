@@ -41,7 +41,8 @@ class Runtime {
   const CollectiveSettings& collectives() const { return collectives_; }
   // SimulationOptions::enable_x64.
   bool enable_x64() const { return enable_x64_; }
-  bool fusion() const { return fusion_; }  // SimulationOptions::fusion
+  bool fusion() const { return fusion_; }        // SimulationOptions::fusion
+  bool timelines() const { return timelines_; }  // SimulationOptions::timelines
   DeviceChannels& channels() { return channels_; }
   HostCopyQueue& host_copies() { return host_copies_; }
 
@@ -64,6 +65,7 @@ class Runtime {
   CollectiveSettings collectives_;
   bool enable_x64_ = true;
   bool fusion_ = true;
+  bool timelines_ = true;
   DeviceChannels channels_{hosts_};
   HostCopyQueue host_copies_{hosts_};
   CopyPause copy_pause_{engine_.engine(), host_copies_};

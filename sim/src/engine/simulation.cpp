@@ -111,7 +111,8 @@ Tree Simulation::device_get(const Tree& tree) {
       for (std::size_t i = 0; i < ks.size(); ++i) {
         const Seconds end = sends[i]->get_finish_time();
         call.times[ks[i]].transfer += end - start;
-        call.spans[ks[i]].push_back({SpanKind::transfer, "device->host", arrived, end});
+        if (runtime.timelines())
+          call.spans[ks[i]].push_back({SpanKind::transfer, "device->host", arrived, end});
       }
     };
     // Devices holding all their shards send from one actor; one still receiving a put's copy waits for it in
@@ -127,12 +128,13 @@ Tree Simulation::device_get(const Tree& tree) {
         continue;
       }
       auto* host = runtime.hosts().device(devices[k]);
-      simgrid::s4u::Actor::create("device_get", host, [&mine, &call, &send_to_host, k] {
+      simgrid::s4u::Actor::create("device_get", host, [&mine, &call, &send_to_host, &runtime, k] {
         const Seconds start = simgrid::s4u::Engine::get_clock();
         for (const Fetch* f : mine)
           if (f->arrival != nullptr) f->arrival->wait_arrival();
         const Seconds arrived = simgrid::s4u::Engine::get_clock();
-        if (arrived > start) call.spans[k].push_back({SpanKind::transfer, "host->device", start, arrived});
+        if (arrived > start && runtime.timelines())
+          call.spans[k].push_back({SpanKind::transfer, "host->device", start, arrived});
         send_to_host({k}, start, arrived);
       });
     }

@@ -43,8 +43,8 @@ std::string_view memory_tag_name(MemoryTag tag) {
   return tag_names().at(tag.index());
 }
 
-MemoryLedger::MemoryLedger(std::string device_name, Bytes capacity)
-    : device_name_(std::move(device_name)), capacity_(capacity) {}
+MemoryLedger::MemoryLedger(std::string device_name, Bytes capacity, bool keep_timeline)
+    : device_name_(std::move(device_name)), capacity_(capacity), keep_timeline_(keep_timeline) {}
 
 std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string label, Seconds now) {
   if (in_use_ + bytes > capacity_) {
@@ -105,7 +105,7 @@ void MemoryLedger::record(Seconds now, MemoryTag tag, Bytes delta) {
     window_peak_ = in_use_;
     window_at_peak_ = by_tag_;
   }
-  timeline_.push_back({now, in_use_, tag, delta});
+  if (keep_timeline_) timeline_.push_back({now, in_use_, tag, delta});
 }
 
 void MemoryLedger::start_window() {
