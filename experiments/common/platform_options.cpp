@@ -413,15 +413,14 @@ int collective_channels(const ChosenPlatform& platform, const std::string& algor
   const CollectiveLibrary library = collective_library(platform);
   const std::string runs =
       algorithm.empty() ? std::string(default_algorithm(CollectiveKind::all_reduce, library)) : algorithm;
-  const auto* node = chosen_node_preset(platform);
-  if (library == CollectiveLibrary::nccl && (runs == "nccl" || runs == "nccl_ring"))
-    return node->nccl->ring_channels;
+  const bool nccl = library == CollectiveLibrary::nccl;
   if (runs == "torus") return kMaxTorusParts;
-  if (runs != "nccl_ring") return 1;
-  if (library == CollectiveLibrary::mesh_channel_rings)
-    return platform.nodes > 1 ? mesh_ring_channels(node->devices_per_node, platform.nodes)
-                              : mesh_ring_channels(platform.num_devices);
-  return platform.nodes > 1 ? node->devices_per_node : 1;
+  if (runs != "nccl_ring" && !(nccl && runs == "nccl")) return 1;
+  const auto* node = chosen_node_preset(platform);
+  return default_ring_channels(nccl ? node->nccl->ring_channels : 0,
+                               library == CollectiveLibrary::mesh_channel_rings,
+                               platform.nodes > 1 ? node->devices_per_node : platform.num_devices,
+                               platform.nodes);
 }
 
 ChosenPlatform choose_platform(const PlatformRequest& request, int devices, HostCpuNeed host_cpu) {

@@ -175,4 +175,10 @@ int mesh_ring_channels(int devices_per_node, int nodes) {
   return balanced <= kMaxChannels ? balanced : devices_per_node;
 }
 
+int default_ring_channels(int nccl_ring_channels, bool full_mesh_nodes, int devices_per_node, int nodes) {
+  if (nccl_ring_channels > 0) return nccl_ring_channels;
+  if (full_mesh_nodes) return mesh_ring_channels(devices_per_node, nodes);
+  return nodes > 1 ? devices_per_node : 1;
+}
+
 }  // namespace spmdsim
