@@ -16,7 +16,9 @@ namespace {
 // comparison op, so this takes four elementwise passes).
 Array one_hot(const Array& labels, std::int64_t classes, DType dtype) {
   Array column = reshape(astype(labels, dtype), {labels.shape()[0], 1});
-  return relu(1.0 - abs(column - Array::arange(classes, dtype)));
+  // On abstract labels only the iota's shape matters: a vocabulary of values per device and step is not made.
+  const Array iota = labels.is_abstract() ? Array::abstract({classes}, dtype) : Array::arange(classes, dtype);
+  return relu(1.0 - abs(column - iota));
 }
 
 bool is_label_column(const Array& y, std::int64_t rows) {

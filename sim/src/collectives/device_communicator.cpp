@@ -16,7 +16,7 @@
 #include "api/kernels/kernels.hpp"
 #include "collectives/chunks.hpp"
 #include "collectives/reduction_values.hpp"
-#include "engine/direct_transfer.hpp"
+#include "engine/device_channels.hpp"
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
 
@@ -182,21 +182,27 @@ Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op, c
   shared->contribute(rank(), flat, op);
   Array reduced = shared->result();  // the pipeline starts once every rank has arrived
   wait_for(protocol.start_latency);
+  // The payload is never read: both ends know what the exchange carries.
+  static int token;
+  int* from_switch = nullptr;
   std::vector<simgrid::s4u::CommPtr> transfers;
   if (traffic.switch_each_way > 0) {
-    const auto& hosts = ctx_.runtime().hosts();
-    auto* device = hosts.device(ctx_.device());
-    auto* node_switch = hosts.reducing_switch(ctx_.device());
+    auto* node_switch = ctx_.runtime().hosts().reducing_switch(ctx_.device());
     if (node_switch == nullptr) throw std::logic_error("traffic through the switch of a node without one");
     const auto each_way = static_cast<Bytes>(traffic.switch_each_way * protocol.wire_bytes_per_byte);
     XBT_VERB("%s: device %d moves %lld bytes each way through its node's switch", collective_.c_str(),
              ctx_.device(), static_cast<long long>(each_way));
     ctx_.times().bytes_sent += each_way;
-    transfers.push_back(start_direct_transfer(device, node_switch, each_way));
-    transfers.push_back(start_direct_transfer(node_switch, device, each_way));
+    // Messages to and from an actor on the switch, not host-to-host transfers, which SimGrid 3.32 keeps in
+    // one list and finds each finished one in by linear search: quadratic in the devices (docs/scale.md).
+    // The first rank on each switch starts its actor (the ranks of a switch are consecutive).
+    const int per_switch = node_switches_reduce() ? dimensions_.front() : size();
+    if (rank() % per_switch == 0) start_switch_ports(node_switch, rank(), per_switch, each_way);
+    transfers.push_back(ctx_.channel(ctx_.device(), DeviceChannels::kNodeSwitch, lane_)
+                            ->put_async(&token, static_cast<std::uint64_t>(each_way)));
+    transfers.push_back(
+        ctx_.channel(DeviceChannels::kNodeSwitch, ctx_.device(), lane_)->get_async<int>(&from_switch));
   }
-  // The payload is never read: both ends know what the exchange carries.
-  static int token;
   std::vector<int*> received(traffic.exchanges.size());
   for (std::size_t i = 0; i < traffic.exchanges.size(); ++i) {
     const Exchange& exchange = traffic.exchanges[i];
@@ -215,6 +221,26 @@ Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op, c
   if (protocol.rate > 0) wait_for(static_cast<Bytes>(flat.nbytes()) / protocol.rate);
   for (auto& transfer : transfers) transfer->wait();
   return reduced;
+}
+
+void DeviceCommunicator::start_switch_ports(simgrid::s4u::Host* node_switch, int first, int count,
+                                            Bytes each_way) const {
+  std::vector<simgrid::s4u::Mailbox*> up;
+  std::vector<simgrid::s4u::Mailbox*> down;
+  for (int r = first; r < first + count; ++r) {
+    up.push_back(ctx_.channel(device_of(r), DeviceChannels::kNodeSwitch, lane_));
+    down.push_back(ctx_.channel(DeviceChannels::kNodeSwitch, device_of(r), lane_));
+  }
+  simgrid::s4u::Actor::create("switch", node_switch, [up = std::move(up), down = std::move(down), each_way] {
+    static int token;
+    std::vector<int*> received(up.size());
+    std::vector<simgrid::s4u::CommPtr> ports;
+    for (std::size_t i = 0; i < up.size(); ++i) {
+      ports.push_back(up[i]->get_async<int>(&received[i]));
+      ports.push_back(down[i]->put_async(&token, static_cast<std::uint64_t>(each_way)));
+    }
+    simgrid::s4u::Comm::wait_all(ports);
+  });
 }
 
 int DeviceCommunicator::device_of(int peer) const {

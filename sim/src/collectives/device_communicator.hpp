@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Host.hpp>
 
 #include "engine/device_context.hpp"
 #include "spmdsim/collective_algorithms.hpp"
@@ -95,6 +96,9 @@ class DeviceCommunicator final : public Communicator {
     int lane;
     Phase phase;
   };
+  // Starts the side of `node_switch` in pipelined_all_reduce's traffic through it for `count` ranks from
+  // `first`: an actor on the switch takes `each_way` bytes from each of them and sends them as many.
+  void start_switch_ports(simgrid::s4u::Host* node_switch, int first, int count, Bytes each_way) const;
   // Simulates the booked phase, if any; every verb but the booking ones calls it first.
   void flush_phase();
   // Simulates booked phases side by side, each as its own actor would (its send after its step overhead, its

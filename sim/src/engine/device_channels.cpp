@@ -10,7 +10,7 @@ namespace spmdsim::detail {
 namespace {
 
 std::string endpoint_name(int device) {
-  return fmt::format("d{}", device);
+  return device == DeviceChannels::kNodeSwitch ? "switch" : fmt::format("d{}", device);
 }
 
 // The network model's latency factor (1 under CM02, 13.01 under LV08).

@@ -23,7 +23,9 @@ class DeviceChannels {
   // communication streams (async_collectives.hpp) have channels of their own, matched in the streams' order,
   // and so has each lane: the NCCL channels of one collective (Communicator::in_parallel) run side by side,
   // each matched in its own order.
+  // `kNodeSwitch` as either end names the reducing switch of the other end's node.
   simgrid::s4u::Mailbox* channel(int from, int to, Track track = Track::program, int lane = 0);
+  static constexpr int kNodeSwitch = -1;
   // The latency one message from device `from` to device `to` pays: its route's, times the network
   // model's latency factor.
   Seconds message_latency(int from, int to);
