@@ -51,7 +51,7 @@ TEST(CalibrationTargets, EveryNodePresetHasOneAndTheTestCoversTheCalibratedOnes)
     (p.calibration->not_calibrated.empty() ? calibrated : compared).push_back(p.name);
   }
   EXPECT_EQ(calibrated, (std::vector<std::string_view>{"dgx_a100", "dgx_h100", "hgx_h200", "dgx_b200"}));
-  EXPECT_EQ(compared, (std::vector<std::string_view>{"mi300x_8gpu"}));
+  EXPECT_EQ(compared, (std::vector<std::string_view>{"dgx_a100_40gb", "mi300x_8gpu"}));
 }
 
 // MI300X is shown for comparison only (one published measurement). Its default all-reduce walks the mesh's 7
@@ -187,8 +187,8 @@ TEST(CalibrateCommand, UnknownPresetExitsTwoWithTheValidOnes) {
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(
       run.err,
-      "spmdsim calibrate: unknown node preset 'dgx_a800' in --presets; valid: dgx_a100, dgx_h100, hgx_h200, "
-      "dgx_b200, mi300x_8gpu\n(see spmdsim calibrate --help)\n");
+      "spmdsim calibrate: unknown node preset 'dgx_a800' in --presets; valid: dgx_a100, dgx_a100_40gb, "
+      "dgx_h100, hgx_h200, dgx_b200, mi300x_8gpu\n(see spmdsim calibrate --help)\n");
 }
 
 }  // namespace

@@ -71,9 +71,9 @@ TEST(PresetTable, EveryFigureHasASource) {
 TEST(PresetTable, NamesAreInPresentationOrder) {
   using V = std::vector<std::string_view>;
   EXPECT_EQ(preset_names(PresetKind::device),
-            (V{"a100", "h100", "h200", "b200", "tpu_v4", "tpu_v5e", "tpu_v5p", "mi300x"}));
+            (V{"a100", "a100_40gb", "h100", "h200", "b200", "tpu_v4", "tpu_v5e", "tpu_v5p", "mi300x"}));
   EXPECT_EQ(preset_names(PresetKind::node),
-            (V{"dgx_a100", "dgx_h100", "hgx_h200", "dgx_b200", "mi300x_8gpu"}));
+            (V{"dgx_a100", "dgx_a100_40gb", "dgx_h100", "hgx_h200", "dgx_b200", "mi300x_8gpu"}));
   EXPECT_EQ(preset_names(PresetKind::slice),
             (V{"tpu_v4_4x4x4", "tpu_v5e_4x4", "tpu_v5e_16x16", "tpu_v5p_4x4x4"}));
   // Every name a node or slice refers to is a preset of its kind.
@@ -103,14 +103,16 @@ void expect_value_error(Lookup lookup, const std::string& message) {
 TEST(PresetLookup, UnknownNamesListTheValidOnes) {
   expect_value_error(
       [] { device_preset("a10"); },
-      "unknown device preset 'a10'; valid: a100, h100, h200, b200, tpu_v4, tpu_v5e, tpu_v5p, mi300x");
+      "unknown device preset 'a10'; valid: a100, a100_40gb, h100, h200, b200, tpu_v4, tpu_v5e, tpu_v5p, "
+      "mi300x");
   expect_value_error(
       [] { link_preset("nvlink2"); },
       "unknown link preset 'nvlink2'; valid: pcie_gen4_x16, pcie_gen5_x16, nvlink3, nvlink4, nvlink5, "
       "ib_hdr, ib_ndr, ici_v4, ici_v5e, ici_v5p, tpu_host_pcie, xgmi_mi300x");
   expect_value_error(
       [] { node_preset("dgx_a100 "); },
-      "unknown node preset 'dgx_a100 '; valid: dgx_a100, dgx_h100, hgx_h200, dgx_b200, mi300x_8gpu");
+      "unknown node preset 'dgx_a100 '; valid: dgx_a100, dgx_a100_40gb, dgx_h100, hgx_h200, dgx_b200, "
+      "mi300x_8gpu");
   expect_value_error(
       [] { slice_preset("tpu_v4"); },
       "unknown slice preset 'tpu_v4'; valid: tpu_v4_4x4x4, tpu_v5e_4x4, tpu_v5e_16x16, tpu_v5p_4x4x4");
@@ -172,7 +174,8 @@ TEST_P(NodePlatform, Builds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Presets, NodePlatform,
-                         ::testing::Values("dgx_a100", "dgx_h100", "hgx_h200", "dgx_b200", "mi300x_8gpu"));
+                         ::testing::Values("dgx_a100", "dgx_a100_40gb", "dgx_h100", "hgx_h200", "dgx_b200",
+                                           "mi300x_8gpu"));
 
 class SlicePlatform : public ::testing::TestWithParam<std::string> {};
 

@@ -120,31 +120,41 @@ constexpr Figure kTpuLaunch{0, "assumed: one XLA program per step on the TPU, no
 constexpr std::string_view kTpuVector =
     "derived: VPU of 2048 float32 ALUs per TensorCore at the MXU clock (§K.5 [P-SB]): bf16 peak / 64";
 
+// The A100 SXM4: the 80 GB and 40 GB boards are one GA100 at the same clocks (the same peaks, tiles and
+// kernel rates), with different HBM.
+DevicePreset a100(std::string_view name, std::string_view model, Figure memory, Figure bandwidth) {
+  using enum DType;
+  return {name,
+          model,
+          {{bf16, {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"}},
+           {f16, {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"}},
+           {f32, {19.5 * kTFLOP, "§1.1 [S1,S2] non-tensor"}}},
+          memory,
+          bandwidth,
+          "float32 matmuls run on TF32 tensor cores (JAX's DEFAULT precision), other float32 work at the "
+          "non-tensor peak",
+          {{bf16,
+            {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"},
+            {0.869, "§K.1 [MAMF] 271.2 of 312 TFLOP/s at its best shape"}},
+           {f16,
+            {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"},
+            {0.869, "assumed: bf16's (§K.1); fp16 and bf16 within 2% in §K.2 [crowd] A100 SXM"}},
+           {f32,
+            {156 * kTFLOP, "§1.1 [S1] TF32 tensor, dense (§K.4: JAX's DEFAULT for float32)"},
+            {0.865, "§K.2 [NV-A100] TF32 ~135 of 156 TFLOP/s at 8192^3, read off the plot"}}},
+          {128, 256, 108, "§K.1 [S1-perf] 128x256 tiles (its wave-quantization example), 108 SMs"},
+          kNvidiaMemoryEfficiency,
+          kNvidiaLaunch,
+          a100_attention()};
+}
+
 std::vector<DevicePreset> make_devices() {
   using enum DType;
   return {
-      {"a100",
-       "NVIDIA A100 SXM4 80GB",
-       {{bf16, {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"}},
-        {f16, {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"}},
-        {f32, {19.5 * kTFLOP, "§1.1 [S1,S2] non-tensor"}}},
-       {80 * kGiB, "§1.1 [S2] '80 GB' HBM2e"},
-       {2039 * kGB, "§1.1 NVIDIA datasheet via [S2,S4]"},
-       "float32 matmuls run on TF32 tensor cores (JAX's DEFAULT precision), other float32 work at the "
-       "non-tensor peak",
-       {{bf16,
-         {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"},
-         {0.869, "§K.1 [MAMF] 271.2 of 312 TFLOP/s at its best shape"}},
-        {f16,
-         {312 * kTFLOP, "§1.1 [S1,S2] dense tensor"},
-         {0.869, "assumed: bf16's (§K.1); fp16 and bf16 within 2% in §K.2 [crowd] A100 SXM"}},
-        {f32,
-         {156 * kTFLOP, "§1.1 [S1] TF32 tensor, dense (§K.4: JAX's DEFAULT for float32)"},
-         {0.865, "§K.2 [NV-A100] TF32 ~135 of 156 TFLOP/s at 8192^3, read off the plot"}}},
-       {128, 256, 108, "§K.1 [S1-perf] 128x256 tiles (its wave-quantization example), 108 SMs"},
-       kNvidiaMemoryEfficiency,
-       kNvidiaLaunch,
-       a100_attention()},
+      a100("a100", "NVIDIA A100 SXM4 80GB", {80 * kGiB, "§1.1 [S2] '80 GB' HBM2e"},
+           {2039 * kGB, "§1.1 NVIDIA datasheet via [S2,S4]"}),
+      a100("a100_40gb", "NVIDIA A100 SXM4 40GB", {40 * kGiB, "§1.1 [A100-40] '40 GB' HBM2"},
+           {1555 * kGB, "§1.1 [A100-40] NVIDIA datasheet, A100 40GB SXM"}),
       {"h100",
        "NVIDIA H100 SXM5 80GB",
        {{bf16, {989.4 * kTFLOP, "§1.1 [S1,S2] dense tensor"}},
@@ -439,25 +449,38 @@ constexpr std::string_view kFitted =
     "fitted: spmdsim calibrate, to the published midpoint; gives back the simulated ring's serialised "
     "reduction";
 
+// The DGX A100 with either A100: the same 6 NVSwitches, PCIe and NICs. The 80 GB node's correction is fitted
+// on its nccl-tests busbw; the 40 GB node keeps it, its NVLink3 fabric being the same, and shows that
+// measurement for comparison (`not_calibrated` says why).
+NodePreset dgx_a100(std::string_view name, std::string_view description, std::string_view device,
+                    Figure model_correction, std::string_view not_calibrated) {
+  return {name,
+          description,
+          device,
+          8,
+          "§1.3 [V-HGX] 8 GPUs",
+          NodeFabric::nvswitch,
+          "§1.3 [V-HGX] each NVSwitch non-blocking, connects all 8 GPUs",
+          "nvlink3",
+          model_correction,
+          "pcie_gen4_x16",
+          "§1.1 [S2] PCIe Gen4 x16",
+          {0, "not modelled: no published figure"},
+          "ib_hdr",
+          "assumed: 8 x HDR 200 Gb/s is commonly quoted, not verified (§1.5, §7)",
+          &nvlink_model(),
+          CalibrationTarget{"ring", kLargeMessages, 230 * kGB, 235 * kGB, "§1.8 [M] nccl-tests ring, 8 A100",
+                            not_calibrated},
+          nccl_ampere()};
+}
+
 std::vector<NodePreset> make_nodes() {
   return {
-      {"dgx_a100",
-       "NVIDIA DGX A100: 8 x A100 SXM4 80GB, 6 NVSwitch",
-       "a100",
-       8,
-       "§1.3 [V-HGX] 8 GPUs",
-       NodeFabric::nvswitch,
-       "§1.3 [V-HGX] each NVSwitch non-blocking, connects all 8 GPUs",
-       "nvlink3",
-       {1.172, kFitted},
-       "pcie_gen4_x16",
-       "§1.1 [S2] PCIe Gen4 x16",
-       {0, "not modelled: no published figure"},
-       "ib_hdr",
-       "assumed: 8 x HDR 200 Gb/s is commonly quoted, not verified (§1.5, §7)",
-       &nvlink_model(),
-       CalibrationTarget{"ring", kLargeMessages, 230 * kGB, 235 * kGB, "§1.8 [M] nccl-tests ring, 8 A100"},
-       nccl_ampere()},
+      dgx_a100("dgx_a100", "NVIDIA DGX A100: 8 x A100 SXM4 80GB, 6 NVSwitch", "a100", {1.172, kFitted}, {}),
+      dgx_a100("dgx_a100_40gb", "NVIDIA DGX A100 (320 GB): 8 x A100 SXM4 40GB, 6 NVSwitch", "a100_40gb",
+               {1.172, "fitted: dgx_a100's correction, on the same NVLink3 and NVSwitch fabric"},
+               "the 80 GB node's measurement, on the same NVLink3 and NVSwitch fabric; none published for the "
+               "40 GB node"),
       {"dgx_h100",
        "NVIDIA DGX H100: 8 x H100 SXM5 80GB, 4 NVSwitch",
        "h100",
