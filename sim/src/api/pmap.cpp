@@ -455,22 +455,29 @@ Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& op
   std::vector<AxisLeaf> axes;
   axes = detail::broadcast_prefix(options.out_axes, first, "pmap out_axes", "");
   std::vector<std::vector<Array>> leaves;
+  leaves.reserve(per_device.size());
   for (const auto& tree : per_device) leaves.push_back(tree.leaves());
   std::vector<Array> assembled;
+  assembled.reserve(axes.size());
   for (std::size_t i = 0; i < axes.size(); ++i) {
-    std::vector<Array> shards, outer;
-    for (const auto& device_leaves : leaves) shards.push_back(device_leaves[i]);
-    for (std::size_t rank = 0; rank < shards.size(); rank += group_size) outer.push_back(shards[rank]);
+    // Each device's leaf moves into its shard (a call on thousands of devices copies no handle twice).
+    std::vector<Array> shards;
+    shards.reserve(leaves.size());
+    for (auto& device_leaves : leaves) shards.push_back(std::move(device_leaves[i]));
     auto residency = std::make_shared<Residency>();
     residency->devices = devices;
-    residency->shards = shards;
     if (!axes[i].axis) {
       // The host's view holds the values, not device 0's buffer: the residency alone keeps the buffers.
-      assembled.push_back(shards.front().on_device(nullptr).with_residency(std::move(residency)));
+      Array host_view = shards.front().on_device(nullptr);
+      residency->shards = std::move(shards);
+      assembled.push_back(host_view.with_residency(std::move(residency)));
       continue;
     }
+    std::vector<Array> outer;
+    for (std::size_t rank = 0; rank < shards.size(); rank += group_size) outer.push_back(shards[rank]);
     const int axis = out_axis_in_range(*axes[i].axis, shards.front().ndim() + 1);
     residency->axis = axis;
+    residency->shards = std::move(shards);
     assembled.push_back(stacked_when_read(outer, axis).with_residency(std::move(residency)));
   }
   return first.rebuild(assembled);
