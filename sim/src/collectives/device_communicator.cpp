@@ -23,6 +23,10 @@ XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
 namespace spmdsim::detail {
 namespace {
 
+// The payload of every message whose contents both ends already know (sizes, wire traffic): never read, but
+// put_async rejects a null payload.
+int unread_payload;
+
 // The duration a wait of `duration` takes: SimGrid resolves time to 1 ns (surf/precision) and reports every
 // shorter wait on the console (a channel's pace for a few bytes at NCCL's rates on Blackwell is 0.3 ns), so
 // those are not waited.
@@ -182,8 +186,6 @@ Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op, c
   shared->contribute(rank(), flat, op);
   Array reduced = shared->result();  // the pipeline starts once every rank has arrived
   wait_for(protocol.start_latency);
-  // The payload is never read: both ends know what the exchange carries.
-  static int token;
   int* from_switch = nullptr;
   std::vector<simgrid::s4u::CommPtr> transfers;
   if (traffic.switch_each_way > 0) {
@@ -199,7 +201,7 @@ Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op, c
     const int per_switch = node_switches_reduce() ? dimensions_.front() : size();
     if (rank() % per_switch == 0) start_switch_ports(node_switch, rank(), per_switch, each_way);
     transfers.push_back(ctx_.channel(ctx_.device(), DeviceChannels::kNodeSwitch, lane_)
-                            ->put_async(&token, static_cast<std::uint64_t>(each_way)));
+                            ->put_async(&unread_payload, static_cast<std::uint64_t>(each_way)));
     transfers.push_back(
         ctx_.channel(DeviceChannels::kNodeSwitch, ctx_.device(), lane_)->get_async<int>(&from_switch));
   }
@@ -214,8 +216,8 @@ Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op, c
       XBT_VERB("%s: device %d sends %lld bytes to device %d", collective_.c_str(), ctx_.device(),
                static_cast<long long>(wire), peer);
       ctx_.times().bytes_sent += wire;
-      transfers.push_back(
-          ctx_.channel(ctx_.device(), peer, lane_)->put_async(&token, static_cast<std::uint64_t>(wire)));
+      transfers.push_back(ctx_.channel(ctx_.device(), peer, lane_)
+                              ->put_async(&unread_payload, static_cast<std::uint64_t>(wire)));
     }
   }
   if (protocol.rate > 0) wait_for(static_cast<Bytes>(flat.nbytes()) / protocol.rate);
@@ -232,12 +234,11 @@ void DeviceCommunicator::start_switch_ports(simgrid::s4u::Host* node_switch, int
     down.push_back(ctx_.channel(DeviceChannels::kNodeSwitch, device_of(r), lane_));
   }
   simgrid::s4u::Actor::create("switch", node_switch, [up = std::move(up), down = std::move(down), each_way] {
-    static int token;
     std::vector<int*> received(up.size());
     std::vector<simgrid::s4u::CommPtr> ports;
     for (std::size_t i = 0; i < up.size(); ++i) {
       ports.push_back(up[i]->get_async<int>(&received[i]));
-      ports.push_back(down[i]->put_async(&token, static_cast<std::uint64_t>(each_way)));
+      ports.push_back(down[i]->put_async(&unread_payload, static_cast<std::uint64_t>(each_way)));
     }
     simgrid::s4u::Comm::wait_all(ports);
   });
@@ -263,11 +264,10 @@ simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk
 
 void DeviceCommunicator::exchange_sizes(int to, Bytes bytes, int from) {
   flush_phase();
-  static int token;  // never read: put_async rejects a null payload
   int* received = nullptr;
   auto incoming = ctx_.channel(device_of(from), ctx_.device(), lane_)->get_async<int>(&received);
   note_send(to, bytes);
-  auto outgoing = put(device_of(to), &token, bytes, step_overhead(to));
+  auto outgoing = put(device_of(to), &unread_payload, bytes, step_overhead(to));
   pace(bytes);
   incoming->wait();
   outgoing->wait();
@@ -471,7 +471,6 @@ void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases,
     std::optional<Seconds> reductions_start;
     bool reducing = false;
   };
-  static int token;
   std::vector<Run> runs;
   runs.reserve(phases.size());
   for (const LanePhase& lane_phase : phases) {
@@ -502,7 +501,7 @@ void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases,
     run.paced_until = leaves + std::max(pace - (phase.messages - 1) * phase.latency, 0.0);
     const double wire_bytes = phase.bytes_out * protocol.wire_bytes_per_byte;
     run.send = ctx_.channel(ctx_.device(), phase.to, phases[i].lane)
-                   ->put_init(&token, static_cast<std::uint64_t>(wire_bytes));
+                   ->put_init(&unread_payload, static_cast<std::uint64_t>(wire_bytes));
     if (const Seconds moving = pace - phase.messages * phase.latency; moving > 0)
       run.send->set_rate(wire_bytes / moving);
     run.send->start();

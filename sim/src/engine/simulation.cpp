@@ -94,11 +94,15 @@ Tree Simulation::device_get(const Tree& tree) {
     call.times.resize(devices.size());
     call.spans.resize(devices.size());
     auto& runtime = *runtime_;
+    // A transfer span on device `k`'s timeline, where the simulation keeps timelines.
+    auto add_span = [&runtime, &call](std::size_t k, const char* name, Seconds start, Seconds end) {
+      if (runtime.timelines()) call.spans[k].push_back({SpanKind::transfer, name, start, end});
+    };
     // Sends the fetches of the devices `ks` (indices into `devices`) to their host CPUs at once, from the
     // calling actor, one transfer of all its fetches' bytes per device (direct_transfer.hpp says why), and
     // books each device's transfer from `start` until its fetches are on the host.
-    auto send_to_host = [&runtime, &fetches_of, &call, &devices](const std::vector<std::size_t>& ks,
-                                                                 Seconds start, Seconds arrived) {
+    auto send_to_host = [&runtime, &fetches_of, &call, &devices, &add_span](
+                            const std::vector<std::size_t>& ks, Seconds start, Seconds arrived) {
       std::vector<simgrid::s4u::CommPtr> sends;
       const auto& hosts = runtime.hosts();
       for (std::size_t k : ks) {
@@ -111,8 +115,7 @@ Tree Simulation::device_get(const Tree& tree) {
       for (std::size_t i = 0; i < ks.size(); ++i) {
         const Seconds end = sends[i]->get_finish_time();
         call.times[ks[i]].transfer += end - start;
-        if (runtime.timelines())
-          call.spans[ks[i]].push_back({SpanKind::transfer, "device->host", arrived, end});
+        add_span(ks[i], "device->host", arrived, end);
       }
     };
     // Devices holding all their shards send from one actor; one still receiving a put's copy waits for it in
@@ -128,13 +131,12 @@ Tree Simulation::device_get(const Tree& tree) {
         continue;
       }
       auto* host = runtime.hosts().device(devices[k]);
-      simgrid::s4u::Actor::create("device_get", host, [&mine, &call, &send_to_host, &runtime, k] {
+      simgrid::s4u::Actor::create("device_get", host, [&mine, &send_to_host, &add_span, k] {
         const Seconds start = simgrid::s4u::Engine::get_clock();
         for (const Fetch* f : mine)
           if (f->arrival != nullptr) f->arrival->wait_arrival();
         const Seconds arrived = simgrid::s4u::Engine::get_clock();
-        if (arrived > start && runtime.timelines())
-          call.spans[k].push_back({SpanKind::transfer, "host->device", start, arrived});
+        if (arrived > start) add_span(k, "host->device", start, arrived);
         send_to_host({k}, start, arrived);
       });
     }
