@@ -181,7 +181,10 @@ Array Array::arange(std::int64_t n, DType dtype) {
 
 Array Array::abstract(Shape shape, DType dtype) {
   check_shape(shape);
-  return Array(std::move(shape), dtype, std::make_shared<const Buffer>());
+  // Every abstract array off a device has the same buffer, which nothing changes: one for all of them, not a
+  // heap allocation per op and message.
+  static const auto unplaced = std::make_shared<const Buffer>();
+  return Array(std::move(shape), dtype, unplaced);
 }
 
 Array Array::view(const Array& base, std::int64_t offset, Shape shape) {

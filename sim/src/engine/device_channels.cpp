@@ -18,10 +18,21 @@ double latency_factor() {
   return simgrid::config::get_value<double>("network/latency-factor");
 }
 
+// One integer per (from, to, track, lane): devices (and kNodeSwitch) in 24 bits each, the track in 1, the
+// lane in the rest.
+std::uint64_t channel_key(int from, int to, Track track, int lane) {
+  constexpr int kDeviceBits = 24;
+  const auto device = [](int d) { return static_cast<std::uint64_t>(d + 1); };  // kNodeSwitch is 0
+  return (((static_cast<std::uint64_t>(lane) << 1 | (track == Track::stream ? 1 : 0)) << kDeviceBits |
+           device(from))
+          << kDeviceBits) |
+         device(to);
+}
+
 }  // namespace
 
 simgrid::s4u::Mailbox* DeviceChannels::channel(int from, int to, Track track, int lane) {
-  const auto key = std::make_tuple(from, to, track, lane);
+  const std::uint64_t key = channel_key(from, to, track, lane);
   auto it = channels_.find(key);
   if (it == channels_.end()) {
     const std::string suffix =

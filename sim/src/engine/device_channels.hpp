@@ -2,8 +2,9 @@
 // the latency a message between two devices pays (cached: a route is looked up once per pair).
 #pragma once
 
+#include <cstdint>
 #include <map>
-#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <simgrid/s4u/Mailbox.hpp>
@@ -32,7 +33,8 @@ class DeviceChannels {
 
  private:
   const PlatformHosts& hosts_;
-  std::map<std::tuple<int, int, Track, int>, simgrid::s4u::Mailbox*> channels_;
+  // Keyed by channel_key: looked up twice per message, so a hash of one integer, not a tree of tuples.
+  std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> channels_;
   std::map<std::pair<int, int>, Seconds> message_latencies_;
 };
 

@@ -21,7 +21,13 @@ DeviceContext::DeviceContext(Runtime& runtime, CallState& call, int rank, Track 
 DeviceContext::~DeviceContext() = default;
 
 simgrid::s4u::Mailbox* DeviceContext::channel(int from_device, int to_device, int lane) const {
-  return runtime_.channels().channel(from_device, to_device, track_, lane);
+  const bool out = from_device == device();
+  if (!out && to_device != device()) return runtime_.channels().channel(from_device, to_device, track_, lane);
+  RecentChannel& recent = out ? last_out_ : last_in_;
+  const int peer = out ? to_device : from_device;
+  if (recent.peer != peer || recent.lane != lane)
+    recent = {peer, lane, runtime_.channels().channel(from_device, to_device, track_, lane)};
+  return recent.mailbox;
 }
 
 CommStream& DeviceContext::stream() {

@@ -164,6 +164,14 @@ class DeviceContext {
   std::size_t bound_levels_ = 1;
   Seconds booked_compute_ = 0;
   std::optional<double> fused_flops_;
+  // The last channel out of and into this device: a ring step sends to and receives from the same two
+  // peers every time, and the shared table (Runtime::channels) is far from this actor's cache at scale.
+  struct RecentChannel {
+    int peer = DeviceChannels::kNodeSwitch - 1;  // no device
+    int lane = 0;
+    simgrid::s4u::Mailbox* mailbox = nullptr;
+  };
+  mutable RecentChannel last_out_, last_in_;
 };
 
 // The context of the calling device actor, or null on the host.
