@@ -56,14 +56,14 @@ DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, AxisGroup group, std:
                                        std::string protocol)
     : ctx_(ctx),
       group_(std::move(group)),
+      phase_(std::make_shared<Phase>()),
+      pending_sends_(std::make_shared<std::vector<PendingSend>>()),
       collective_(std::move(collective)),
       pipeline_chunks_(pipeline_chunks),
       channels_(channels),
       protocol_name_(std::move(protocol)),
       dimensions_(std::move(dimensions)),
-      dimension_algorithms_(std::move(dimension_algorithms)),
-      pending_sends_(std::make_shared<std::vector<PendingSend>>()),
-      phase_(std::make_shared<Phase>()) {
+      dimension_algorithms_(std::move(dimension_algorithms)) {
   if (group_.ranks().at(static_cast<std::size_t>(group_.position)) != ctx_.rank())
     throw std::logic_error("a communicator without this device");
 }

@@ -133,26 +133,28 @@ class DeviceCommunicator final : public Communicator {
   void take_reduction_time(const kernels::KernelResult& result);
   int device_of(int peer) const;
 
+  // What every message reads comes first, in as few cache lines as can hold it: at scale each device's actor
+  // resumes with them out of the cache.
   DeviceContext& ctx_;
   AxisGroup group_;
-  std::string collective_;
-  int pipeline_chunks_;
-  int channels_;
   int lane_ = 0;  // the mailboxes' lane (DeviceChannels::channel): in_parallel's channel
-  std::string protocol_name_;
   // In a channel of in_parallel: how it moves its messages, and its ring (the node of each of its ranks, for
   // the step overhead of a message that crosses nodes).
   ChannelProtocol protocol_;
   std::shared_ptr<const ChannelRing> channel_ring_;
+  // Shared with subgroups, so that finish() on the outermost communicator waits for every send and a
+  // subgroup's phase is simulated before any other traffic of this device.
+  std::shared_ptr<Phase> phase_;
+  std::shared_ptr<std::vector<PendingSend>> pending_sends_;
+  std::string collective_;
+  int pipeline_chunks_;
+  int channels_;
+  std::string protocol_name_;
   // In a channel of book_in_parallel: where hold_scratch keeps its buffers until every channel has been
   // simulated, since the channels' actors would have held them side by side.
   std::vector<Array>* kept_scratch_ = nullptr;
   std::vector<int> dimensions_;
   std::vector<std::string> dimension_algorithms_;
-  // Shared with subgroups, so that finish() on the outermost communicator waits for every send and a
-  // subgroup's phase is simulated before any other traffic of this device.
-  std::shared_ptr<std::vector<PendingSend>> pending_sends_;
-  std::shared_ptr<Phase> phase_;
 };
 
 }  // namespace spmdsim::detail
