@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include <boost/container/flat_map.hpp>
+
 #include "spmdsim/array.hpp"
 
 namespace spmdsim {
@@ -33,7 +35,9 @@ class PyTree {
     std::vector<PyTree> items;
   };
   struct Dict {
-    std::map<std::string, PyTree> items;
+    // Sorted keys in one array: a tree is made and dropped many times a step on every device, and a node per
+    // key was most of what that cost.
+    boost::container::flat_map<std::string, PyTree> items;
   };
   using Node = std::variant<NoneType, Leaf, Tuple, List, Dict>;
 
@@ -53,7 +57,11 @@ class PyTree {
 
   static PyTree tuple(std::vector<PyTree> items) { return PyTree(Tuple{std::move(items)}); }
   static PyTree list(std::vector<PyTree> items) { return PyTree(List{std::move(items)}); }
-  static PyTree dict(std::map<std::string, PyTree> items) { return PyTree(Dict{std::move(items)}); }
+  static PyTree dict(const std::map<std::string, PyTree>& items) {
+    Dict d;
+    d.items.insert(boost::container::ordered_unique_range, items.begin(), items.end());
+    return PyTree(std::move(d));
+  }
 
   const Node& node() const { return *node_; }
   bool is_none() const { return std::holds_alternative<NoneType>(*node_); }
@@ -102,7 +110,8 @@ class PyTree {
           else if constexpr (std::is_same_v<N, Leaf>) return Out(fn(n));
           else if constexpr (std::is_same_v<N, Dict>) {
             typename Out::Dict d;
-            for (auto& [k, c] : n.items) d.items.emplace(k, c.map(fn));
+            d.items.reserve(n.items.size());
+            for (auto& [k, c] : n.items) d.items.emplace_hint(d.items.end(), k, c.map(fn));
             return Out(std::move(d));
           } else {
             std::vector<Out> items;

@@ -394,6 +394,12 @@ void take_donated(std::vector<InputLeaf>& leaves, const std::vector<std::size_t>
   }
 }
 
+std::size_t leaf_count(const Tree& tree) {
+  std::size_t count = 0;
+  tree.for_each_leaf([&](const Array&) { ++count; });
+  return count;
+}
+
 // The device function's arguments: static values as given, dynamic trees rebuilt from the device leaves.
 Args device_args(const Args& args, const PmapOptions& options, const std::vector<Array>& inputs) {
   Args out;
@@ -404,7 +410,7 @@ Args device_args(const Args& args, const PmapOptions& options, const std::vector
       continue;
     }
     Tree tree = as_tree(args[i]);
-    const std::size_t count = tree.leaves().size();
+    const std::size_t count = leaf_count(tree);
     std::vector<Array> mine(inputs.begin() + static_cast<std::ptrdiff_t>(next),
                             inputs.begin() + static_cast<std::ptrdiff_t>(next + count));
     next += count;
