@@ -128,6 +128,8 @@ const Case kCases[] = {
      "--plot '{out}/nodir/p.png': no folder '{out}/nodir'"},
     {"CollectivesUnknownProtocol", "collectives", "-b 8 -e 8 --devices 2 --protocol ll", 2,
      "--protocol 'll' is not one of NCCL's: LL, LL128, Simple"},
+    {"CollectivesLL128OnRccl", "collectives", "-b 8 -e 8 --preset mi300x_8gpu --devices 8 --protocol LL128", 2,
+     "--protocol LL128: mi300x_8gpu runs RCCL, which runs LL128 on gfx90a only; valid there: LL, Simple"},
     {"CalibrateDocsIsADirectory", "calibrate", "--write-docs={out}/adir", 2,
      "--write-docs '{out}/adir' is a directory"},
     // Failures at run time (exit 1): the reason, and none of the run's files left.

@@ -68,7 +68,8 @@ class Simulation:
     cfg        SimGrid settings, ["network/model:LV08", ...], over the platform's own network model
     algorithms {"all_reduce": "ring", ...}: the algorithm of each collective kind ("auto": the fastest)
     protocol   nccl_ring's NCCL protocol on an NVIDIA node preset: "LL", "LL128" or "Simple" (default: the
-               one NCCL's tuner picks for each call's size; docs/collectives.md#protocols)
+               one NCCL's tuner picks for each call's size; docs/collectives.md#protocols); RCCL's on
+               mi300x_8gpu: "LL" or "Simple" (docs/collectives.md#rccl)
     fusion     True (default): elementwise ops, broadcasts and reductions that XLA fuses run as one kernel
                each (docs/python.md#fusion); False: every primitive is its own kernel, the unfused cost
     aggregate  True: each ring phase of a collective on shapes only (abstract runs) moves as one transfer each

@@ -248,6 +248,7 @@ PlatformBuilder build_cluster(ClusterShape shape, NodeSpec node, LinkSpec switch
     platform.dimensions = {d};
     if (!shape.lone_node) platform.dimensions.push_back(shape.num_nodes);
     platform.nccl = platform_nccl(node);
+    platform.rccl = node.rccl;
     platform.full_mesh_nodes = node.fabric == NodeFabric::full_mesh;
     return platform;
   });

@@ -445,6 +445,12 @@ NcclNode nccl_blackwell() {
                     "channels at 60 fit); assumed: Hopper's 24 ring channels"};
 }
 
+RcclNode rccl_mi300x() {
+  return {.bus_bandwidth = 7 * 48 * kNcclGB,
+          .source = "ROCm/rccl 0cbce2a7: the ring graph of 8 MI300X over their 7 xGMI links, 48 GB/s each "
+                    "(src/graph/topo.h GFX94X_XGMI_WIDTH), as NCCL's nvlBw x links"};
+}
+
 constexpr std::string_view kFitted =
     "fitted: spmdsim calibrate, to the published midpoint; gives back the simulated ring's serialised "
     "reduction";
@@ -558,7 +564,9 @@ std::vector<NodePreset> make_nodes() {
            "one published measurement, by PyTorch's benchmark rather than rccl-tests: a correction fitted "
            "to it would leave nothing to check it against. The node's default, channel rings on the "
            "mesh's 7 arc-disjoint cycles (RCCL spreads its channels over a GPU's xGMI links), runs at "
-           "RCCL's own link bandwidth, uncorrected"}},
+           "RCCL's own link bandwidth, uncorrected"},
+       std::nullopt,
+       rccl_mi300x()},
   };
 }
 
@@ -661,6 +669,7 @@ NodeSpec NodePreset::spec() const {
   node.host_memory_bandwidth = host_memory_bandwidth.value;
   node.nic = link_preset(nic).effective_spec();
   node.nccl = nccl;
+  node.rccl = rccl;
   return node;
 }
 

@@ -46,14 +46,14 @@ Call call_for(const std::string& collective, double bytes, int n) {
   throw std::invalid_argument(fmt::format("published curve of an unknown collective '{}'", collective));
 }
 
-// What nccl_ring or nccl runs one point on (NCCL's algorithm, protocol and channels, as NCCL_DEBUG prints
-// them), or "-" for another algorithm or a preset without NCCL's figures.
+// What nccl_ring or nccl runs one point on (NCCL's or RCCL's algorithm, protocol and channels, as
+// NCCL_DEBUG prints them), or "-" for another algorithm or a preset without either library's figures.
 std::string simulated_as(const CurveComparison& c, double bytes) {
   const auto& node = topologies::node_preset(c.curve->preset);
   const auto nccl = topologies::platform_nccl(node.spec());
   const int n = c.curve->devices;
   if (c.algorithm == "nvls_tree" && nccl) return fmt::format("NVLSTree Simple x {}", n / c.curve->nodes);
-  if ((c.algorithm != "nccl_ring" && c.algorithm != "nccl") || !nccl) return "-";
+  if ((c.algorithm != "nccl_ring" && c.algorithm != "nccl") || (!nccl && !node.rccl)) return "-";
   const Call call = call_for(c.curve->collective, bytes, n);
   const auto kind = parse_collective_kind(c.curve->collective);
   const std::int64_t per_rank = kind == CollectiveKind::all_gather ? call.elements : call.elements / n;
@@ -62,7 +62,12 @@ std::string simulated_as(const CurveComparison& c, double bytes) {
   // Each node's switch reduces where the preset's does (topologies' node_shape).
   const bool switches_reduce = node.fabric == topologies::NodeFabric::nvswitch;
   const auto choice =
-      nccl_choice(*nccl, c.algorithm, kind, dimensions, per_rank, 4, nccl->ring_channels, "", switches_reduce);
+      nccl ? nccl_choice(*nccl, c.algorithm, kind, dimensions, per_rank, 4, nccl->ring_channels, "",
+                         switches_reduce)
+           : rccl_choice(*node.rccl, kind, dimensions, per_rank, 4,
+                         default_ring_channels(0, node.fabric == topologies::NodeFabric::full_mesh,
+                                               n / c.curve->nodes, c.curve->nodes),
+                         "");
   return fmt::format("{} {} x {}", choice.algorithm, choice.protocol, choice.channels);
 }
 
@@ -214,9 +219,9 @@ void write_curve_markdown(std::ostream& out, const std::vector<CurveComparison>&
       << "NCCL's tuner model itself, which spmdsim follows there. At 32 KiB every published one-node curve takes 21-33 us more than simulated, a cost per call\n"
       << "that NCCL's own tuner model does not have either (the benchmarks' loops and launches, among\n"
       << "others): spmdsim does not model it. The A100 curve was run with `-g 8` (one thread drives the 8\n"
-      << "GPUs) and is flat at 101 us from 1 to 4 MiB. The MI300X point (RCCL, no NCCL figures) runs the\n"
-      << "preset's default, `nccl_ring` on the mesh's 7 disjoint cycles at RCCL's link figure: RCCL's\n"
-      << "protocols and latencies are not modelled, so at 8 MiB it is nearly twice as fast as measured.\n\n"
+      << "GPUs) and is flat at 101 us from 1 to 4 MiB. The MI300X point (RCCL) runs the preset's default,\n"
+      << "`nccl_ring` on the mesh's 7 disjoint cycles at RCCL's link figure, with the protocol RCCL's tuner\n"
+      << "picks and RCCL's own latencies for it (docs/collectives.md#rccl): nothing fitted either.\n\n"
       << "Over all the curves, " << targets_met(comparisons) << ".\n\n"
       << "| curve | published as | simulated | largest error >= 64 MiB | largest error, all sizes |\n"
       << "|---|---|---|---:|---:|\n";

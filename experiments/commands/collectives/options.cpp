@@ -87,7 +87,7 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "protocol", po::value(&options.protocol),
       "NCCL's protocol for nccl_ring and nccl on a node preset of NVIDIA GPUs, as NCCL_PROTO: LL, LL128, "
       "Simple (default: the one NCCL's tuner picks for each size; docs/collectives.md#protocols; nccl runs "
-      "NVLS with Simple only)")("shard", po::value(&shard), kShardHelp);
+      "NVLS with Simple only); RCCL's on mi300x_8gpu: LL, Simple (docs/collectives.md#rccl)")("shard", po::value(&shard), kShardHelp);
   add_config_option(described);
   const OptionValues values(args, described);
   if (values.map().count("help")) {
@@ -144,12 +144,16 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
     if (values.map().count("channels"))
       options.channels = static_cast<int>(parse_count(channels, "--channels", 1, 64));
   });
-  values.attributed({"protocol"}, [&] {
+  values.attributed({"protocol", "preset", "topology", "platform"}, [&] {
     const auto names = nccl_protocol_names();
     if (values.map().count("protocol") &&
         std::find(names.begin(), names.end(), options.protocol) == names.end())
       throw UsageError(
           fmt::format("--protocol '{}' is not one of NCCL's: {}", options.protocol, fmt::join(names, ", ")));
+    if (options.protocol == "LL128" && runs_rccl(options.platform))
+      throw UsageError(fmt::format("--protocol LL128: {} runs RCCL, which runs LL128 on gfx90a only; valid "
+                                   "there: LL, Simple",
+                                   platform.preset));
   });
   values.attributed({"abstract-above"}, [&] {
     if (values.map().count("abstract-above"))

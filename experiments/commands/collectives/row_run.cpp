@@ -36,16 +36,26 @@ Array call_collective(const PlannedRow& row, const Array& x) {
   }
 }
 
-// What nccl_ring or nccl runs `row` on, where the platform has NCCL's figures: the group is the first p
-// devices, shaped as the collectives take them (Platform::first_devices_shape).
+// What nccl_ring or nccl runs `row` on, where the platform has NCCL's or RCCL's figures: the group is the
+// first p devices, shaped as the collectives take them (Platform::first_devices_shape).
 std::optional<NcclChoice> row_nccl_choice(const Simulation& sim, const PlannedRow& row, DType dtype,
                                           const SimulationOptions& options) {
   const auto& platform = sim.platform();
-  if ((row.algorithm != "nccl_ring" && row.algorithm != "nccl") || !platform.nccl) return std::nullopt;
+  if ((row.algorithm != "nccl_ring" && row.algorithm != "nccl") || (!platform.nccl && !platform.rccl))
+    return std::nullopt;
   const std::int64_t per_rank =
       row.collective->kind == CollectiveKind::all_gather ? row.elements_in : row.elements_in / row.p;
-  return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, platform.first_devices_shape(row.p),
-                     per_rank, static_cast<std::int64_t>(itemsize(dtype)),
+  const auto dimensions = platform.first_devices_shape(row.p);
+  const auto size = static_cast<std::int64_t>(itemsize(dtype));
+  if (!platform.nccl) {
+    const bool across_nodes = dimensions.size() >= 2;
+    const int channels = options.channels > 0 ? options.channels
+                                              : default_ring_channels(0, platform.full_mesh_nodes, dimensions.front(),
+                                                                      across_nodes ? dimensions.back() : 1);
+    return rccl_choice(*platform.rccl, row.collective->kind, dimensions, per_rank, size, channels,
+                       options.protocol);
+  }
+  return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, dimensions, per_rank, size,
                      options.channels > 0 ? options.channels : platform.nccl->ring_channels, options.protocol,
                      platform.first_devices_switches_reduce(row.p));
 }

@@ -154,6 +154,12 @@ Section nodes_section() {
                                         : std::string("no NVLS")),
                         static_cast<double>(nccl.ring_channels), "", nccl.source});
     }
+    if (n.rccl)
+      e.rows.push_back({"rccl", "RCCL's figures",
+                        fmt::format("ring graph {:g} GB/s; Ring LL and Simple at RCCL's latencies and shares "
+                                    "(tuning model 5), no LL128",
+                                    n.rccl->bus_bandwidth / 1e9),
+                        n.rccl->bus_bandwidth, "B/s", n.rccl->source});
     add_model_rows(e.rows, *n.network_model);
     if (n.calibration) {
       const auto& c = *n.calibration;

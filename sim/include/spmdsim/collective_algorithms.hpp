@@ -109,6 +109,8 @@ class Communicator {
                                 const std::function<void(Communicator&, int)>& body) = 0;
   // NCCL's figures for the platform's nodes, or nullptr where the platform has none (Platform::nccl).
   virtual const NcclNode* nccl_node() const = 0;
+  // RCCL's figures for the platform's nodes, or nullptr where the platform has none (Platform::rccl).
+  virtual const RcclNode* rccl_node() const = 0;
   // The protocol the call asks for (CollectiveOptions::protocol): "LL", "LL128", "Simple", or empty for the
   // one NCCL's tuner picks.
   virtual const std::string& protocol() const = 0;
@@ -270,6 +272,13 @@ NcclChoice nccl_choice(const NcclNode& node, std::string_view algorithm, Collect
                        const std::vector<int>& dimensions, std::int64_t elements_per_rank,
                        std::int64_t itemsize, int max_channels, const std::string& protocol,
                        bool switches_reduce);
+
+// What nccl_ring runs a call on where RCCL drives the nodes (Platform::rccl): "Ring", RCCL's tuner's protocol
+// for the size (or `protocol` when given; ValueError for LL128, which RCCL runs on gfx90a only) and the
+// channels, at most `max_channels` and one per element. Arguments as nccl_choice's.
+NcclChoice rccl_choice(const RcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
+                       std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
+                       const std::string& protocol);
 
 // What the multidim all-reduce can run along one dimension, as ASTRA-sim names them: a reduce-scatter on
 // the way out and the matching all-gather on the way back.

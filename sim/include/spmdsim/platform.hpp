@@ -64,6 +64,14 @@ struct NcclNode {
   std::string source;                        // where the figures come from
 };
 
+// RCCL's figures for a node of AMD GPUs it drives: the bus bandwidth of its ring graph (nChannels x bwIntra,
+// from which its tuner rates each protocol, ROCm/rccl src/graph/tuning.cc). The protocols' latencies and
+// bandwidth ratios are RCCL's own constants (collectives/rccl_protocols.cpp).
+struct RcclNode {
+  double bus_bandwidth = 0;  // B/s
+  std::string source;        // where the figure comes from
+};
+
 struct Platform {
   std::string description;  // one line for reports, e.g. "switch: 8 x generic, PCIe 32 GB/s"
   std::string host_cpu;     // the SimGrid host that runs the host program
@@ -73,6 +81,8 @@ struct Platform {
   std::vector<int> dimensions;
   // NCCL's figures for the node, where the devices are NVIDIA GPU nodes NCCL drives.
   std::optional<NcclNode> nccl;
+  // RCCL's figures for the node, where the devices are AMD GPU nodes RCCL drives.
+  std::optional<RcclNode> rccl;
   // Whether the devices of a node are linked pairwise, a link of their own per ordered pair (MI300X's xGMI,
   // the full_mesh builders): there a ring on each of a node's arc-disjoint Hamiltonian cycles drives other
   // links, as RCCL spreads its channels over all of a GPU's xGMI links.

@@ -154,6 +154,11 @@ const NcclNode* DeviceCommunicator::nccl_node() const {
   return nccl ? &*nccl : nullptr;
 }
 
+const RcclNode* DeviceCommunicator::rccl_node() const {
+  const auto& rccl = ctx_.runtime().platform().rccl;
+  return rccl ? &*rccl : nullptr;
+}
+
 bool DeviceCommunicator::switch_reduces() const {
   const auto& hosts = ctx_.runtime().hosts();
   auto* mine = hosts.reducing_switch(ctx_.device());

@@ -53,6 +53,7 @@ class DeviceCommunicator final : public Communicator {
   void in_parallel(const std::shared_ptr<const ChannelRings>& rings, const ChannelProtocol& protocol,
                    const std::function<void(Communicator&, int)>& body) override;
   const NcclNode* nccl_node() const override;
+  const RcclNode* rccl_node() const override;
   const std::string& protocol() const override { return protocol_name_; }
   bool switch_reduces() const override;
   bool node_switches_reduce() const override;

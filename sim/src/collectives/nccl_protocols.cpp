@@ -22,6 +22,7 @@
 #include <fmt/ranges.h>
 
 #include "collectives/algorithms.hpp"
+#include "collectives/rccl_protocols.hpp"
 #include "spmdsim/errors.hpp"
 
 namespace spmdsim::collectives {
@@ -47,13 +48,11 @@ int at_most_one_per_element(int channels, std::int64_t elements_per_rank) {
       std::min<std::int64_t>(std::max(1, channels), std::max<std::int64_t>(1, elements_per_rank)));
 }
 
-// Ring steps of one rank in a collective over `count` ranks (or nodes): 2(count-1) for the all-reduce,
-// count-1 otherwise.
-int ring_steps(CollectiveKind kind, int count) {
+}  // namespace
+
+int nccl_ring_steps(CollectiveKind kind, int count) {
   return kind == CollectiveKind::all_reduce ? 2 * (count - 1) : count - 1;
 }
-
-}  // namespace
 
 NcclRingCall nccl_ring_call(const NcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
                             std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
@@ -109,9 +108,9 @@ double nccl_ring_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int 
 Seconds nccl_ring_tuner_time(const NcclNode& node, NcclProtocol protocol, CollectiveKind kind, int ranks,
                              int nodes, double bytes) {
   const auto& figures = nccl_protocol_figures(protocol);
-  const int steps = ring_steps(kind, ranks);
+  const int steps = nccl_ring_steps(kind, ranks);
   if (steps == 0) return 0;
-  const int steps_across = nodes > 1 ? ring_steps(kind, nodes) : 0;
+  const int steps_across = nodes > 1 ? nccl_ring_steps(kind, nodes) : 0;
   Seconds step_inside = figures.nvlink_step_latency;
   if (nodes > 1)
     step_inside = std::max(step_inside, kNetOverhead * (protocol == NcclProtocol::simple ? 3 : 1));
@@ -154,6 +153,12 @@ NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::
   const NcclNode* node = comm.nccl_node();
   if (node == nullptr) {
     plan.channels = at_most_one_per_element(comm.channels(), elements_per_rank);
+    if (const RcclNode* rccl = comm.rccl_node()) {
+      const int ranks = group_size(comm.dimensions());
+      const double bytes = static_cast<double>(elements_per_rank) * ranks * static_cast<double>(itemsize);
+      plan.protocol = rccl_ring_protocol(*rccl, kind, ranks, bytes, comm.protocol());
+      plan.channel = rccl_ring_channel(*rccl, *plan.protocol, comm.channels());
+    }
     return plan;
   }
   const auto choice = nccl_ring_call(*node, kind, comm.dimensions(), elements_per_rank, itemsize,

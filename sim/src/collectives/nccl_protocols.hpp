@@ -35,6 +35,10 @@ struct NcclProtocolFigures {
 };
 const NcclProtocolFigures& nccl_protocol_figures(NcclProtocol protocol);
 
+// Ring steps of one rank in a collective over `count` ranks (or nodes): 2(count-1) for the all-reduce,
+// count-1 otherwise.
+int nccl_ring_steps(CollectiveKind kind, int count);
+
 // The bus bandwidth NCCL's tuner gives a ring of `protocol` on `nodes` nodes (tuning.cc: the graph's
 // bandwidth, LL halved and capped, LL128 at 0.92 and capped per channel), B/s. `across_nodes` takes the NICs'
 // ceiling into account past two nodes, as the tuner does with bwInter; the channels' own rates leave it out,
@@ -69,7 +73,8 @@ NcclRingCall nccl_ring_call(const NcclNode& node, CollectiveKind kind, const std
 
 // How nccl_ring runs one call on `comm`: its channels, the elements of one ring pass per rank (a loop of
 // NCCL's: one chunk per rank), and how its channels move their messages. Without NCCL's figures on the
-// platform, the channels are comm.channels() (at most one per element), one pass, and no protocol.
+// platform, the channels are comm.channels() (at most one per element) in one pass, with RCCL's protocol where
+// the platform carries RCCL's figures (rccl_protocols.hpp), else none.
 struct NcclRingPlan {
   std::optional<NcclProtocol> protocol;
   int channels = 1;

@@ -89,6 +89,8 @@ struct NodeSpec {
   // NCCL's figures for the node (Platform::nccl; its net_bandwidth is filled from the NICs), where NCCL drives
   // it.
   std::optional<NcclNode> nccl;
+  // RCCL's figures for the node (Platform::rccl), where RCCL drives it.
+  std::optional<RcclNode> rccl;
 };
 
 // NCCL's figures for the node as its platforms carry them (Platform::nccl): node.nccl with net_bandwidth its

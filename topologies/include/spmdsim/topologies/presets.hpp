@@ -131,6 +131,7 @@ struct NodePreset {
   const NetworkModel* network_model;
   std::optional<CalibrationTarget> calibration;
   std::optional<NcclNode> nccl;  // NCCL's figures for the node, where NCCL drives it
+  std::optional<RcclNode> rccl;  // RCCL's figures for the node, where RCCL drives it
 
   // The simulated device link: the link preset's effective rate x model_correction.
   LinkSpec effective_device_link() const;
