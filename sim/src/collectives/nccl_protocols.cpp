@@ -42,13 +42,12 @@ constexpr NcclProtocolFigures kSimple{1.0, 8.4 * kMicrosecond, 3.4 * kMicrosecon
 constexpr Seconds kNetOverhead = 1 * kMicrosecond;
 constexpr double kRingPlateauFactor = 1.4;
 
-// A channel gets at least one element of each rank's contribution.
+}  // namespace
+
 int at_most_one_per_element(int channels, std::int64_t elements_per_rank) {
   return static_cast<int>(
       std::min<std::int64_t>(std::max(1, channels), std::max<std::int64_t>(1, elements_per_rank)));
 }
-
-}  // namespace
 
 int nccl_ring_steps(CollectiveKind kind, int count) {
   return kind == CollectiveKind::all_reduce ? 2 * (count - 1) : count - 1;

@@ -35,6 +35,9 @@ struct NcclProtocolFigures {
 };
 const NcclProtocolFigures& nccl_protocol_figures(NcclProtocol protocol);
 
+// `channels` (at least 1), fewer where a channel would get no element of each rank's contribution.
+int at_most_one_per_element(int channels, std::int64_t elements_per_rank);
+
 // Ring steps of one rank in a collective over `count` ranks (or nodes): 2(count-1) for the all-reduce,
 // count-1 otherwise.
 int nccl_ring_steps(CollectiveKind kind, int count);

@@ -10,8 +10,6 @@
 // - slices: src/include/collectives.h:15-16 (ALLREDUCE_CHUNKSTEPS = 2 x ALLREDUCE_SLICESTEPS, as NCCL's).
 #include "collectives/rccl_protocols.hpp"
 
-#include <algorithm>
-
 #include "collectives/algorithms.hpp"
 #include "spmdsim/errors.hpp"
 
@@ -92,8 +90,7 @@ NcclChoice rccl_choice(const RcclNode& node, CollectiveKind kind, const std::vec
   const int ranks = group_size(dimensions);
   const double bytes = static_cast<double>(elements_per_rank) * ranks * static_cast<double>(itemsize);
   const NcclProtocol chosen = rccl_ring_protocol(node, kind, ranks, bytes, protocol);
-  const auto channels = std::min<std::int64_t>(std::max(1, max_channels), std::max<std::int64_t>(1, elements_per_rank));
-  return {"Ring", std::string(nccl_protocol_name(chosen)), static_cast<int>(channels)};
+  return {"Ring", std::string(nccl_protocol_name(chosen)), at_most_one_per_element(max_channels, elements_per_rank)};
 }
 
 }  // namespace spmdsim
