@@ -61,13 +61,12 @@ std::string simulated_as(const CurveComparison& c, double bytes) {
       c.curve->nodes == 1 ? std::vector<int>{n} : std::vector<int>{n / c.curve->nodes, c.curve->nodes};
   // Each node's switch reduces where the preset's does (topologies' node_shape).
   const bool switches_reduce = node.fabric == topologies::NodeFabric::nvswitch;
-  const auto choice =
-      nccl ? nccl_choice(*nccl, c.algorithm, kind, dimensions, per_rank, 4, nccl->ring_channels, "",
-                         switches_reduce)
-           : rccl_choice(*node.rccl, kind, dimensions, per_rank, 4,
-                         default_ring_channels(0, node.fabric == topologies::NodeFabric::full_mesh,
-                                               n / c.curve->nodes, c.curve->nodes),
-                         "");
+  const int channels = default_ring_channels(nccl ? nccl->ring_channels : 0,
+                                             node.fabric == topologies::NodeFabric::full_mesh,
+                                             n / c.curve->nodes, c.curve->nodes);
+  const auto choice = nccl ? nccl_choice(*nccl, c.algorithm, kind, dimensions, per_rank, 4, channels, "",
+                                         switches_reduce)
+                           : rccl_choice(*node.rccl, kind, dimensions, per_rank, 4, channels, "");
   return fmt::format("{} {} x {}", choice.algorithm, choice.protocol, choice.channels);
 }
 

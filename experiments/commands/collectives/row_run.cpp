@@ -47,17 +47,12 @@ std::optional<NcclChoice> row_nccl_choice(const Simulation& sim, const PlannedRo
       row.collective->kind == CollectiveKind::all_gather ? row.elements_in : row.elements_in / row.p;
   const auto dimensions = platform.first_devices_shape(row.p);
   const auto size = static_cast<std::int64_t>(itemsize(dtype));
-  if (!platform.nccl) {
-    const bool across_nodes = dimensions.size() >= 2;
-    const int channels = options.channels > 0 ? options.channels
-                                              : default_ring_channels(0, platform.full_mesh_nodes, dimensions.front(),
-                                                                      across_nodes ? dimensions.back() : 1);
+  const int channels = options.channels > 0 ? options.channels : group_ring_channels(platform, dimensions);
+  if (!platform.nccl)
     return rccl_choice(*platform.rccl, row.collective->kind, dimensions, per_rank, size, channels,
                        options.protocol);
-  }
-  return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, dimensions, per_rank, size,
-                     options.channels > 0 ? options.channels : platform.nccl->ring_channels, options.protocol,
-                     platform.first_devices_switches_reduce(row.p));
+  return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, dimensions, per_rank, size, channels,
+                     options.protocol, platform.first_devices_switches_reduce(row.p));
 }
 
 }  // namespace

@@ -236,6 +236,9 @@ int mesh_ring_channels(int devices_per_node, int nodes = 1);
 // nodes mesh_ring_channels, else one per device of a node across nodes (every NIC of a node carries a ring),
 // else 1. The one policy of a call's channels and of the commands' estimate of them before a run.
 int default_ring_channels(int nccl_ring_channels, bool full_mesh_nodes, int devices_per_node, int nodes);
+// default_ring_channels for a group of the platform's devices shaped `dimensions` ({devices per node, nodes}
+// or flat): what a call over that group runs on when the simulation sets no channel count.
+int group_ring_channels(const Platform& platform, const std::vector<int>& dimensions);
 // Throws ValueError "unknown all_reduce algorithm 'x'; valid: ring, ..." for a name not registered.
 void check_algorithm(CollectiveKind kind, std::string_view name);
 

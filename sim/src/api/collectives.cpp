@@ -102,17 +102,10 @@ std::vector<int> group_dimensions(const DeviceContext& ctx, const AxisGroup& gro
   return platform_prefix ? ctx.runtime().platform().first_devices_shape(group.size()) : std::vector<int>{group.size()};
 }
 
-// The simulation's channel count, or (0) default_ring_channels for the group's nodes.
+// The simulation's channel count, or (0) group_ring_channels.
 int call_channels(const detail::Runtime& runtime, const std::vector<int>& dimensions) {
   if (runtime.collectives().channels() > 0) return runtime.collectives().channels();
-  const Platform& platform = runtime.platform();
-  const bool across_nodes = dimensions.size() >= 2 && dimensions.front() > 1;
-  const auto node_size = platform.dimensions.size() >= 2 ? platform.dimensions.front()
-                                                         : static_cast<int>(platform.devices.size());
-  // A group's devices per node are on a node's mesh when it spans nodes or stays inside one.
-  const bool on_mesh = platform.full_mesh_nodes && (across_nodes || dimensions.front() <= node_size);
-  return default_ring_channels(platform.nccl ? platform.nccl->ring_channels : 0, on_mesh, dimensions.front(),
-                               across_nodes ? collectives::group_nodes(dimensions) : 1);
+  return group_ring_channels(runtime.platform(), dimensions);
 }
 
 // One collective on this device: its span in the report, its communicator, and the algorithm chosen for it.

@@ -181,4 +181,14 @@ int default_ring_channels(int nccl_ring_channels, bool full_mesh_nodes, int devi
   return nodes > 1 ? devices_per_node : 1;
 }
 
+int group_ring_channels(const Platform& platform, const std::vector<int>& dimensions) {
+  const bool across_nodes = dimensions.size() >= 2 && dimensions.front() > 1;
+  const auto node_size = platform.dimensions.size() >= 2 ? platform.dimensions.front()
+                                                         : static_cast<int>(platform.devices.size());
+  // A group's devices per node are on a node's mesh when it spans nodes or stays inside one.
+  const bool on_mesh = platform.full_mesh_nodes && (across_nodes || dimensions.front() <= node_size);
+  return default_ring_channels(platform.nccl ? platform.nccl->ring_channels : 0, on_mesh, dimensions.front(),
+                               across_nodes ? collectives::group_nodes(dimensions) : 1);
+}
+
 }  // namespace spmdsim

@@ -90,7 +90,8 @@ NcclChoice rccl_choice(const RcclNode& node, CollectiveKind kind, const std::vec
   const int ranks = group_size(dimensions);
   const double bytes = static_cast<double>(elements_per_rank) * ranks * static_cast<double>(itemsize);
   const NcclProtocol chosen = rccl_ring_protocol(node, kind, ranks, bytes, protocol);
-  return {"Ring", std::string(nccl_protocol_name(chosen)), at_most_one_per_element(max_channels, elements_per_rank)};
+  return {"Ring", std::string(nccl_protocol_name(chosen)),
+          at_most_one_per_element(max_channels, elements_per_rank)};
 }
 
 }  // namespace spmdsim
