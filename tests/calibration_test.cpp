@@ -115,15 +115,17 @@ TEST(PublishedCurves, RowsOfOneCurveJoinWhereverTheyStand) {
   const auto curves = cli::parse_published_curves(
       "# comment\n"
       "system,preset,nodes,gpus,collective,nccl_algorithm,size_bytes,busbw_gbps,half,tool,nccl_version,"
-      "source\n"
-      "a,dgx_b200,1,8,all_reduce,default,1024,1.5,op,nccl-tests,2.27,s\n"
-      "b,dgx_b200,4,32,all_reduce,default,1024,0.5,op,nccl-tests,2.27,s\n"
-      "a,dgx_b200,1,8,all_reduce,default,2048,3,op,nccl-tests,2.27,s\n");
+      "source,fitted\n"
+      "a,dgx_b200,1,8,all_reduce,default,1024,1.5,op,nccl-tests,2.27,s,a rate\n"
+      "b,dgx_b200,4,32,all_reduce,default,1024,0.5,op,nccl-tests,2.27,s,-\n"
+      "a,dgx_b200,1,8,all_reduce,default,2048,3,op,nccl-tests,2.27,s,-\n");
   ASSERT_EQ(curves.size(), 2u);
   EXPECT_EQ(curves[0].system, "a");
   ASSERT_EQ(curves[0].points.size(), 2u);
   EXPECT_EQ(curves[0].points[1].bytes, 2048);
   EXPECT_EQ(curves[0].points[1].busbw, 3e9);
+  EXPECT_TRUE(curves[0].points[0].fitted);
+  EXPECT_FALSE(curves[0].points[1].fitted);
   EXPECT_EQ(curves[1].nodes, 4);
   EXPECT_EQ(curves[1].devices, 32);
 }
@@ -133,7 +135,7 @@ TEST(PublishedCurves, AMalformedRowNamesItsLine) {
     cli::parse_published_curves("header\na,b\n");
     FAIL() << "no error";
   } catch (const std::runtime_error& e) {
-    EXPECT_STREQ(e.what(), "published_busbw.csv line 2: 2 fields, expected 12");
+    EXPECT_STREQ(e.what(), "published_busbw.csv line 2: 2 fields, expected 13");
   }
 }
 

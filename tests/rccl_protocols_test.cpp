@@ -5,12 +5,11 @@
 
 #include <string>
 
+#include "collective_time.hpp"
 #include "collectives/rccl_protocols.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
-#include "spmdsim/topologies/accelerator_node.hpp"
-#include "collective_time.hpp"
 #include "test_cluster.hpp"
 
 namespace spmdsim {
@@ -21,13 +20,16 @@ using collectives::NcclProtocol;
 constexpr double kGB = 1e9;
 constexpr int kDevices = 8;
 
-RcclNode mi300x_like() { return {.bus_bandwidth = 7 * 48 * kGB, .source = "test"}; }
+RcclNode mi300x_like() {
+  return {.bus_bandwidth = 7 * 48 * kGB, .source = "test"};
+}
 
 TEST(RcclTuner, PicksLLForSmallAllReducesAndSimpleFromAboutFourHundredKilobytes) {
   // 8 GPUs, 14 steps: LL 12 + 14 x 0.8 = 23.2 us + S / (336 x 0.08 x 8/14 GB/s), Simple 17 + 14 x 2.1 = 46.4
   // us + S / (336 x 8/14 GB/s); they cross near 387 KB.
   const auto time = [](NcclProtocol protocol, double bytes) {
-    return collectives::rccl_ring_tuner_time(mi300x_like(), protocol, CollectiveKind::all_reduce, kDevices, bytes);
+    return collectives::rccl_ring_tuner_time(mi300x_like(), protocol, CollectiveKind::all_reduce, kDevices,
+                                             bytes);
   };
   EXPECT_NEAR(time(NcclProtocol::ll, 0), 23.2e-6, 1e-12);
   EXPECT_NEAR(time(NcclProtocol::simple, 0), 46.4e-6, 1e-12);
@@ -43,41 +45,34 @@ TEST(RcclTuner, PicksLLForSmallAllReducesAndSimpleFromAboutFourHundredKilobytes)
 }
 
 TEST(RcclChoice, NamesTheRingTheProtocolAndOneChannelPerCycle) {
-  const auto choice = rccl_choice(mi300x_like(), CollectiveKind::all_reduce, {kDevices}, 262144, 4, 7, "");
+  const auto choice =
+      rccl_choice(mi300x_like(), "nccl_ring", CollectiveKind::all_reduce, {kDevices}, 262144, 4, 7, "");
   EXPECT_EQ(choice.algorithm, "Ring");
   EXPECT_EQ(choice.protocol, "Simple");
   EXPECT_EQ(choice.channels, 7);
-  EXPECT_EQ(rccl_choice(mi300x_like(), CollectiveKind::all_reduce, {kDevices}, 1024, 4, 7, "").protocol, "LL");
-  EXPECT_EQ(rccl_choice(mi300x_like(), CollectiveKind::all_reduce, {kDevices}, 3, 4, 7, "Simple").channels, 3);
+  EXPECT_EQ(rccl_choice(mi300x_like(), "nccl_ring", CollectiveKind::all_reduce, {kDevices}, 1024, 4, 7, "")
+                .protocol,
+            "LL");
+  EXPECT_EQ(rccl_choice(mi300x_like(), "nccl_ring", CollectiveKind::all_reduce, {kDevices}, 3, 4, 7, "Simple")
+                .channels,
+            3);
 }
 
 TEST(RcclChoice, LL128IsRefusedWithTheProtocolsThatRun) {
   try {
-    rccl_choice(mi300x_like(), CollectiveKind::all_reduce, {kDevices}, 1024, 4, 7, "LL128");
+    rccl_choice(mi300x_like(), "nccl_ring", CollectiveKind::all_reduce, {kDevices}, 1024, 4, 7, "LL128");
     FAIL() << "no error";
   } catch (const ValueError& e) {
-    EXPECT_STREQ(e.what(), "RCCL runs LL128 on gfx90a only; valid on this node: LL, Simple (or none: the tuner's)");
+    EXPECT_STREQ(e.what(),
+                 "RCCL runs LL128 on gfx90a only; valid on this node: LL, Simple (or none: the tuner's)");
   }
-}
-
-// One full-mesh node of 8 devices, pair links of 100 GB/s and 1 us, free compute, RCCL's figures.
-PlatformBuilder rccl_mesh_node() {
-  topologies::NodeSpec node;
-  node.devices_per_node = kDevices;
-  node.device = testing::free_compute_cluster(1).device;
-  node.fabric = topologies::NodeFabric::full_mesh;
-  node.device_link = {100 * kGB, 1e-6};
-  node.host_link = {10 * kGB, 1e-6};
-  node.nic = {25 * kGB, 1e-6};
-  node.rccl = mi300x_like();
-  return topologies::accelerator_node(node);
 }
 
 // Simple moves what the links give (its share is 1): each of the 7 channels walks its own cycle, and every
 // step pays RCCL's 2.1 us over the route's 1 us.
 TEST(RcclProtocolTime, SimpleIsItsBaseLatencyThenStepsOfItsStepLatencyOverTheRoutes) {
   constexpr std::int64_t floats = 8 * 9 * 5 * 7 * 1024;
-  Simulation sim(rccl_mesh_node(), {alpha_beta_config(), {}});
+  Simulation sim(testing::rccl_mesh_node(mi300x_like()), {alpha_beta_config(), {}});
   auto f = pmap([](const Args& a) -> Tree { return psum(a[0].array(), "i"); }, {.axis_name = "i"});
   f(sim, {Array::abstract(Shape{kDevices, floats}, DType::f32)});
   const double step = 2.1e-6 + 1e-6 + 4.0 * floats / (7 * kDevices) / (100 * kGB);
@@ -85,7 +80,7 @@ TEST(RcclProtocolTime, SimpleIsItsBaseLatencyThenStepsOfItsStepLatencyOverTheRou
 }
 
 TEST(RcclProtocolValues, LLAndSimpleGiveTheRingsSum) {
-  Simulation sim(rccl_mesh_node());
+  Simulation sim(testing::rccl_mesh_node(mi300x_like()));
   std::vector<double> values;
   for (int i = 0; i < kDevices; ++i)
     for (int j = 0; j < 700; ++j) values.push_back(i + j * 0.5);

@@ -419,11 +419,12 @@ int collective_channels(const ChosenPlatform& platform, const std::string& algor
   const std::string runs =
       algorithm.empty() ? std::string(default_algorithm(CollectiveKind::all_reduce, library)) : algorithm;
   const bool nccl = library == CollectiveLibrary::nccl;
+  const bool rccl = library == CollectiveLibrary::rccl;
   if (runs == "torus") return kMaxTorusParts;
-  if (runs != "nccl_ring" && !(nccl && runs == "nccl")) return 1;
+  if (runs != "nccl_ring" && !((nccl || rccl) && runs == "nccl")) return 1;
   const auto* node = chosen_node_preset(platform);
   return default_ring_channels(nccl ? node->nccl->ring_channels : 0,
-                               library == CollectiveLibrary::mesh_channel_rings,
+                               rccl || library == CollectiveLibrary::mesh_channel_rings,
                                platform.nodes > 1 ? node->devices_per_node : platform.num_devices,
                                platform.nodes);
 }

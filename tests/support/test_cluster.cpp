@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "spmdsim/topologies/accelerator_node.hpp"
+
 namespace spmdsim::testing {
 
 topologies::SwitchClusterSpec round_numbers_cluster(int num_devices) {
@@ -24,6 +26,18 @@ topologies::SwitchClusterSpec free_compute_cluster(int num_devices) {
   spec.device.memory_bandwidth = inf;
   spec.device.launch_overhead = 0;
   return spec;
+}
+
+PlatformBuilder rccl_mesh_node(const RcclNode& rccl) {
+  topologies::NodeSpec node;
+  node.devices_per_node = 8;
+  node.device = free_compute_cluster(1).device;
+  node.fabric = topologies::NodeFabric::full_mesh;
+  node.device_link = {100e9, 1e-6};
+  node.host_link = {10e9, 1e-6};
+  node.nic = {25e9, 1e-6};
+  node.rccl = rccl;
+  return topologies::accelerator_node(node);
 }
 
 std::string smpi_cluster_xml() {

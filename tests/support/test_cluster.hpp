@@ -1,9 +1,10 @@
 // Platforms for tests: the switch cluster with round numbers, a variant whose compute is free so that
-// timing tests see communication alone, and an SMPI cluster file.
+// timing tests see communication alone, a full-mesh node with RCCL's figures, and an SMPI cluster file.
 #pragma once
 
 #include <string>
 
+#include "spmdsim/platform.hpp"
 #include "spmdsim/simulation.hpp"
 #include "spmdsim/topologies/switch_cluster.hpp"
 
@@ -13,6 +14,10 @@ namespace spmdsim::testing {
 topologies::SwitchClusterSpec round_numbers_cluster(int num_devices);
 // The same with infinite FLOP/s and memory bandwidth and no launch overhead: compute takes no time.
 topologies::SwitchClusterSpec free_compute_cluster(int num_devices);
+
+// One full-mesh node of 8 devices with `rccl` as its RCCL figures: pair links of 100 GB/s and 1 us, the
+// free-compute device.
+PlatformBuilder rccl_mesh_node(const RcclNode& rccl);
 
 // A platform file as smpirun takes it, with no spmdsim property: SimGrid's <cluster> of node-0..node-3, each
 // on a private 125 MB/s, 50 us link to a 2.25 GB/s, 500 us backbone.

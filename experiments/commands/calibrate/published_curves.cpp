@@ -12,7 +12,7 @@
 namespace spmdsim::cli {
 namespace {
 
-constexpr std::size_t kFields = 12;
+constexpr std::size_t kFields = 13;
 
 std::vector<std::string> split_commas(const std::string& line) {
   std::vector<std::string> fields;
@@ -44,7 +44,8 @@ std::vector<PublishedCurve> parse_published_curves(std::string_view csv) {
                        .nccl_algorithm = f[5],
                        .tool = f[9],
                        .source = f[11]};
-    const PublishedPoint point{.bytes = std::stod(f[6]), .busbw = std::stod(f[7]) * 1e9};
+    const PublishedPoint point{
+        .bytes = std::stod(f[6]), .busbw = std::stod(f[7]) * 1e9, .fitted = f[12] != "-"};
     auto same = std::find_if(curves.begin(), curves.end(), [&](const PublishedCurve& c) {
       return c.system == key.system && c.nodes == key.nodes && c.collective == key.collective &&
              c.nccl_algorithm == key.nccl_algorithm && c.source == key.source;

@@ -49,10 +49,10 @@ std::optional<NcclChoice> row_nccl_choice(const Simulation& sim, const PlannedRo
   const auto size = static_cast<std::int64_t>(itemsize(dtype));
   const int channels = options.channels > 0 ? options.channels : group_ring_channels(platform, dimensions);
   if (!platform.nccl)
-    return rccl_choice(*platform.rccl, row.collective->kind, dimensions, per_rank, size, channels,
-                       options.protocol);
-  return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, dimensions, per_rank, size, channels,
-                     options.protocol, platform.first_devices_switches_reduce(row.p));
+    return rccl_choice(*platform.rccl, row.algorithm, row.collective->kind, dimensions, per_rank, size,
+                       channels, options.protocol);
+  return nccl_choice(*platform.nccl, row.algorithm, row.collective->kind, dimensions, per_rank, size,
+                     channels, options.protocol, platform.first_devices_switches_reduce(row.p));
 }
 
 }  // namespace
@@ -131,8 +131,8 @@ RowResult run_row_in_child(Simulation& sim, const PlannedRow& row, const Array& 
                    .simulated = j["simulated"].get<double>()};
   if (j.contains("max_error")) result.max_error = j["max_error"].get<double>();
   if (j.contains("nccl"))
-    result.nccl = NcclChoice{j["nccl"][0].get<std::string>(), j["nccl"][1].get<std::string>(),
-                             j["nccl"][2].get<int>()};
+    result.nccl =
+        NcclChoice{j["nccl"][0].get<std::string>(), j["nccl"][1].get<std::string>(), j["nccl"][2].get<int>()};
   return result;
 }
 

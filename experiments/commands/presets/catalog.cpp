@@ -157,8 +157,9 @@ Section nodes_section() {
     if (n.rccl)
       e.rows.push_back({"rccl", "RCCL's figures",
                         fmt::format("ring graph {:g} GB/s; Ring LL and Simple at RCCL's latencies and shares "
-                                    "(tuning model 5), no LL128",
-                                    n.rccl->bus_bandwidth / 1e9),
+                                    "(tuning model 5), no LL128; MSCCL all-pairs up to 16 MiB, {:g} GB/s per "
+                                    "channel",
+                                    n.rccl->bus_bandwidth / 1e9, n.rccl->msccl_channel_bandwidth / 1e9),
                         n.rccl->bus_bandwidth, "B/s", n.rccl->source});
     add_model_rows(e.rows, *n.network_model);
     if (n.calibration) {

@@ -29,7 +29,7 @@ struct ChannelProtocol {
   // Slices a message moves in, each forwarded as it arrives (NCCL's Simple: 2), so that a step's overhead
   // hides behind the transfer of the slices after the first, at `rate`.
   int slices = 1;
-  bool reduces_in_flight = false;    // reductions take no time of their own: the channel's rate includes them
+  bool reduces_in_flight = false;  // reductions take no time of their own: the channel's rate includes them
 };
 
 // The rings of a channel-parallel algorithm: ring c lists every rank of a communicator in channel c's order.
@@ -217,14 +217,15 @@ std::vector<std::string_view> algorithm_names(CollectiveKind kind);
 // The default algorithm of a kind (ring for reductions and all-gather, pairwise for all-to-all).
 std::string_view default_algorithm(CollectiveKind kind);
 // What runs a platform's all-reduce, all-gather and reduce-scatter when no algorithm is named: NCCL on NVIDIA
-// GPU nodes (Platform::nccl), channel rings over the pair links of full-mesh nodes
-// (Platform::full_mesh_nodes: RCCL on MI300X), rings both ways along every dimension of a torus
-// (Platform::torus: JAX's collectives on TPU slices), spmdsim's textbook algorithms elsewhere.
-enum class CollectiveLibrary { textbook, nccl, mesh_channel_rings, torus_rings };
+// GPU nodes (Platform::nccl), RCCL on AMD GPU nodes (Platform::rccl: its MSCCL programs and its rings over
+// the mesh's links), channel rings over the pair links of other full-mesh nodes (Platform::full_mesh_nodes),
+// rings both ways along every dimension of a torus (Platform::torus: JAX's collectives on TPU slices),
+// spmdsim's textbook algorithms elsewhere.
+enum class CollectiveLibrary { textbook, nccl, rccl, mesh_channel_rings, torus_rings };
 CollectiveLibrary collective_library(const Platform& platform);
-// The default on a platform: for the all-reduce, all-gather and reduce-scatter `nccl` under NCCL and
-// `nccl_ring` over a mesh (its channels then default to mesh_ring_channels), `torus` on a torus; else
-// default_algorithm(kind).
+// The default on a platform: for the all-reduce, all-gather and reduce-scatter `nccl` under NCCL and RCCL,
+// `nccl_ring` over a mesh (its channels then default to mesh_ring_channels, as RCCL's rings' do), `torus` on
+// a torus; else default_algorithm(kind).
 std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary library);
 // The channels nccl_ring runs on by default over full-mesh nodes of d devices: on one node one per
 // arc-disjoint Hamiltonian cycle nccl_channel_rings finds (7 for 8, 2 for 4); across nodes the least multiple
@@ -261,13 +262,13 @@ std::span<const std::string_view> nccl_protocol_names();
 // What `nccl_ring` or `nccl` runs a call on where the platform has NCCL's figures, as NCCL_DEBUG=INFO prints
 // it (docs/collectives.md#protocols, #nvls): NCCL's algorithm ("Ring", or where `nccl` finds it faster by
 // NCCL's tuner for an all-reduce whose nodes' switches reduce, `switches_reduce`: "NVLS" on one node,
-// "NVLSTree" across nodes), the protocol (the tuner's for the size, or `protocol` when given) and the channels
-// (a ring's: those the size earns, at most `max_channels`; NVLS's and NVLSTree's: one per device of a node).
-// `dimensions` is the group's shape ({devices per node, nodes}), elements_per_rank what each rank contributes
-// (all-reduce: its vector / p; all-gather: its piece; reduce-scatter: one block). Throws ValueError for an
-// unknown protocol or algorithm.
+// "NVLSTree" across nodes), the protocol (the tuner's for the size, or `protocol` when given) and the
+// channels (a ring's: those the size earns, at most `max_channels`; NVLS's and NVLSTree's: one per device of
+// a node). `dimensions` is the group's shape ({devices per node, nodes}), elements_per_rank what each rank
+// contributes (all-reduce: its vector / p; all-gather: its piece; reduce-scatter: one block). Throws
+// ValueError for an unknown protocol or algorithm.
 struct NcclChoice {
-  std::string algorithm;  // "Ring", "NVLS", "NVLSTree"
+  std::string algorithm;  // "Ring", "Tree", "NVLS", "NVLSTree", "MSCCL"
   std::string protocol;   // "LL", "LL128", "Simple"
   int channels = 1;
 };
@@ -276,12 +277,15 @@ NcclChoice nccl_choice(const NcclNode& node, std::string_view algorithm, Collect
                        std::int64_t itemsize, int max_channels, const std::string& protocol,
                        bool switches_reduce);
 
-// What nccl_ring runs a call on where RCCL drives the nodes (Platform::rccl): "Ring", RCCL's tuner's protocol
-// for the size (or `protocol` when given; ValueError for LL128, which RCCL runs on gfx90a only) and the
-// channels, at most `max_channels` and one per element. Arguments as nccl_choice's.
-NcclChoice rccl_choice(const RcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
-                       std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
-                       const std::string& protocol);
+// What `nccl_ring` or `nccl` runs a call on where RCCL drives the nodes (Platform::rccl): for `nccl`'s
+// all-reduce, "MSCCL" where one of RCCL's MSCCL programs covers it (elements_per_rank x ranks elements; its
+// protocol and channels, whatever `protocol` says, as RCCL's programs fix theirs: docs/collectives.md#msccl);
+// else "Ring", RCCL's tuner's protocol for the size (or `protocol` when given; ValueError for LL128, which
+// RCCL runs on gfx90a only) and the channels, at most `max_channels` and one per element. Arguments as
+// nccl_choice's.
+NcclChoice rccl_choice(const RcclNode& node, std::string_view algorithm, CollectiveKind kind,
+                       const std::vector<int>& dimensions, std::int64_t elements_per_rank,
+                       std::int64_t itemsize, int max_channels, const std::string& protocol);
 
 // What the multidim all-reduce can run along one dimension, as ASTRA-sim names them: a reduce-scatter on
 // the way out and the matching all-gather on the way back.

@@ -65,11 +65,13 @@ struct NcclNode {
 };
 
 // RCCL's figures for a node of AMD GPUs it drives: the bus bandwidth of its ring graph (nChannels x bwIntra,
-// from which its tuner rates each protocol, ROCm/rccl src/graph/tuning.cc). The protocols' latencies and
-// bandwidth ratios are RCCL's own constants (collectives/rccl_protocols.cpp).
+// from which its tuner rates each protocol, ROCm/rccl src/graph/tuning.cc), and the rate of one channel of
+// the MSCCL all-pairs all-reduce RCCL runs on 8 GPUs of a node up to 16 MiB (collectives/rccl_msccl.hpp).
+// The protocols' latencies and bandwidth ratios are RCCL's own constants (collectives/rccl_protocols.cpp).
 struct RcclNode {
-  double bus_bandwidth = 0;  // B/s
-  std::string source;        // where the figure comes from
+  double bus_bandwidth = 0;           // B/s
+  double msccl_channel_bandwidth = 0;  // B/s of data one MSCCL channel moves; 0: MSCCL not modelled
+  std::string source;                 // where the figures come from
 };
 
 struct Platform {

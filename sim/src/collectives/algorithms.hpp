@@ -118,6 +118,10 @@ std::vector<Communicator::Exchange> nvls_tree_exchanges(int local, int nodes, in
 // NCCL's Tree (nccl_tree_all_reduce.cpp): chains inside nodes, a double binary tree of the nodes. Its registry
 // row prices the textbook double binary tree (double_binary_tree_all_reduce_unpipelined_cost).
 Array nccl_tree_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+// RCCL's MSCCL all-pairs all-reduce on 8 GPUs of a node (msccl_all_pairs_all_reduce.cpp; the program per call
+// in rccl_msccl.hpp), and what rank `rank` of `ranks` exchanges in it for a `bytes` vector.
+Array msccl_all_pairs_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+std::vector<Communicator::Exchange> msccl_all_pairs_exchanges(int rank, int ranks, Bytes bytes);
 Array nccl_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 std::vector<Array> nccl_all_gather(Communicator& comm, const Array& mine);
 Array nccl_reduce_scatter(Communicator& comm, const std::vector<Array>& blocks, ReduceOp op);

@@ -80,18 +80,3 @@ ChannelProtocol rccl_ring_channel(const RcclNode& node, NcclProtocol protocol, i
 }
 
 }  // namespace spmdsim::collectives
-
-namespace spmdsim {
-
-NcclChoice rccl_choice(const RcclNode& node, CollectiveKind kind, const std::vector<int>& dimensions,
-                       std::int64_t elements_per_rank, std::int64_t itemsize, int max_channels,
-                       const std::string& protocol) {
-  using namespace collectives;
-  const int ranks = group_size(dimensions);
-  const double bytes = static_cast<double>(elements_per_rank) * ranks * static_cast<double>(itemsize);
-  const NcclProtocol chosen = rccl_ring_protocol(node, kind, ranks, bytes, protocol);
-  return {"Ring", std::string(nccl_protocol_name(chosen)),
-          at_most_one_per_element(max_channels, elements_per_rank)};
-}
-
-}  // namespace spmdsim

@@ -36,7 +36,8 @@ constexpr std::array kAllReduce{
                            kAnyCount},
     Algorithm<AllReduceFn>{"multidim", "along each dimension its reduce-scatter, then all-gathers back",
                            &multidim_all_reduce, &multidim_all_reduce_flat_cost, &any_count, kAnyCount},
-    Algorithm<AllReduceFn>{"torus", "a part per dimension and way at once, each multidim's rings from its own",
+    Algorithm<AllReduceFn>{"torus",
+                           "a part per dimension and way at once, each multidim's rings from its own",
                            &torus_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
     Algorithm<AllReduceFn>{"nccl_ring",
                            "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
@@ -44,20 +45,22 @@ constexpr std::array kAllReduce{
     Algorithm<AllReduceFn>{"nvls", "NVLink SHARP: the node's switch reduces and multicasts (one node)",
                            &nvls_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
                            /*platform_bound=*/true},
-    Algorithm<AllReduceFn>{"nccl_tree", "NCCL's Tree: a chain through each node, a double binary tree of the nodes",
+    Algorithm<AllReduceFn>{"nccl_tree",
+                           "NCCL's Tree: a chain through each node, a double binary tree of the nodes",
                            &nccl_tree_all_reduce, &double_binary_tree_all_reduce_unpipelined_cost, &any_count,
                            kAnyCount, /*platform_bound=*/true},
-    Algorithm<AllReduceFn>{"nvls_tree",
-                           "NVLSTree: each node's switch reduces, a double binary tree of the nodes across them",
-                           &nvls_tree_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
-                           /*platform_bound=*/true},
+    Algorithm<AllReduceFn>{
+        "nvls_tree", "NVLSTree: each node's switch reduces, a double binary tree of the nodes across them",
+        &nvls_tree_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
+        /*platform_bound=*/true},
     Algorithm<AllReduceFn>{"nccl",
-                           "what NCCL's tuner picks: nccl_ring, nccl_tree, nvls or nvls_tree, by NCCL's time",
+                           "what NCCL's tuner picks (nccl_ring, nccl_tree, nvls, nvls_tree) or RCCL runs "
+                           "(MSCCL all-pairs, nccl_ring)",
                            &nccl_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllGather{
-    Algorithm<AllGatherFn>{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather, &ring_all_gather_cost,
-                           &any_count, kAnyCount},
+    Algorithm<AllGatherFn>{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather,
+                           &ring_all_gather_cost, &any_count, kAnyCount},
     Algorithm<AllGatherFn>{"recursive_doubling", "lg p exchanges with r xor 2^k, the pieces held doubling",
                            &recursive_doubling_all_gather, &recursive_doubling_all_gather_cost, &power_of_two,
                            "powers of two"},
@@ -65,7 +68,8 @@ constexpr std::array kAllGather{
                            &bruck_all_gather, &bruck_all_gather_cost, &any_count, kAnyCount},
     Algorithm<AllGatherFn>{"direct", "every piece sent to every rank at once, received one by one",
                            &direct_all_gather, &direct_all_gather_cost, &any_count, kAnyCount},
-    Algorithm<AllGatherFn>{"torus", "a part per dimension and way at once, each ring all-gathers from its own",
+    Algorithm<AllGatherFn>{"torus",
+                           "a part per dimension and way at once, each ring all-gathers from its own",
                            &torus_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
     Algorithm<AllGatherFn>{"nccl_ring",
                            "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
@@ -80,7 +84,8 @@ constexpr std::array kReduceScatter{
                                &recursive_halving_reduce_scatter, &recursive_halving_reduce_scatter_cost,
                                &power_of_two, "powers of two"},
     Algorithm<ReduceScatterFn>{"pairwise", "p-1 steps, block r+s to r+s, folding the one from r-s",
-                               &pairwise_reduce_scatter, &pairwise_reduce_scatter_cost, &any_count, kAnyCount},
+                               &pairwise_reduce_scatter, &pairwise_reduce_scatter_cost, &any_count,
+                               kAnyCount},
     Algorithm<ReduceScatterFn>{"direct", "every block sent to its rank at once, received one by one, reduced",
                                &direct_reduce_scatter, &direct_reduce_scatter_cost, &any_count, kAnyCount},
     Algorithm<ReduceScatterFn>{"torus",
@@ -95,7 +100,8 @@ constexpr std::array kReduceScatter{
 constexpr std::array kAllToAll{
     Algorithm<AllToAllFn>{"pairwise", "p-1 steps, rank r exchanges with r+s and r-s", &pairwise_all_to_all,
                           &pairwise_all_to_all_cost, &any_count, kAnyCount},
-    Algorithm<AllToAllFn>{"bruck", "ceil(lg p) shifts by 2^k, each moving the blocks whose distance has bit k",
+    Algorithm<AllToAllFn>{"bruck",
+                          "ceil(lg p) shifts by 2^k, each moving the blocks whose distance has bit k",
                           &bruck_all_to_all, &bruck_all_to_all_cost, &any_count, kAnyCount},
     Algorithm<AllToAllFn>{"direct", "every block sent to its rank at once, received one by one",
                           &direct_all_to_all, &direct_all_to_all_cost, &any_count, kAnyCount},
@@ -120,12 +126,18 @@ constexpr std::array<std::string_view, 6> kKindNames{"all_reduce", "all_gather",
 template <class Fn>
 decltype(auto) with_table(CollectiveKind kind, Fn&& fn) {
   switch (kind) {
-    case CollectiveKind::all_reduce: return fn(std::span<const Algorithm<AllReduceFn>>(kAllReduce));
-    case CollectiveKind::all_gather: return fn(std::span<const Algorithm<AllGatherFn>>(kAllGather));
-    case CollectiveKind::reduce_scatter: return fn(std::span<const Algorithm<ReduceScatterFn>>(kReduceScatter));
-    case CollectiveKind::all_to_all: return fn(std::span<const Algorithm<AllToAllFn>>(kAllToAll));
-    case CollectiveKind::broadcast: return fn(std::span<const Algorithm<BroadcastFn>>(kBroadcast));
-    case CollectiveKind::reduce: return fn(std::span<const Algorithm<ReduceFn>>(kReduce));
+    case CollectiveKind::all_reduce:
+      return fn(std::span<const Algorithm<AllReduceFn>>(kAllReduce));
+    case CollectiveKind::all_gather:
+      return fn(std::span<const Algorithm<AllGatherFn>>(kAllGather));
+    case CollectiveKind::reduce_scatter:
+      return fn(std::span<const Algorithm<ReduceScatterFn>>(kReduceScatter));
+    case CollectiveKind::all_to_all:
+      return fn(std::span<const Algorithm<AllToAllFn>>(kAllToAll));
+    case CollectiveKind::broadcast:
+      return fn(std::span<const Algorithm<BroadcastFn>>(kBroadcast));
+    case CollectiveKind::reduce:
+      return fn(std::span<const Algorithm<ReduceFn>>(kReduce));
   }
   throw std::logic_error("unreachable collective kind");
 }
@@ -138,7 +150,8 @@ std::vector<std::string_view> names_of(std::span<const AlgorithmT> table) {
 }
 
 template <class Fn>
-const Algorithm<Fn>& find_in(std::span<const Algorithm<Fn>> table, CollectiveKind kind, std::string_view name) {
+const Algorithm<Fn>& find_in(std::span<const Algorithm<Fn>> table, CollectiveKind kind,
+                             std::string_view name) {
   for (const auto& a : table)
     if (a.name == name) return a;
   throw ValueError(fmt::format("unknown {} algorithm '{}'; valid: {}", collective_kind_name(kind), name,
@@ -147,7 +160,9 @@ const Algorithm<Fn>& find_in(std::span<const Algorithm<Fn>> table, CollectiveKin
 
 }  // namespace
 
-std::string_view collective_kind_name(CollectiveKind kind) { return kKindNames[static_cast<std::size_t>(kind)]; }
+std::string_view collective_kind_name(CollectiveKind kind) {
+  return kKindNames[static_cast<std::size_t>(kind)];
+}
 
 CollectiveKind parse_collective_kind(std::string_view name) {
   for (std::size_t i = 0; i < kKindNames.size(); ++i)
@@ -155,12 +170,24 @@ CollectiveKind parse_collective_kind(std::string_view name) {
   throw ValueError(fmt::format("unknown collective '{}'; valid: {}", name, fmt::join(kKindNames, ", ")));
 }
 
-std::span<const Algorithm<AllReduceFn>> all_reduce_algorithms() { return kAllReduce; }
-std::span<const Algorithm<AllGatherFn>> all_gather_algorithms() { return kAllGather; }
-std::span<const Algorithm<ReduceScatterFn>> reduce_scatter_algorithms() { return kReduceScatter; }
-std::span<const Algorithm<AllToAllFn>> all_to_all_algorithms() { return kAllToAll; }
-std::span<const Algorithm<BroadcastFn>> broadcast_algorithms() { return kBroadcast; }
-std::span<const Algorithm<ReduceFn>> reduce_algorithms() { return kReduce; }
+std::span<const Algorithm<AllReduceFn>> all_reduce_algorithms() {
+  return kAllReduce;
+}
+std::span<const Algorithm<AllGatherFn>> all_gather_algorithms() {
+  return kAllGather;
+}
+std::span<const Algorithm<ReduceScatterFn>> reduce_scatter_algorithms() {
+  return kReduceScatter;
+}
+std::span<const Algorithm<AllToAllFn>> all_to_all_algorithms() {
+  return kAllToAll;
+}
+std::span<const Algorithm<BroadcastFn>> broadcast_algorithms() {
+  return kBroadcast;
+}
+std::span<const Algorithm<ReduceFn>> reduce_algorithms() {
+  return kReduce;
+}
 
 std::vector<std::string_view> algorithm_names(CollectiveKind kind) {
   return with_table(kind, [](auto table) { return names_of(table); });
@@ -168,6 +195,7 @@ std::vector<std::string_view> algorithm_names(CollectiveKind kind) {
 
 CollectiveLibrary collective_library(const Platform& platform) {
   if (platform.nccl) return CollectiveLibrary::nccl;
+  if (platform.rccl) return CollectiveLibrary::rccl;
   if (platform.full_mesh_nodes) return CollectiveLibrary::mesh_channel_rings;
   return platform.torus ? CollectiveLibrary::torus_rings : CollectiveLibrary::textbook;
 }
@@ -177,20 +205,28 @@ std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary librar
                                  kind == CollectiveKind::reduce_scatter;
   if (!channel_ring_kind) return default_algorithm(kind);
   switch (library) {
-    case CollectiveLibrary::nccl: return "nccl";
-    case CollectiveLibrary::mesh_channel_rings: return "nccl_ring";
-    case CollectiveLibrary::torus_rings: return "torus";
-    case CollectiveLibrary::textbook: break;
+    case CollectiveLibrary::nccl:
+    case CollectiveLibrary::rccl:
+      return "nccl";
+    case CollectiveLibrary::mesh_channel_rings:
+      return "nccl_ring";
+    case CollectiveLibrary::torus_rings:
+      return "torus";
+    case CollectiveLibrary::textbook:
+      break;
   }
   return default_algorithm(kind);
 }
 
 std::string_view default_algorithm(CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::all_to_all: return "pairwise";
+    case CollectiveKind::all_to_all:
+      return "pairwise";
     case CollectiveKind::broadcast:
-    case CollectiveKind::reduce: return "binomial";
-    default: return "ring";
+    case CollectiveKind::reduce:
+      return "binomial";
+    default:
+      return "ring";
   }
 }
 
@@ -202,8 +238,8 @@ void check_device_count(CollectiveKind kind, std::string_view name, int p) {
   with_table(kind, [&](auto table) {
     const auto& algorithm = find_in(table, kind, name);
     if (!algorithm.accepts(p))
-      throw ValueError(fmt::format("{} algorithm '{}' runs on {}, not on {} devices", collective_kind_name(kind),
-                                   name, algorithm.accepted_counts, p));
+      throw ValueError(fmt::format("{} algorithm '{}' runs on {}, not on {} devices",
+                                   collective_kind_name(kind), name, algorithm.accepted_counts, p));
   });
 }
 
