@@ -86,6 +86,16 @@ TEST(CollectivesSweep, NcclChoicesAcrossNodesMatchGoldenFile) {
       "collectives_nccl_dgx_h100_2_nodes.txt");
 }
 
+// RCCL's choices per size on 8 MI300X: an all-reduce runs Ring LL below MSCCL's smallest count, MSCCL's
+// all-pairs programs (LL on 4 and 8 channels, Simple) up to 16 MiB, then Ring Simple on the mesh's 7 cycles;
+// an all-gather runs Ring.
+TEST(CollectivesSweep, RcclChoicesOnMi300xMatchGoldenFile) {
+  expect_sweep_matches_golden(
+      "--preset mi300x_8gpu --devices 8 --algorithms nccl --collectives all_reduce,all_gather -b 256 -e 1G "
+      "-f 4 --abstract-above 0",
+      "collectives_nccl_mi300x.txt");
+}
+
 TEST(CollectivesSweep, AForcedProtocolIsNamedInTheHeaderAndEveryNcclRow) {
   const auto run = run_collectives(
       "--preset dgx_a100 --algorithms nccl_ring,ring --collectives all_reduce --devices 8 -b 1M -e 1M "
