@@ -87,7 +87,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "protocol", po::value(&options.protocol),
       "NCCL's protocol for nccl_ring and nccl on a node preset of NVIDIA GPUs, as NCCL_PROTO: LL, LL128, "
       "Simple (default: the one NCCL's tuner picks for each size; docs/collectives.md#protocols; nccl runs "
-      "NVLS with Simple only); RCCL's on mi300x_8gpu: LL, Simple (docs/collectives.md#rccl)")(
+      "NVLS with Simple only); RCCL's on mi300x_8gpu: LL, Simple, for its rings (docs/collectives.md#rccl; "
+      "its MSCCL programs keep their own)")(
       "shard", po::value(&shard), kShardHelp);
   add_config_option(described);
   const OptionValues values(args, described);

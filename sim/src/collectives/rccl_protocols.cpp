@@ -10,7 +10,6 @@
 // - slices: src/include/collectives.h:15-16 (ALLREDUCE_CHUNKSTEPS = 2 x ALLREDUCE_SLICESTEPS, as NCCL's).
 #include "collectives/rccl_protocols.hpp"
 
-#include "collectives/algorithms.hpp"
 #include "spmdsim/errors.hpp"
 
 namespace spmdsim::collectives {
