@@ -171,8 +171,10 @@ std::string targets_met(const std::vector<CurveComparison>& comparisons, bool fi
         large_met += error <= 0.05;
       }
     }
-  return fmt::format("{} of {} points at >= 64 MiB within 5%, {} of {} points within 15%", large_met, large,
-                     all_met, all);
+  const std::string large_text =
+      large == 0 ? "none at >= 64 MiB"
+                 : fmt::format("{} of {} points at >= 64 MiB within 5%", large_met, large);
+  return fmt::format("{}, {} of {} points within 15%", large_text, all_met, all);
 }
 
 std::string targets_met(const std::vector<CurveComparison>& comparisons) {
