@@ -6,6 +6,8 @@
 
 namespace spmdsim::collectives {
 
+struct MscclProgram;  // rccl_msccl.hpp
+
 Array ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 double ring_all_reduce_cost(const CostInputs& c);
 std::vector<Array> ring_all_gather(Communicator& comm, const Array& mine);
@@ -115,12 +117,14 @@ double nvls_all_reduce_cost(const CostInputs& c);
 // (nvls_all_reduce_cost): the tree moves beside it.
 Array nvls_tree_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 std::vector<Communicator::Exchange> nvls_tree_exchanges(int local, int nodes, int rank, Bytes bytes);
-// NCCL's Tree (nccl_tree_all_reduce.cpp): chains inside nodes, a double binary tree of the nodes. Its registry
-// row prices the textbook double binary tree (double_binary_tree_all_reduce_unpipelined_cost).
+// NCCL's Tree (nccl_tree_all_reduce.cpp): chains inside nodes, a double binary tree of the nodes. Its
+// registry row prices the textbook double binary tree (double_binary_tree_all_reduce_unpipelined_cost).
 Array nccl_tree_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
-// RCCL's MSCCL all-pairs all-reduce on 8 GPUs of a node (msccl_all_pairs_all_reduce.cpp; the program per call
-// in rccl_msccl.hpp), and what rank `rank` of `ranks` exchanges in it for a `bytes` vector.
-Array msccl_all_pairs_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+// RCCL's MSCCL all-pairs all-reduce on 8 GPUs of a node (msccl_all_pairs_all_reduce.cpp), run as `program`
+// (msccl_all_reduce_program's for the call, rccl_msccl.hpp) on `node`'s figures, and what rank `rank` of
+// `ranks` exchanges in it for a `bytes` vector.
+Array msccl_all_pairs_all_reduce(Communicator& comm, const Array& flat, ReduceOp op, const RcclNode& node,
+                                 const MscclProgram& program);
 std::vector<Communicator::Exchange> msccl_all_pairs_exchanges(int rank, int ranks, Bytes bytes);
 Array nccl_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
 std::vector<Array> nccl_all_gather(Communicator& comm, const Array& mine);

@@ -7,11 +7,8 @@
 //   p = 4, rank 0:  step 1                          step 2
 //                   shard1 -> 1, shard2 -> 2,       sum0 -> 1, 2, 3
 //                   shard3 -> 3; shard0 from all    sum1, sum2, sum3 from 1, 2, 3
-#include <fmt/format.h>
-
 #include "collectives/algorithms.hpp"
 #include "collectives/rccl_msccl.hpp"
-#include "spmdsim/errors.hpp"
 
 namespace spmdsim::collectives {
 
@@ -23,20 +20,10 @@ std::vector<Communicator::Exchange> msccl_all_pairs_exchanges(int rank, int rank
   return exchanges;
 }
 
-Array msccl_all_pairs_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
-  const RcclNode* node = comm.rccl_node();
+Array msccl_all_pairs_all_reduce(Communicator& comm, const Array& flat, ReduceOp op, const RcclNode& node,
+                                 const MscclProgram& program) {
   const auto bytes = static_cast<Bytes>(flat.nbytes());
-  const auto program = node == nullptr
-                           ? std::nullopt
-                           : msccl_all_reduce_program(*node, comm.size(), group_nodes(comm.dimensions()),
-                                                      flat.size(), static_cast<double>(bytes));
-  if (!program)
-    throw ValueError(fmt::format(
-        "RCCL runs its MSCCL all-pairs all-reduce on 8 GPUs of one node with RCCL's MSCCL figures "
-        "(mi300x_8gpu), up to 16 MiB and for element counts that are multiples of 256 (LL, up to 64 KiB) or "
-        "512; this call: {} devices, {} elements",
-        comm.size(), flat.size()));
-  return comm.pipelined_all_reduce(flat, op, msccl_channel_protocol(*node, *program),
+  return comm.pipelined_all_reduce(flat, op, msccl_channel_protocol(node, program),
                                    {.exchanges = msccl_all_pairs_exchanges(comm.rank(), comm.size(), bytes)});
 }
 

@@ -69,11 +69,10 @@ AllReduceChoice pick_all_reduce(const NcclNode& node, const std::vector<int>& di
 Array nccl_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
   const NcclNode* node = comm.nccl_node();
   const auto dimensions = comm.dimensions();
-  if (const RcclNode* rccl = comm.rccl_node();
-      node == nullptr && rccl != nullptr &&
-      msccl_all_reduce_program(*rccl, comm.size(), group_nodes(dimensions), flat.size(),
-                               static_cast<double>(flat.nbytes())))
-    return msccl_all_pairs_all_reduce(comm, flat, op);
+  if (const RcclNode* rccl = comm.rccl_node(); node == nullptr && rccl != nullptr)
+    if (const auto program = msccl_all_reduce_program(*rccl, comm.size(), group_nodes(dimensions),
+                                                      flat.size(), static_cast<double>(flat.nbytes())))
+      return msccl_all_pairs_all_reduce(comm, flat, op, *rccl, *program);
   if (node == nullptr || comm.size() == 1) return nccl_ring_all_reduce(comm, flat, op);
   const bool switches_reduce =
       group_nodes(dimensions) == 1 ? comm.switch_reduces() : comm.node_switches_reduce();
