@@ -409,11 +409,6 @@ CollectiveLibrary collective_library(const ChosenPlatform& platform) {
   return spmdsim::collective_library(built);
 }
 
-bool runs_rccl(const ChosenPlatform& platform) {
-  const auto* node = chosen_node_preset(platform);
-  return node != nullptr && node->rccl.has_value();
-}
-
 int collective_channels(const ChosenPlatform& platform, const std::string& algorithm) {
   const CollectiveLibrary library = collective_library(platform);
   const std::string runs =

@@ -58,8 +58,8 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "call); "
       "'all' = every registered one that runs on any platform (all but nvls) plus auto, 'default' = the "
       "collective's default (nccl for all_reduce, all_gather and reduce_scatter on a node preset of NVIDIA "
-      "GPUs, as NCCL runs them there; nccl_ring on full-mesh nodes such as mi300x_8gpu; torus on a TPU slice or "
-      "torus; else ring, pairwise for all_to_all)")(
+      "GPUs or of MI300X, as NCCL and RCCL run them there; nccl_ring on other full-mesh nodes; torus on a "
+      "TPU slice or torus; else ring, pairwise for all_to_all)")(
       "devices", po::value(&devices)->default_value("8,64"),
       "device counts p to run each collective on (2 to 131072), each on the first p devices of the platform")(
       "dtype", po::value(&dtype)->default_value("float32"),
@@ -88,8 +88,7 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
       "NCCL's protocol for nccl_ring and nccl on a node preset of NVIDIA GPUs, as NCCL_PROTO: LL, LL128, "
       "Simple (default: the one NCCL's tuner picks for each size; docs/collectives.md#protocols; nccl runs "
       "NVLS with Simple only); RCCL's on mi300x_8gpu: LL, Simple, for its rings (docs/collectives.md#rccl; "
-      "its MSCCL programs keep their own)")(
-      "shard", po::value(&shard), kShardHelp);
+      "its MSCCL programs keep their own)")("shard", po::value(&shard), kShardHelp);
   add_config_option(described);
   const OptionValues values(args, described);
   if (values.map().count("help")) {
@@ -152,10 +151,10 @@ std::optional<SweepOptions> parse(const std::vector<std::string>& args) {
         std::find(names.begin(), names.end(), options.protocol) == names.end())
       throw UsageError(
           fmt::format("--protocol '{}' is not one of NCCL's: {}", options.protocol, fmt::join(names, ", ")));
-    if (options.protocol == "LL128" && runs_rccl(options.platform))
-      throw UsageError(fmt::format("--protocol LL128: {} runs RCCL, which runs LL128 on gfx90a only; valid "
-                                   "there: LL, Simple",
-                                   platform.preset));
+    if (options.protocol == "LL128" && collective_library(options.platform) == CollectiveLibrary::rccl)
+      throw UsageError(fmt::format(
+          "--protocol LL128: {} runs RCCL, which runs LL128 on gfx90a only; valid there: LL, Simple",
+          platform.preset));
   });
   values.attributed({"abstract-above"}, [&] {
     if (values.map().count("abstract-above"))

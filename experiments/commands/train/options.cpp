@@ -68,9 +68,9 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "train on shapes only: every cost and size, no values (and no loss)")(
       "algorithm", po::value(&algorithm),
       "the all_reduce, all_gather and reduce_scatter algorithm: one registered for all three (ring, nccl, "
-      "nccl_ring, direct, ...) or auto (default: nccl on a node preset of NVIDIA GPUs, NCCL's choice of Ring "
-      "or NVLS per call as NCCL runs it there; nccl_ring on full-mesh nodes such as mi300x_8gpu; torus on a "
-      "TPU slice or torus; else ring; docs/collectives.md)")(
+      "nccl_ring, direct, ...) or auto (default: nccl on a node preset of NVIDIA GPUs or of MI300X, the "
+      "choice per call NCCL or RCCL makes there; nccl_ring on other full-mesh nodes; torus on a TPU slice or "
+      "torus; else ring; docs/collectives.md)")(
       "aggregate", po::bool_switch(&options.setup.aggregate),
       "simulate each ring phase of a collective on shapes (a transformer's, or --abstract) as one transfer "
       "each way, plus the other messages' latencies, instead of message by message: the same times under "
