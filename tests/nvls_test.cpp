@@ -111,6 +111,42 @@ TEST(NvlsTreeTuner, BusBandwidthDoublesBwInterOnTwoNodesAndIsCappedPerChannel) {
   EXPECT_NEAR(collectives::nvls_tree_tuner_time(h, 8, 2, 0), 66.8e-6, 1e-12);
 }
 
+// enqueue.cc:2276-2286 with H100/H200's 16 CTAs and 8 heads (128 concurrent operations), chunks of 128 KiB
+// (64 KiB from 4 nodes); B200's 32 CTAs on 2 nodes, chunks of 64 KiB.
+TEST(NvlsTreeChunk, ShrinksForCallsOfFewChunksPerConcurrentOperation) {
+  constexpr double MiB = 1024.0 * 1024.0;
+  const NcclNode h = hopper();
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(h, 8, 2, 1024 * MiB), 131072);
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(h, 8, 2, 64 * MiB), 131072);  // not below 4 x 128 x 128 KiB
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(h, 8, 2, 32 * MiB), 65536);
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(h, 8, 2, 8 * MiB), 65536);  // not below 128 x 64 KiB
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(h, 8, 2, 4 * MiB), 32768);
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(h, 8, 3, 64 * MiB), 131072);
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(h, 8, 4, 1024 * MiB), 65536);
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(h, 8, 4, 4 * MiB), 32768);
+  const NcclNode b = blackwell();
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(b, 8, 2, 16 * MiB), 65536);  // not below 256 x 64 KiB
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(b, 8, 2, 8 * MiB), 32768);
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(b, 8, 4, 16 * MiB), 65536);  // 24 CTAs: 192 x 64 KiB = 12 MiB
+  EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(b, 8, 4, 8 * MiB), 32768);
+}
+
+// A loop (CTAs x heads chunks) crosses the network 2 ceil(lg nodes) times at the tuner's pace; a call smaller
+// than a loop crosses whole.
+TEST(NvlsTreeFill, IsTheCrossingsOfOneLoopAtTheTunersPace) {
+  constexpr double MiB = 1024.0 * 1024.0;
+  const NcclNode h = with_nics(hopper());
+  const double algbw2 = collectives::nvls_tree_bus_bandwidth(h, 8, 2) * 16 / 30.0;
+  EXPECT_NEAR(collectives::nvls_tree_pipeline_fill(h, 8, 2, 1024 * MiB), 2 * 16 * MiB / algbw2, 1e-15);
+  EXPECT_NEAR(collectives::nvls_tree_pipeline_fill(h, 8, 2, 32 * MiB), 2 * 8 * MiB / algbw2, 1e-15);
+  EXPECT_NEAR(collectives::nvls_tree_pipeline_fill(h, 8, 2, 2 * MiB), 2 * 2 * MiB / algbw2, 1e-15);
+  const double algbw8 = collectives::nvls_tree_bus_bandwidth(h, 8, 8) * 64 / 126.0;
+  EXPECT_NEAR(collectives::nvls_tree_pipeline_fill(h, 8, 8, 1024 * MiB), 6 * 8 * MiB / algbw8, 1e-15);
+  NcclNode without = h;
+  without.nvls_tree_ctas = {};
+  EXPECT_EQ(collectives::nvls_tree_pipeline_fill(without, 8, 2, 1024 * MiB), 0);
+}
+
 // Each rank's exchange with another node's rank of its local index, s = bytes / local.
 TEST(NvlsTreeExchanges, OnTwoNodesAreTheSliceEachWayWithTheOtherNodesHead) {
   const auto e = collectives::nvls_tree_exchanges(4, 2, 5, 4096);  // node 1, head 1
@@ -315,14 +351,15 @@ Simulation nvls_tree_cluster(int nodes) {
   return Simulation(topologies::multi_node_cluster({.node = node, .num_nodes = nodes}), {alpha_beta_config(), {}});
 }
 
-TEST(NvlsTreeTime, OnTwoNodesIsTheLatencyThenTheTunersRate) {
+TEST(NvlsTreeTime, OnTwoNodesIsTheLatencyAndFillThenTheTunersRate) {
   Simulation sim = nvls_tree_cluster(2);
   const int p = 2 * kLocal;
   // busbw 4 x min(24 x 0.85 x 3/4 x 2, 2 x 24, 57.7) = 122.4 GB/s; the NICs carry a quarter of the vector
-  // each way at 25 GB/s, faster than the pace.
+  // each way at 25 GB/s, faster than the pace. 1 MiB is below one loop (16 CTAs x 4 heads x 32 KiB), which
+  // crosses the network up and down before the pipeline is full: twice the call at the pace.
   const double algbw = 4 * 30.6 * kGB * p / (2.0 * (p - 1));
   const Array x = Array::abstract(Shape{p, kFloats}, DType::f32);
-  EXPECT_NEAR(psum_time(sim, "nvls_tree", x), 66.8e-6 + kBytes / algbw, 1e-9);
+  EXPECT_NEAR(psum_time(sim, "nvls_tree", x), 66.8e-6 + 2 * kBytes / algbw + kBytes / algbw, 1e-9);
 }
 
 TEST(NcclAlgorithm, RunsNvlsTreeForALargeAllReduceAcrossNodesOfEightAndTheTreeForASmallOne) {
@@ -335,15 +372,16 @@ TEST(NcclAlgorithm, RunsNvlsTreeForALargeAllReduceAcrossNodesOfEightAndTheTreeFo
   EXPECT_NEAR(psum_time(sim, "nccl", small), psum_time(sim, "nccl_tree", small), 1e-12);
 }
 
-TEST(NvlsTreeTime, OnFourNodesIsTheLatencyThenTheInnerNodesNicsTwiceTheSlice) {
+TEST(NvlsTreeTime, OnFourNodesIsTheLatencyAndFillThenTheInnerNodesNicsTwiceTheSlice) {
   Simulation sim = nvls_tree_cluster(4);
   // busbw 4 x min(30.6, 24, 45.5) = 96 GB/s: algbw 51.2 GB/s. The NICs of the two nodes inner in a tree carry
   // 2 s = n / 2 each way (NCCL's double binary tree of 4 nodes: 0 <- 2 <- {1, 3} and 3 <- 1 <- {2, 0}), at 25
   // GB/s: n / 50 GB/s, over a route of two 1 us links (NIC up, NIC down).
   const Array x = Array::abstract(Shape{4 * kLocal, kFloats}, DType::f32);
+  // The fill: the call (below a loop) crosses the network 4 times, up and down 2 levels, at the pace.
   const double nic = 2e-6 + (kBytes / 2) / (25 * kGB);
   ASSERT_GT(nic, kBytes / (51.2 * kGB));
-  EXPECT_NEAR(psum_time(sim, "nvls_tree", x), 25e-6 + 4 * 20.9e-6 + nic, 1e-9);
+  EXPECT_NEAR(psum_time(sim, "nvls_tree", x), 25e-6 + 4 * 20.9e-6 + 4 * kBytes / (51.2 * kGB) + nic, 1e-9);
 }
 
 TEST(NvlsTreeValues, AreTheRanksArraysSummedInRankOrder) {

@@ -8,12 +8,19 @@
 // - NVLSTree: search.cc:1155-1173 (the speeds across nodes, starting within the NIC), :1273-1278 (bwInter
 //   raised), tuning.cc:205-211 (perChMaxNVLSTreeBws), :319-322 (bwInter doubled on 2 nodes, the cap), :161 and
 //   :173 (latency: NVLink 25 us, network 20.9 us), :427-428 (both ways through floor(lg nodes) levels),
-//   :642-645 (the tree correction per size, on Blackwell x86 hosts).
+//   :642-645 (the tree correction per size, on Blackwell x86 hosts);
+// - NVLSTree's kernel: src/device/all_reduce.h:527-635 (each CTA's loop, nHeads chunks, one per head, through
+//   scatter, the switch's reduction, the network up and down the tree, the multicast and gather),
+//   src/enqueue.cc:2084-2091 (its CTAs, nvlsChannels) and :2276-2286 (its chunk), transport/nvls.cc:155-243
+//   (the CTAs and chunks per architecture and node count), src/graph/connect.cc:248-263 (one head per NVLS
+//   graph channel).
 #include "collectives/nccl_nvls.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "collectives/nccl_tree.hpp"
 
@@ -89,6 +96,25 @@ Seconds nvls_tree_latency(int nodes) {
 
 namespace {
 
+// The node's figure for NVLSTree on this many nodes: 2, 3, or 4 and more.
+template <class Figure>
+Figure on_nodes(const std::array<Figure, 3>& figures, int nodes) {
+  return figures[static_cast<std::size_t>(std::min(nodes, 4) - 2)];
+}
+
+}  // namespace
+
+double nvls_tree_chunk(const NcclNode& node, int local, int nodes, double bytes) {
+  const double concurrent = on_nodes(node.nvls_tree_ctas, nodes) * static_cast<double>(local);
+  double chunk = on_nodes(node.nvls_tree_max_chunk, nodes);
+  // Each step halves to the next size while the call is below so many chunks per concurrent operation.
+  for (const auto& [chunks, size] : {std::pair{32.0, 262144.0}, {16.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}})
+    if (bytes < chunks * concurrent * chunk && chunk > size) chunk = size;
+  return chunk;
+}
+
+namespace {
+
 // The tuner's NVLSTree algorithm bandwidth for a call of `bytes`: busbw x ranks / (2 (ranks - 1)), scaled by
 // the tree correction per size where the node's NCCL applies it (tuning.cc:642-645).
 double nvls_tree_algorithm_bandwidth(const NcclNode& node, int local, int nodes, double bytes) {
@@ -99,6 +125,14 @@ double nvls_tree_algorithm_bandwidth(const NcclNode& node, int local, int nodes,
 }
 
 }  // namespace
+
+Seconds nvls_tree_pipeline_fill(const NcclNode& node, int local, int nodes, double bytes) {
+  const int ctas = on_nodes(node.nvls_tree_ctas, nodes);
+  if (ctas <= 0) return 0;
+  const double loop = ctas * static_cast<double>(local) * nvls_tree_chunk(node, local, nodes, bytes);
+  const double crossings = 2 * std::ceil(std::log2(nodes));
+  return crossings * std::min(loop, bytes) / nvls_tree_algorithm_bandwidth(node, local, nodes, bytes);
+}
 
 Seconds nvls_tree_tuner_time(const NcclNode& node, int local, int nodes, double bytes) {
   return nvls_tree_latency(nodes) + bytes / nvls_tree_algorithm_bandwidth(node, local, nodes, bytes);
@@ -119,7 +153,8 @@ ChannelProtocol nvls_tree_protocol(const Communicator& comm, double bytes) {
   if (node == nullptr || !has_nvls_tree(*node)) return {};
   const int local = comm.dimensions().front();
   const int nodes = comm.size() / local;
-  return {.rate = nvls_tree_algorithm_bandwidth(*node, local, nodes, bytes), .start_latency = nvls_tree_latency(nodes)};
+  return {.rate = nvls_tree_algorithm_bandwidth(*node, local, nodes, bytes),
+          .start_latency = nvls_tree_latency(nodes) + nvls_tree_pipeline_fill(*node, local, nodes, bytes)};
 }
 
 }  // namespace spmdsim::collectives

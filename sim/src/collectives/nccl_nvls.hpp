@@ -51,11 +51,21 @@ ChannelProtocol nvls_protocol(const Communicator& comm);
 // node plus 2 floor(lg nodes) network hops of 20.9 us.
 double nvls_tree_bus_bandwidth(const NcclNode& node, int local, int nodes);
 Seconds nvls_tree_latency(int nodes);
+// NVLSTree's chunk, in bytes, for a call of `bytes` (enqueue.cc:2276-2286): the node's largest on this many
+// nodes, halved down to 32 KiB while the call gives each of its concurrent operations (one per CTA and head,
+// the heads being the `local` GPUs) fewer than 32, 16, 4 and then 1 of them.
+double nvls_tree_chunk(const NcclNode& node, int local, int nodes, double bytes);
+// What filling NVLSTree's pipeline adds to a call of `bytes`, which the tuner's latency leaves out: each
+// CTA's loop moves one chunk per head, and the first loop crosses the network up and down the tree of the
+// nodes, 2 ceil(lg nodes) times, before every stage is busy; each crossing takes that loop (or the whole
+// call, if smaller) at the call's pace. 0 where the node lacks the kernel's figures.
+Seconds nvls_tree_pipeline_fill(const NcclNode& node, int local, int nodes, double bytes);
 // The tuner's time of an NVLSTree all-reduce of `bytes`: latency + bytes / algbw, algbw = busbw x ranks /
 // (2 (ranks - 1)), times the tree correction per size where the node says so (nvls_tree_size_correction).
 Seconds nvls_tree_tuner_time(const NcclNode& node, int local, int nodes, double bytes);
-// How `nvls_tree` moves a call of `bytes`: the tuner's latency and algorithm bandwidth; without NCCL's NVLS
-// figures on the platform, the links alone. comm's dimensions are {local, nodes}.
+// How `nvls_tree` moves a call of `bytes`: the tuner's latency and its pipeline's fill, then the tuner's
+// algorithm bandwidth; without NCCL's NVLS figures on the platform, the links alone. comm's dimensions are
+// {local, nodes}.
 ChannelProtocol nvls_tree_protocol(const Communicator& comm, double bytes);
 
 }  // namespace spmdsim::collectives
