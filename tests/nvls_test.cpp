@@ -72,7 +72,7 @@ TEST(NcclChoice, OnEightH200sIsRingLLUpToOneMiBThenNVLSAsNcclDebugPrinted) {
     const auto c = h200_all_reduce(mib * 1024 * 1024);
     EXPECT_EQ(c.algorithm, "NVLS") << mib << " MiB";
     EXPECT_EQ(c.protocol, "Simple") << mib << " MiB";
-    EXPECT_EQ(c.channels, 8);
+    EXPECT_EQ(c.channels, 16);  // channel{Lo..Hi}={0..15}: Hopper's nvlsChannels
   }
 }
 
@@ -129,6 +129,21 @@ TEST(NvlsTreeChunk, ShrinksForCallsOfFewChunksPerConcurrentOperation) {
   EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(b, 8, 2, 8 * MiB), 32768);
   EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(b, 8, 4, 16 * MiB), 65536);  // 24 CTAs: 192 x 64 KiB = 12 MiB
   EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(b, 8, 4, 8 * MiB), 32768);
+}
+
+// transport/nvls.cc: 16 CTAs on Hopper; on the DGX B200 24 in one node, 32 on 2 nodes, 24 on more. Without
+// those figures, the NVLS graph's channels, one per GPU.
+TEST(NvlsCtas, AreNcclsPerArchitectureAndNodeCountOrTheGraphsChannels) {
+  EXPECT_EQ(nccl_nvls_ctas(hopper(), 8, 1), 16);
+  EXPECT_EQ(nccl_nvls_ctas(hopper(), 8, 4), 16);
+  EXPECT_EQ(nccl_nvls_ctas(blackwell(), 8, 1), 24);
+  EXPECT_EQ(nccl_nvls_ctas(blackwell(), 8, 2), 32);
+  EXPECT_EQ(nccl_nvls_ctas(blackwell(), 8, 16), 24);
+  NcclNode without = with_nics(hopper());
+  without.nvls_ctas = 0;
+  without.nvls_tree_ctas = {};
+  EXPECT_EQ(nccl_nvls_ctas(without, 8, 1), 8);
+  EXPECT_EQ(nccl_nvls_ctas(without, 4, 2), 4);
 }
 
 // A loop (CTAs x heads chunks) crosses the network 2 ceil(lg nodes) times at the tuner's pace; a call smaller
@@ -189,7 +204,7 @@ TEST(NcclChoice, AcrossNodesWhoseSwitchesReduceIsNvlsTreeForLargeAllReducesAndTr
   const auto large = choice(1 << 30, {8, 2});
   EXPECT_EQ(large.algorithm, "NVLSTree");
   EXPECT_EQ(large.protocol, "Simple");
-  EXPECT_EQ(large.channels, 8);
+  EXPECT_EQ(large.channels, 16);
   EXPECT_EQ(choice(1 << 30, {8, 4}).algorithm, "NVLSTree");
   EXPECT_EQ(choice(32 * 1024, {8, 2}).algorithm, "Tree");
   // One device per node: NVLS needs two channels.

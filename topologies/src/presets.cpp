@@ -417,6 +417,7 @@ NcclNode nccl_hopper() {
           .intra_search_speeds = in_bytes(kSearchSpeedsHopper),
           .inter_search_speeds = in_bytes(kInterSearchSpeedsHopper),
           .nvls_tree_channel_bandwidth = {57.7 * kNcclGB, 45.5 * kNcclGB},
+          .nvls_ctas = 16,
           .nvls_tree_ctas = {16, 16, 16},
           .nvls_tree_max_chunk = {128 * kKiB, 128 * kKiB, 64 * kKiB},
           .tree_channel_bandwidth = {38.7 * kNcclGB, 41.4 * kNcclGB, 36.0 * kNcclGB},
@@ -425,9 +426,9 @@ NcclNode nccl_hopper() {
                     "graph 12 x 30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, "
                     "across nodes Intel's (the DGX H100/H200's Xeon hosts), perChMaxRingLL128Bws 36.7, "
                     "nvlsEfficiency 0.85, perChMaxNVLSTreeBws 57.7 / 45.5, perChMaxTreeBws 38.7 / 41.4 / 36, "
-                    "perChMaxTreeLL128Bws 36.7 / 36.7 / 29 (tuning.cc); NVLSTree on 16 CTAs, chunks of 128 "
-                    "KiB, 64 KiB from 4 nodes (transport/nvls.cc: SM90 CTAs, NVLS_CHUNKSIZE, the tree's "
-                    "fallback)"};
+                    "perChMaxTreeLL128Bws 36.7 / 36.7 / 29 (tuning.cc); NVLS and NVLSTree on 16 CTAs, "
+                    "NVLSTree's chunks 128 KiB, 64 KiB from 4 nodes (transport/nvls.cc: SM90 CTAs, "
+                    "NVLS_CHUNKSIZE, the tree's fallback)"};
 }
 NcclNode nccl_blackwell() {
   return {.ring_channels = 24,
@@ -440,6 +441,7 @@ NcclNode nccl_blackwell() {
           .intra_search_speeds = in_bytes(kSearchSpeedsBlackwell),
           .inter_search_speeds = in_bytes(kInterSearchSpeedsBlackwell),
           .nvls_tree_channel_bandwidth = {96.0 * kNcclGB, 80.0 * kNcclGB},
+          .nvls_ctas = 24,
           .nvls_tree_ctas = {32, 24, 24},
           .nvls_tree_max_chunk = {64 * kKiB, 64 * kKiB, 64 * kKiB},
           .nvls_tree_size_correction = true,
@@ -449,7 +451,7 @@ NcclNode nccl_blackwell() {
                     "perChMaxRingLL128Bws 40, nvlsEfficiency 0.74, perChMaxNVLSTreeBws 96 / 80 with the tree "
                     "correction per size (x86 hosts), perChMaxTreeBws 70 / 42.8 / 24, perChMaxTreeLL128Bws "
                     "55.6 / 31.67 / 20 (tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x 40.1 = 721.8: 12 "
-                    "channels at 60 fit); NVLSTree on 32 CTAs on 2 nodes, 24 on more, chunks of 64 KiB "
+                    "channels at 60 fit); NVLS on 24 CTAs, NVLSTree on 32 on 2 nodes, 24 on more, chunks of 64 KiB "
                     "(transport/nvls.cc, SM100 tuning: 8 GPUs per node, 400 Gb/s NICs behind PCIe switches, "
                     "50 GB/s as topo.cc counts them); assumed: Hopper's 24 ring channels"};
 }

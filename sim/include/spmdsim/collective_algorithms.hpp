@@ -263,8 +263,8 @@ std::span<const std::string_view> nccl_protocol_names();
 // it (docs/collectives.md#protocols, #nvls): NCCL's algorithm ("Ring", or where `nccl` finds it faster by
 // NCCL's tuner for an all-reduce whose nodes' switches reduce, `switches_reduce`: "NVLS" on one node,
 // "NVLSTree" across nodes), the protocol (the tuner's for the size, or `protocol` when given) and the
-// channels (a ring's: those the size earns, at most `max_channels`; NVLS's and NVLSTree's: one per device of
-// a node). `dimensions` is the group's shape ({devices per node, nodes}), elements_per_rank what each rank
+// channels (a ring's: those the size earns, at most `max_channels`; NVLS's and NVLSTree's: their CTAs,
+// nccl_nvls_ctas). `dimensions` is the group's shape ({devices per node, nodes}), elements_per_rank what each rank
 // contributes (all-reduce: its vector / p; all-gather: its piece; reduce-scatter: one block). Throws
 // ValueError for an unknown protocol or algorithm.
 struct NcclChoice {
@@ -276,6 +276,9 @@ NcclChoice nccl_choice(const NcclNode& node, std::string_view algorithm, Collect
                        const std::vector<int>& dimensions, std::int64_t elements_per_rank,
                        std::int64_t itemsize, int max_channels, const std::string& protocol,
                        bool switches_reduce);
+// The CTAs NCCL runs NVLS (`nodes` 1) or NVLSTree (more) on over `local` GPUs per node, as NCCL_DEBUG prints
+// them (NcclNode::nvls_ctas, nvls_tree_ctas); the NVLS graph's channels where the node lacks those figures.
+int nccl_nvls_ctas(const NcclNode& node, int local, int nodes);
 
 // What `nccl_ring` or `nccl` runs a call on where RCCL drives the nodes (Platform::rccl): for `nccl`'s
 // all-reduce, "MSCCL" where one of RCCL's MSCCL programs covers it (elements_per_rank x ranks elements; its

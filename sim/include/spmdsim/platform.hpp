@@ -54,9 +54,10 @@ struct NcclNode {
   // NVLS graph follows, and the tuner's cap per channel on 2 and on 3 or more nodes (perChMaxNVLSTreeBws).
   std::vector<double> inter_search_speeds;
   std::array<double, 2> nvls_tree_channel_bandwidth{};
-  // NVLSTree's kernel on 2, 3 and >= 4 nodes (transport/nvls.cc, ncclNvlsTuning): the CTAs (channels) it
-  // runs on and the largest chunk, in bytes, it cuts a head's share of a loop into (nccl_nvls.hpp,
-  // nvls_tree_chunk).
+  // The CTAs (channels, as NCCL_DEBUG prints them) NVLS runs on inside one node, and NVLSTree's kernel on 2,
+  // 3 and >= 4 nodes (transport/nvls.cc, ncclNvlsTuning): its CTAs and the largest chunk, in bytes, it cuts a
+  // head's share of a loop into (nccl_nvls.hpp, nvls_tree_chunk).
+  int nvls_ctas = 0;
   std::array<int, 3> nvls_tree_ctas{};
   std::array<double, 3> nvls_tree_max_chunk{};
   // Whether NCCL's tuner scales NVLSTree's bandwidth by its tree correction per size (tuning.cc: Blackwell on

@@ -158,3 +158,13 @@ ChannelProtocol nvls_tree_protocol(const Communicator& comm, double bytes) {
 }
 
 }  // namespace spmdsim::collectives
+
+namespace spmdsim {
+
+int nccl_nvls_ctas(const NcclNode& node, int local, int nodes) {
+  if (nodes == 1) return node.nvls_ctas > 0 ? node.nvls_ctas : collectives::nvls_graph(node, local).channels;
+  const int ctas = node.nvls_tree_ctas[static_cast<std::size_t>(std::min(nodes, 4) - 2)];
+  return ctas > 0 ? ctas : collectives::nvls_graph(node, local, nodes).channels;
+}
+
+}  // namespace spmdsim

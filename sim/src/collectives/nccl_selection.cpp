@@ -131,9 +131,9 @@ NcclChoice nccl_choice(const NcclNode& node, std::string_view algorithm, Collect
       case NcclAlgorithm::tree:
         return {"Tree", name, nccl_tree_call_channels(choice.protocol, bytes, max_channels)};
       case NcclAlgorithm::nvls:
-        return {"NVLS", name, nvls_graph(node, local).channels};
+        return {"NVLS", name, nccl_nvls_ctas(node, local, 1)};
       case NcclAlgorithm::nvls_tree:
-        return {"NVLSTree", name, nvls_graph(node, local, nodes).channels};
+        return {"NVLSTree", name, nccl_nvls_ctas(node, local, nodes)};
       case NcclAlgorithm::ring:
         break;
     }
