@@ -450,10 +450,11 @@ NcclNode nccl_blackwell() {
           .source = "NCCL 2.30.7: llMaxBws Blackwell, across nodes Intel's (the DGX B200's Xeon hosts), "
                     "perChMaxRingLL128Bws 40, nvlsEfficiency 0.74, perChMaxNVLSTreeBws 96 / 80 with the tree "
                     "correction per size (x86 hosts), perChMaxTreeBws 70 / 42.8 / 24, perChMaxTreeLL128Bws "
-                    "55.6 / 31.67 / 20 (tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x 40.1 = 721.8: 12 "
-                    "channels at 60 fit); NVLS on 24 CTAs, NVLSTree on 32 on 2 nodes, 24 on more, chunks of 64 KiB "
-                    "(transport/nvls.cc, SM100 tuning: 8 GPUs per node, 400 Gb/s NICs behind PCIe switches, "
-                    "50 GB/s as topo.cc counts them); assumed: Hopper's 24 ring channels"};
+                    "55.6 / 31.67 / 20 (tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x "
+                    "40.1 = 721.8: 12 channels at 60 fit); NVLS on 24 CTAs, NVLSTree on 32 on 2 nodes, 24 on "
+                    "more, chunks of 64 KiB (transport/nvls.cc, SM100 tuning: 8 GPUs per node, 400 Gb/s NICs "
+                    "behind PCIe switches, 50 GB/s as topo.cc counts them); assumed: Hopper's 24 ring "
+                    "channels"};
 }
 
 RcclNode rccl_mi300x() {

@@ -99,6 +99,7 @@ namespace {
 // The node's figure for NVLSTree on this many nodes: 2, 3, or 4 and more.
 template <class Figure>
 Figure on_nodes(const std::array<Figure, 3>& figures, int nodes) {
+  if (nodes < 2) throw std::logic_error("NVLSTree's figures on fewer than 2 nodes");
   return figures[static_cast<std::size_t>(std::min(nodes, 4) - 2)];
 }
 
@@ -163,7 +164,7 @@ namespace spmdsim {
 
 int nccl_nvls_ctas(const NcclNode& node, int local, int nodes) {
   if (nodes == 1) return node.nvls_ctas > 0 ? node.nvls_ctas : collectives::nvls_graph(node, local).channels;
-  const int ctas = node.nvls_tree_ctas[static_cast<std::size_t>(std::min(nodes, 4) - 2)];
+  const int ctas = collectives::on_nodes(node.nvls_tree_ctas, nodes);
   return ctas > 0 ? ctas : collectives::nvls_graph(node, local, nodes).channels;
 }
 
