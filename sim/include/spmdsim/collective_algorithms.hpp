@@ -264,8 +264,8 @@ std::span<const std::string_view> nccl_protocol_names();
 // NCCL's tuner for an all-reduce whose nodes' switches reduce, `switches_reduce`: "NVLS" on one node,
 // "NVLSTree" across nodes), the protocol (the tuner's for the size, or `protocol` when given) and the
 // channels (a ring's: those the size earns, at most `max_channels`; NVLS's and NVLSTree's: their CTAs,
-// nccl_nvls_ctas). `dimensions` is the group's shape ({devices per node, nodes}), elements_per_rank what each rank
-// contributes (all-reduce: its vector / p; all-gather: its piece; reduce-scatter: one block). Throws
+// nccl_nvls_ctas). `dimensions` is the group's shape ({devices per node, nodes}), elements_per_rank what each
+// rank contributes (all-reduce: its vector / p; all-gather: its piece; reduce-scatter: one block). Throws
 // ValueError for an unknown protocol or algorithm.
 struct NcclChoice {
   std::string algorithm;  // "Ring", "Tree", "NVLS", "NVLSTree", "MSCCL"

@@ -109,7 +109,8 @@ double nvls_tree_chunk(const NcclNode& node, int local, int nodes, double bytes)
   const double concurrent = on_nodes(node.nvls_tree_ctas, nodes) * static_cast<double>(local);
   double chunk = on_nodes(node.nvls_tree_max_chunk, nodes);
   // Each step halves to the next size while the call is below so many chunks per concurrent operation.
-  for (const auto& [chunks, size] : {std::pair{32.0, 262144.0}, {16.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}})
+  for (const auto& [chunks, size] :
+       {std::pair{32.0, 262144.0}, {16.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}})
     if (bytes < chunks * concurrent * chunk && chunk > size) chunk = size;
   return chunk;
 }
@@ -163,8 +164,7 @@ ChannelProtocol nvls_tree_protocol(const Communicator& comm, double bytes) {
 namespace spmdsim {
 
 int nccl_nvls_ctas(const NcclNode& node, int local, int nodes) {
-  if (nodes == 1) return node.nvls_ctas > 0 ? node.nvls_ctas : collectives::nvls_graph(node, local).channels;
-  const int ctas = collectives::on_nodes(node.nvls_tree_ctas, nodes);
+  const int ctas = nodes == 1 ? node.nvls_ctas : collectives::on_nodes(node.nvls_tree_ctas, nodes);
   return ctas > 0 ? ctas : collectives::nvls_graph(node, local, nodes).channels;
 }
 
