@@ -30,6 +30,12 @@ struct ChannelProtocol {
   // hides behind the transfer of the slices after the first, at `rate`.
   int slices = 1;
   bool reduces_in_flight = false;  // reductions take no time of their own: the channel's rate includes them
+
+  // How much of a step's overhead a message of `bytes` hides behind its slices after the first: a step
+  // takes a slice's time plus the longer of the other slices' and its overhead.
+  Seconds hidden_by_slices(double bytes) const {
+    return slices <= 1 || rate <= 0 ? 0 : (slices - 1.0) / slices * bytes / rate;
+  }
 };
 
 // The rings of a channel-parallel algorithm: ring c lists every rank of a communicator in channel c's order.

@@ -289,9 +289,7 @@ Seconds DeviceCommunicator::step_overhead(int peer) const {
 // plus the longer of the other slices' and the step's latency, so (k-1)/k of the message's pace hides that
 // much of the overhead (NCCL's Simple, prims_simple.h). The route's own latency is still paid.
 Seconds DeviceCommunicator::visible_overhead(Seconds overhead, Bytes bytes) const {
-  if (protocol_.slices <= 1 || protocol_.rate <= 0) return overhead;
-  const Seconds hidden = (protocol_.slices - 1.0) / protocol_.slices * static_cast<double>(bytes) / protocol_.rate;
-  return std::max(overhead - hidden, 0.0);
+  return std::max(overhead - protocol_.hidden_by_slices(static_cast<double>(bytes)), 0.0);
 }
 
 simgrid::s4u::CommPtr DeviceCommunicator::put(int to_device, void* payload, Bytes bytes, Seconds overhead) {

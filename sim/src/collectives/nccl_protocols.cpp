@@ -146,6 +146,16 @@ int nccl_call_channels(NcclProtocol protocol, int ranks, double bytes, int max_c
   return channels;
 }
 
+Seconds nccl_ring_fill(const ChannelProtocol& channel, CollectiveKind kind, const std::vector<int>& dimensions,
+                       double first_step_bytes) {
+  const int nodes = group_nodes(dimensions);
+  const int steps = nccl_ring_steps(kind, group_size(dimensions));
+  const int steps_across = nodes > 1 ? nccl_ring_steps(kind, nodes) : 0;
+  const Seconds hidden = channel.hidden_by_slices(first_step_bytes);
+  return (steps - steps_across) * std::min(channel.step_overhead, hidden) +
+         steps_across * std::min(channel.step_overhead_across, hidden);
+}
+
 NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::int64_t elements_per_rank,
                             std::int64_t itemsize) {
   NcclRingPlan plan;
@@ -180,6 +190,10 @@ NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::
       .slices = figures.slices,
       .reduces_in_flight = true,
   };
+  const std::int64_t channel_part = (elements_per_rank + plan.channels - 1) / plan.channels;
+  const std::int64_t first_step = std::min(plan.loop_elements, channel_part);
+  plan.channel.start_latency +=
+      nccl_ring_fill(plan.channel, kind, comm.dimensions(), static_cast<double>(first_step * itemsize));
   return plan;
 }
 
