@@ -131,6 +131,34 @@ TEST(NvlsTreeChunk, ShrinksForCallsOfFewChunksPerConcurrentOperation) {
   EXPECT_DOUBLE_EQ(collectives::nvls_tree_chunk(b, 8, 4, 8 * MiB), 32768);
 }
 
+// enqueue.cc:2258-2275 on one node: 128 KiB, then 64, 32 and 16 KiB below 64, 8 and 2 chunks per concurrent
+// operation (H100/H200: 16 CTAs x 8 heads = 128; B200: 24 x 8 = 192).
+TEST(NvlsChunk, ShrinksForCallsOfFewChunksPerConcurrentOperation) {
+  constexpr double MiB = 1024.0 * 1024.0;
+  const NcclNode h = hopper();
+  EXPECT_DOUBLE_EQ(collectives::nvls_chunk(h, 8, 1024 * MiB), 131072);  // not below 64 x 128 x 128 KiB
+  EXPECT_DOUBLE_EQ(collectives::nvls_chunk(h, 8, 1023 * MiB), 65536);
+  EXPECT_DOUBLE_EQ(collectives::nvls_chunk(h, 8, 64 * MiB), 65536);  // not below 8 x 128 x 64 KiB
+  EXPECT_DOUBLE_EQ(collectives::nvls_chunk(h, 8, 32 * MiB), 32768);
+  EXPECT_DOUBLE_EQ(collectives::nvls_chunk(h, 8, 8 * MiB), 32768);  // not below 2 x 128 x 32 KiB
+  EXPECT_DOUBLE_EQ(collectives::nvls_chunk(h, 8, 4 * MiB), 16384);
+  EXPECT_DOUBLE_EQ(collectives::nvls_chunk(blackwell(), 8, 1024 * MiB), 65536);  // 64 x 192 x 128 KiB = 1.5 GiB
+}
+
+// The tuner's bandwidth at the largest chunk; each halving adds Simple's 3.4 us per concurrent operation for
+// every chunk more. The fill is one loop (one chunk per CTA and head) or the whole call.
+TEST(NvlsCall, PaysTheChunkStepsOfSmallerChunksAndFillsOneLoop) {
+  constexpr double MiB = 1024.0 * 1024.0;
+  const NcclNode h = hopper();
+  const double tuner = collectives::nvls_bus_bandwidth(h, 8) * 8 / 14;
+  EXPECT_DOUBLE_EQ(collectives::nvls_call_algorithm_bandwidth(h, 8, 2048 * MiB), tuner);
+  const double at_64k = 1 / (1 / tuner + 3.4e-6 / 128 * (1.0 / 65536 - 1.0 / 131072));
+  EXPECT_NEAR(collectives::nvls_call_algorithm_bandwidth(h, 8, 512 * MiB), at_64k, 1e-3);
+  EXPECT_NEAR(collectives::nvls_pipeline_fill(h, 8, 512 * MiB), 128 * 65536 / at_64k, 1e-15);
+  const double at_16k = 1 / (1 / tuner + 3.4e-6 / 128 * (1.0 / 16384 - 1.0 / 131072));
+  EXPECT_NEAR(collectives::nvls_pipeline_fill(h, 8, MiB), MiB / at_16k, 1e-15);  // below one loop of 2 MiB
+}
+
 // transport/nvls.cc: 16 CTAs on Hopper; on the DGX B200 24 in one node, 32 on 2 nodes, 24 on more. Without
 // those figures, the NVLS graph's channels, one per GPU.
 TEST(NvlsCtas, AreNcclsPerArchitectureAndNodeCountOrTheGraphsChannels) {
@@ -259,18 +287,22 @@ double psum_time(Simulation& sim, const std::string& algorithm, const Array& x) 
 
 const double kBytes = 4.0 * kFloats;
 const double kAlgbw = 8 * 59.5 * kGB * kDevices / (2.0 * (kDevices - 1));  // 272 GB/s
+// 1 MiB a rank: chunks of 16 KiB (below 2 x 128 x 32 KiB), 3.4 us per 16 KiB more than at 128 KiB per
+// concurrent operation; a loop of 128 x 16 KiB is more than the call, so the fill is the whole call.
+const double kCallAlgbw = 1 / (1 / kAlgbw + 3.4e-6 / 128 * (1.0 / 16384 - 1.0 / 131072));  // 196 GB/s
+const double kFill = kBytes / kCallAlgbw;
 
-TEST(NvlsTime, WithSlowPortsIsTheLatencyThenEachWaysBytes) {
+TEST(NvlsTime, WithSlowPortsIsTheLatencyAndFillThenEachWaysBytes) {
   Simulation sim(topologies::accelerator_node(nvls_node(100 * kGB)), {alpha_beta_config(), {}});
   const double each_way = kBytes + kBytes / kDevices;
   EXPECT_NEAR(psum_time(sim, "nvls", Array::abstract(Shape{kDevices, kFloats}, DType::f32)),
-              25e-6 + kPortLatency + each_way / (100 * kGB), 1e-12);
+              25e-6 + kFill + kPortLatency + each_way / (100 * kGB), 1e-12);
 }
 
-TEST(NvlsTime, WithFastPortsIsTheLatencyThenTheTunersRate) {
+TEST(NvlsTime, WithFastPortsIsTheLatencyAndFillThenTheCallsRate) {
   Simulation sim(topologies::accelerator_node(nvls_node(1000 * kGB)), {alpha_beta_config(), {}});
   EXPECT_NEAR(psum_time(sim, "nvls", Array::abstract(Shape{kDevices, kFloats}, DType::f32)),
-              25e-6 + kBytes / kAlgbw, 1e-12);
+              25e-6 + kFill + kBytes / kCallAlgbw, 1e-12);
 }
 
 // Values that make float32's order visible: rank r's element j is (r + 1) * 0.1f + j.

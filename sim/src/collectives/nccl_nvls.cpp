@@ -14,14 +14,19 @@
 //   src/enqueue.cc:2084-2091 (its CTAs, nvlsChannels) and :2276-2286 (its chunk), transport/nvls.cc:155-243
 //   (the CTAs and chunks per architecture and node count), src/graph/connect.cc:248-263 (one head per NVLS
 //   graph channel).
+// - NVLS's kernel on one node: src/device/all_reduce.h:390-460 (each CTA's loop, nHeads chunks through scatter,
+//   the switch's reduction and multicast, and gather, three warp groups in a pipeline), enqueue.cc:2258-2275
+//   (its chunk), transport/nvls.cc:160 and :213-224 (NCCL_NVLS_CHUNKSIZE, 128 KiB on one node).
 #include "collectives/nccl_nvls.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <stdexcept>
 #include <utility>
 
+#include "collectives/nccl_protocols.hpp"
 #include "collectives/nccl_tree.hpp"
 
 namespace spmdsim::collectives {
@@ -105,14 +110,49 @@ Figure on_nodes(const std::array<Figure, 3>& figures, int nodes) {
 
 }  // namespace
 
-double nvls_tree_chunk(const NcclNode& node, int local, int nodes, double bytes) {
-  const double concurrent = on_nodes(node.nvls_tree_ctas, nodes) * static_cast<double>(local);
-  double chunk = on_nodes(node.nvls_tree_max_chunk, nodes);
-  // Each step halves to the next size while the call is below so many chunks per concurrent operation.
-  for (const auto& [chunks, size] :
-       {std::pair{32.0, 262144.0}, {16.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}})
+namespace {
+
+// NCCL's rule for both kernels' chunks: each step lowers `chunk` to its size while the call of `bytes` is below
+// so many chunks per concurrent operation (one per CTA and head).
+double lowered_chunk(double chunk, double concurrent, double bytes,
+                     std::initializer_list<std::pair<double, double>> steps) {
+  for (const auto& [chunks, size] : steps)
     if (bytes < chunks * concurrent * chunk && chunk > size) chunk = size;
   return chunk;
+}
+
+// What the first loop (or the whole call, if smaller) takes to cross `stages` pipeline stages at `rate`
+// before every stage is busy.
+Seconds loop_fill(double stages, double loop, double bytes, double rate) {
+  return stages * std::min(loop, bytes) / rate;
+}
+
+}  // namespace
+
+double nvls_tree_chunk(const NcclNode& node, int local, int nodes, double bytes) {
+  const double concurrent = on_nodes(node.nvls_tree_ctas, nodes) * static_cast<double>(local);
+  return lowered_chunk(on_nodes(node.nvls_tree_max_chunk, nodes), concurrent, bytes,
+                       {{32.0, 262144.0}, {16.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}});
+}
+
+double nvls_chunk(const NcclNode& node, int ranks, double bytes) {
+  const double concurrent = node.nvls_ctas * static_cast<double>(ranks);
+  return lowered_chunk(kNvlsChunk, concurrent, bytes, {{64.0, 65536.0}, {8.0, 32768.0}, {2.0, 16384.0}});
+}
+
+double nvls_call_algorithm_bandwidth(const NcclNode& node, int ranks, double bytes) {
+  if (node.nvls_ctas <= 0) return nvls_algorithm_bandwidth(node, ranks);
+  const double concurrent = node.nvls_ctas * static_cast<double>(ranks);
+  const Seconds step = nccl_protocol_figures(NcclProtocol::simple).nvlink_step_latency;
+  const double per_byte = 1 / nvls_algorithm_bandwidth(node, ranks) +
+                          step / concurrent * (1 / nvls_chunk(node, ranks, bytes) - 1 / kNvlsChunk);
+  return 1 / per_byte;
+}
+
+Seconds nvls_pipeline_fill(const NcclNode& node, int ranks, double bytes) {
+  if (node.nvls_ctas <= 0) return 0;
+  const double loop = node.nvls_ctas * static_cast<double>(ranks) * nvls_chunk(node, ranks, bytes);
+  return loop_fill(1, loop, bytes, nvls_call_algorithm_bandwidth(node, ranks, bytes));
 }
 
 namespace {
@@ -133,7 +173,7 @@ Seconds nvls_tree_pipeline_fill(const NcclNode& node, int local, int nodes, doub
   if (ctas <= 0) return 0;
   const double loop = ctas * static_cast<double>(local) * nvls_tree_chunk(node, local, nodes, bytes);
   const double crossings = 2 * std::ceil(std::log2(nodes));
-  return crossings * std::min(loop, bytes) / nvls_tree_algorithm_bandwidth(node, local, nodes, bytes);
+  return loop_fill(crossings, loop, bytes, nvls_tree_algorithm_bandwidth(node, local, nodes, bytes));
 }
 
 Seconds nvls_tree_tuner_time(const NcclNode& node, int local, int nodes, double bytes) {
@@ -144,10 +184,12 @@ Seconds nvls_tuner_time(const NcclNode& node, int ranks, double bytes) {
   return kNvlsLatency + bytes / nvls_algorithm_bandwidth(node, ranks);
 }
 
-ChannelProtocol nvls_protocol(const Communicator& comm) {
+ChannelProtocol nvls_protocol(const Communicator& comm, double bytes) {
   const NcclNode* node = comm.nccl_node();
   if (node == nullptr || !has_nvls(*node)) return {};
-  return {.rate = nvls_algorithm_bandwidth(*node, comm.size()), .start_latency = kNvlsLatency};
+  const int ranks = comm.size();
+  return {.rate = nvls_call_algorithm_bandwidth(*node, ranks, bytes),
+          .start_latency = kNvlsLatency + nvls_pipeline_fill(*node, ranks, bytes)};
 }
 
 ChannelProtocol nvls_tree_protocol(const Communicator& comm, double bytes) {

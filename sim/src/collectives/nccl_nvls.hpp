@@ -41,9 +41,27 @@ inline constexpr Seconds kNvlsLatency = 25e-6;
 // algbw = busbw x ranks / (2 (ranks - 1)).
 Seconds nvls_tuner_time(const NcclNode& node, int ranks, double bytes);
 
-// How the switch moves one call (Communicator::pipelined_all_reduce): NCCL's latency, the tuner's algorithm
-// bandwidth as the pace of each rank's array. Without NCCL's NVLS figures on the platform, the links alone.
-ChannelProtocol nvls_protocol(const Communicator& comm);
+// NCCL_NVLS_CHUNKSIZE: the largest chunk of NVLS on one node, every architecture (transport/nvls.cc:160).
+inline constexpr double kNvlsChunk = 128 * 1024;
+// NVLS's chunk, in bytes, for a call of `bytes` on one node of `ranks` GPUs (enqueue.cc:2258-2275): 128 KiB,
+// lowered to 64, 32 and 16 KiB while the call gives each of its concurrent operations (one per CTA and head,
+// every GPU a head) fewer than 64, 8 and 2 of them.
+double nvls_chunk(const NcclNode& node, int ranks, double bytes);
+// The algorithm bandwidth an NVLS call of `bytes` moves at: each CTA moves its chunks one after another, and
+// each chunk step waits for its peers' flags, Simple's step latency over NVLink (hwLat, 3.4 us); the tuner's
+// bandwidth is what the largest chunk achieves, so a smaller chunk adds that latency per concurrent operation
+// for every chunk more: 1 / bw = 1 / tuner's + 3.4 us / (CTAs x ranks) x (1 / chunk - 1 / 128 KiB). The
+// tuner's where the node lacks the kernel's CTAs (nvls_ctas).
+double nvls_call_algorithm_bandwidth(const NcclNode& node, int ranks, double bytes);
+// What filling NVLS's pipeline adds to a call of `bytes`: the first loop (one chunk per CTA and head, or the
+// whole call if smaller) passes scatter and the switch before gather has anything to move; it takes that
+// loop at the call's pace. 0 where the node lacks the kernel's CTAs.
+Seconds nvls_pipeline_fill(const NcclNode& node, int ranks, double bytes);
+
+// How the switch moves a call of `bytes` (Communicator::pipelined_all_reduce): NCCL's latency and the
+// pipeline's fill, then the call's algorithm bandwidth as the pace of each rank's array. Without NCCL's NVLS
+// figures on the platform, the links alone.
+ChannelProtocol nvls_protocol(const Communicator& comm, double bytes);
 
 // NVLSTree over `local` GPUs on each of `nodes` > 1 nodes (tuning.cc:307-323): channels x min(bwIntra x
 // nvlsEfficiency x (channels - 1) / channels x 2, bwInter (twice that on 2 nodes: each node sends the other

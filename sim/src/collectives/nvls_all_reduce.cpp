@@ -2,7 +2,8 @@
 // reduced by the switch from every rank's copy (multimem load-reduce) and stores it to every rank at once
 // (multimem store), the two pipelined, so a rank's switch port carries (p + 1) / p of the vector each way
 // where a ring's carries 2 (p - 1) / p, and no device reduces anything (Communicator::pipelined_all_reduce).
-// On a node with NCCL's NVLS figures the call runs at NCCL's tuner's rate after its 25 us (nccl_nvls.hpp).
+// On a node with NCCL's NVLS figures the call runs after NCCL's 25 us and its pipeline's fill, at the tuner's
+// rate less the chunk steps' latency of the call's chunk (nccl_nvls.hpp).
 //
 // Cost, the switch's ports as links of alpha / 2 each (one hop of a device-to-device route), both ways at once:
 // alpha / 2 + ((p + 1) / p) n beta.
@@ -23,7 +24,8 @@ Array nvls_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
         "group of {} devices is not",
         comm.size()));
   const auto bytes = static_cast<Bytes>(flat.nbytes());
-  return comm.pipelined_all_reduce(flat, op, nvls_protocol(comm), {.switch_each_way = bytes + bytes / comm.size()});
+  return comm.pipelined_all_reduce(flat, op, nvls_protocol(comm, static_cast<double>(bytes)),
+                                   {.switch_each_way = bytes + bytes / comm.size()});
 }
 
 double nvls_all_reduce_cost(const CostInputs& c) {
