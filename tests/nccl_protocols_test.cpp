@@ -75,12 +75,11 @@ TEST(NcclRingFill, IsWhatTheSlicesHideOfEachStepOnTheDataPathOnce) {
   EXPECT_NEAR(collectives::nccl_ring_fill(simple, CollectiveKind::all_reduce, {8, 2}, 2.0 * 1024 * 1024),
               28 * 2.8e-6 + 2 * 11.3e-6, 1e-15);
   // An 8 KiB step hides 0.41 us of each; the all-gather's path is 15 steps.
-  EXPECT_NEAR(collectives::nccl_ring_fill(simple, CollectiveKind::all_gather, {8, 2}, 8192), 15 * 4096 / (10 * kGB),
-              1e-15);
+  EXPECT_NEAR(collectives::nccl_ring_fill(simple, CollectiveKind::all_gather, {8, 2}, 8192),
+              15 * 4096 / (10 * kGB), 1e-15);
   // Without slices (LL, LL128) nothing is hidden, so nothing is left to fill.
-  EXPECT_EQ(collectives::nccl_ring_fill({.rate = 10 * kGB, .step_overhead = 1.3e-6}, CollectiveKind::all_reduce, {8},
-                                        1e6),
-            0);
+  const ChannelProtocol ll128{.rate = 10 * kGB, .step_overhead = 1.3e-6};
+  EXPECT_EQ(collectives::nccl_ring_fill(ll128, CollectiveKind::all_reduce, {8}, 1e6), 0);
 }
 
 TEST(NcclTuner, BusBandwidthsFollowTheTunersRefinements) {
@@ -163,7 +162,7 @@ TEST(NcclProtocolTime, SimplePaysItsFirstPassOverheadsWholeThenStepsAtTheChannel
 }
 
 TEST(NcclProtocolTime, SimpleHidesTheOverheadsOfThePassesAfterTheFirst) {
-  constexpr std::int64_t floats = 8 * 1024 * 1024;  // 32 MiB per device: 2 channels, two passes of 2 MiB steps
+  constexpr std::int64_t floats = 8 * 1024 * 1024;  // 32 MiB a device: 2 channels, two passes of 2 MiB steps
   const double step_bytes = 2.0 * 1024 * 1024;
   EXPECT_NEAR(psum_time("Simple", floats),
               8.4e-6 + 2 * (kDevices - 1) * 2.8e-6 + 2 * 2 * (kDevices - 1) * step_bytes / (10 * kGB), 1e-12);

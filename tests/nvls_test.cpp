@@ -142,7 +142,7 @@ TEST(NvlsChunk, ShrinksForCallsOfFewChunksPerConcurrentOperation) {
   EXPECT_DOUBLE_EQ(collectives::nvls_chunk(h, 8, 32 * MiB), 32768);
   EXPECT_DOUBLE_EQ(collectives::nvls_chunk(h, 8, 8 * MiB), 32768);  // not below 2 x 128 x 32 KiB
   EXPECT_DOUBLE_EQ(collectives::nvls_chunk(h, 8, 4 * MiB), 16384);
-  EXPECT_DOUBLE_EQ(collectives::nvls_chunk(blackwell(), 8, 1024 * MiB), 65536);  // 64 x 192 x 128 KiB = 1.5 GiB
+  EXPECT_DOUBLE_EQ(collectives::nvls_chunk(blackwell(), 8, 1024 * MiB), 65536);  // below 64 x 192 x 128 KiB
 }
 
 // The tuner's bandwidth at the largest chunk; each halving adds Simple's 3.4 us per concurrent operation for

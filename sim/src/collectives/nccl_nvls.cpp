@@ -14,9 +14,10 @@
 //   src/enqueue.cc:2084-2091 (its CTAs, nvlsChannels) and :2276-2286 (its chunk), transport/nvls.cc:155-243
 //   (the CTAs and chunks per architecture and node count), src/graph/connect.cc:248-263 (one head per NVLS
 //   graph channel).
-// - NVLS's kernel on one node: src/device/all_reduce.h:390-460 (each CTA's loop, nHeads chunks through scatter,
-//   the switch's reduction and multicast, and gather, three warp groups in a pipeline), enqueue.cc:2258-2275
-//   (its chunk), transport/nvls.cc:160 and :213-224 (NCCL_NVLS_CHUNKSIZE, 128 KiB on one node).
+// - NVLS's kernel on one node: src/device/all_reduce.h:390-460 (each CTA's loop, nHeads chunks through
+//   scatter, the switch's reduction and multicast, and gather, three warp groups in a pipeline),
+//   enqueue.cc:2258-2275 (its chunk), transport/nvls.cc:160 and :213-224 (NCCL_NVLS_CHUNKSIZE, 128 KiB on one
+//   node).
 #include "collectives/nccl_nvls.hpp"
 
 #include <algorithm>
@@ -112,8 +113,8 @@ Figure on_nodes(const std::array<Figure, 3>& figures, int nodes) {
 
 namespace {
 
-// NCCL's rule for both kernels' chunks: each step lowers `chunk` to its size while the call of `bytes` is below
-// so many chunks per concurrent operation (one per CTA and head).
+// NCCL's rule for both kernels' chunks: each step lowers `chunk` to its size while the call of `bytes` is
+// below so many chunks per concurrent operation (one per CTA and head).
 double lowered_chunk(double chunk, double concurrent, double bytes,
                      std::initializer_list<std::pair<double, double>> steps) {
   for (const auto& [chunks, size] : steps)

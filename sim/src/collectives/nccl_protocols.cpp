@@ -146,8 +146,8 @@ int nccl_call_channels(NcclProtocol protocol, int ranks, double bytes, int max_c
   return channels;
 }
 
-Seconds nccl_ring_fill(const ChannelProtocol& channel, CollectiveKind kind, const std::vector<int>& dimensions,
-                       double first_step_bytes) {
+Seconds nccl_ring_fill(const ChannelProtocol& channel, CollectiveKind kind,
+                       const std::vector<int>& dimensions, double first_step_bytes) {
   const int nodes = group_nodes(dimensions);
   const int steps = nccl_ring_steps(kind, group_size(dimensions));
   const int steps_across = nodes > 1 ? nccl_ring_steps(kind, nodes) : 0;

@@ -79,8 +79,8 @@ NcclRingCall nccl_ring_call(const NcclNode& node, CollectiveKind kind, const std
 // each step of its data's path round the ring pays it whole, once per call, as NCCL's tuner counts steps x
 // hwLat once per call. `first_step_bytes` is what one rank sends per step in the first pass; the path's
 // steps that cross nodes (nccl_ring_steps over the nodes) pay channel.step_overhead_across.
-Seconds nccl_ring_fill(const ChannelProtocol& channel, CollectiveKind kind, const std::vector<int>& dimensions,
-                       double first_step_bytes);
+Seconds nccl_ring_fill(const ChannelProtocol& channel, CollectiveKind kind,
+                       const std::vector<int>& dimensions, double first_step_bytes);
 
 // How nccl_ring runs one call on `comm`: its channels, the elements of one ring pass per rank (a loop of
 // NCCL's: one chunk per rank), and how its channels move their messages. Without NCCL's figures on the
