@@ -136,23 +136,31 @@ double nvls_tree_chunk(const NcclNode& node, int local, int nodes, double bytes)
                        {{32.0, 262144.0}, {16.0, 131072.0}, {4.0, 65536.0}, {1.0, 32768.0}});
 }
 
+namespace {
+
+// NVLS's concurrent operations on one node: one per CTA and head, every GPU a head.
+double nvls_operations(const NcclNode& node, int ranks) {
+  return node.nvls_ctas * static_cast<double>(ranks);
+}
+
+}  // namespace
+
 double nvls_chunk(const NcclNode& node, int ranks, double bytes) {
-  const double concurrent = node.nvls_ctas * static_cast<double>(ranks);
-  return lowered_chunk(kNvlsChunk, concurrent, bytes, {{64.0, 65536.0}, {8.0, 32768.0}, {2.0, 16384.0}});
+  return lowered_chunk(kNvlsChunk, nvls_operations(node, ranks), bytes,
+                       {{64.0, 65536.0}, {8.0, 32768.0}, {2.0, 16384.0}});
 }
 
 double nvls_call_algorithm_bandwidth(const NcclNode& node, int ranks, double bytes) {
   if (node.nvls_ctas <= 0) return nvls_algorithm_bandwidth(node, ranks);
-  const double concurrent = node.nvls_ctas * static_cast<double>(ranks);
   const Seconds step = nccl_protocol_figures(NcclProtocol::simple).nvlink_step_latency;
-  const double per_byte = 1 / nvls_algorithm_bandwidth(node, ranks) +
-                          step / concurrent * (1 / nvls_chunk(node, ranks, bytes) - 1 / kNvlsChunk);
-  return 1 / per_byte;
+  const double chunks_per_byte = 1 / nvls_chunk(node, ranks, bytes) - 1 / kNvlsChunk;  // beyond the largest's
+  const double per_byte = 1 / nvls_algorithm_bandwidth(node, ranks);
+  return 1 / (per_byte + step / nvls_operations(node, ranks) * chunks_per_byte);
 }
 
 Seconds nvls_pipeline_fill(const NcclNode& node, int ranks, double bytes) {
   if (node.nvls_ctas <= 0) return 0;
-  const double loop = node.nvls_ctas * static_cast<double>(ranks) * nvls_chunk(node, ranks, bytes);
+  const double loop = nvls_operations(node, ranks) * nvls_chunk(node, ranks, bytes);
   return loop_fill(1, loop, bytes, nvls_call_algorithm_bandwidth(node, ranks, bytes));
 }
 

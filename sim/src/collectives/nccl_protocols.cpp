@@ -22,6 +22,7 @@
 #include <fmt/ranges.h>
 
 #include "collectives/algorithms.hpp"
+#include "collectives/chunks.hpp"
 #include "collectives/rccl_protocols.hpp"
 #include "spmdsim/errors.hpp"
 
@@ -190,8 +191,8 @@ NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::
       .slices = figures.slices,
       .reduces_in_flight = true,
   };
-  const std::int64_t channel_part = (elements_per_rank + plan.channels - 1) / plan.channels;
-  const std::int64_t first_step = std::min(plan.loop_elements, channel_part);
+  const std::int64_t largest_part = split_flat_size(elements_per_rank, plan.channels, 0);  // channel 0's
+  const std::int64_t first_step = std::min(plan.loop_elements, largest_part);
   plan.channel.start_latency +=
       nccl_ring_fill(plan.channel, kind, comm.dimensions(), static_cast<double>(first_step * itemsize));
   return plan;
