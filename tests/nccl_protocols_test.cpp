@@ -14,6 +14,7 @@
 #include "spmdsim/errors.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/topologies/accelerator_node.hpp"
+#include "spmdsim/topologies/presets.hpp"
 #include "collective_time.hpp"
 #include "test_cluster.hpp"
 
@@ -84,14 +85,23 @@ TEST(NcclRingFill, IsWhatTheSlicesHideOfEachStepOnTheDataPathOnce) {
 
 TEST(NcclTuner, BusBandwidthsFollowTheTunersRefinements) {
   const NcclNode node = hopper();
-  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 1, false), 360 * kGB);
-  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 1, false), 141 * kGB);
-  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 2, false), 39 * kGB);
-  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll128, 1, false),
-                   0.92 * 360 * kGB);
-  // Past two nodes the tuner takes the NICs' ceiling; the channels' own rates do not.
-  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 4, true), 8 * 25 * kGB);
-  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 4, false), 360 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 8, 1), 360 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 8, 1), 141 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll, 8, 2), 39 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll128, 8, 1), 0.92 * 360 * kGB);
+  // A node without NCCL's search speeds across nodes keeps its graph; past two nodes the tuner reads bwInter,
+  // here the NICs' 200 GB/s over its 12 channels.
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 8, 2), 360 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 8, 4), 8 * 25 * kGB);
+}
+
+TEST(NcclTuner, AcrossNodesTheRingRunsNcclsGraphAcrossNodes) {
+  // 8 x 400 Gb/s NICs: 8 graph channels of 48 GB/s, whatever the node count; LL128 capped per graph channel.
+  const NcclNode node = *topologies::platform_nccl(topologies::node_preset("dgx_h100").spec());
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 8, 2), 8 * 48 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::simple, 8, 4), 8 * 48 * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_ring_bus_bandwidth(node, NcclProtocol::ll128, 8, 2),
+                   std::min(0.92 * 384, 8 * 36.7) * kGB);
 }
 
 TEST(NcclChannels, ACallEarnsAChannelPerThreadsTimesThreshold) {

@@ -27,12 +27,8 @@ constexpr double kGB = 1e9;
 constexpr double kMiB = 1024.0 * 1024.0;
 using collectives::NcclProtocol;
 
-// Hopper's figures as a multi-node platform carries them: 8 NICs of 47 GB/s.
-NcclNode hopper() {
-  NcclNode node = *topologies::node_preset("hgx_h200").nccl;
-  node.net_bandwidth = 8 * 47 * kGB;
-  return node;
-}
+// Hopper's figures as a multi-node platform carries them: 8 NICs of 400 Gb/s, 47 GB/s through NCCL.
+NcclNode hopper() { return *topologies::platform_nccl(topologies::node_preset("hgx_h200").spec()); }
 
 TEST(NcclTreeTuner, LatencyIsTheBaseThenTheChainAndTheTreeBothWays) {
   EXPECT_NEAR(collectives::nccl_tree_latency(NcclProtocol::ll, 16, 2), (6.8 + 2 * (7 * 0.6 + 1 * 5.0)) * 1e-6, 1e-12);
@@ -43,15 +39,16 @@ TEST(NcclTreeTuner, LatencyIsTheBaseThenTheChainAndTheTreeBothWays) {
 
 TEST(NcclTreeTuner, BusBandwidthPerProtocolIsTheGraphsCappedPerChannel) {
   const NcclNode h = hopper();
-  const double simple = std::min(0.92 * 360, 12 * 41.4);  // 331.2
-  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::simple, 2), simple * kGB);
-  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::ll, 2), std::min(simple / 3.8, 39.0) * kGB);  // llMaxBw across 2 nodes of Intel hosts
-  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::ll128, 2),
-                   std::min(simple * 120 / 128, 12 * 36.7) * kGB);
-  // One node: LL128 at 7/9; four nodes: the NICs' 376 GB/s above the graph's 360 change nothing.
-  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::ll128, 1),
+  // Across nodes the tree graph: 8 channels of 48 GB/s (nccl_net_graph.hpp).
+  const double simple = std::min(0.92 * 8 * 48, 8 * 41.4);  // 331.2
+  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::simple, 8, 2), simple * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::ll, 8, 2), std::min(simple / 3.8, 39.0) * kGB);  // llMaxBw across 2 nodes of Intel hosts
+  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::ll128, 8, 2),
+                   std::min(simple * 120 / 128, 8 * 36.7) * kGB);
+  // One node: the node's graph (12 x 30 GB/s), LL128 at 7/9; four nodes: bwInter, capped per channel.
+  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::ll128, 8, 1),
                    std::min(std::min(0.92 * 360, 12 * 38.7) * 7 / 9, 12 * 36.7) * kGB);
-  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::simple, 4), std::min(0.92 * 360, 12 * 36.0) * kGB);
+  EXPECT_DOUBLE_EQ(collectives::nccl_tree_bus_bandwidth(h, NcclProtocol::simple, 8, 4), std::min(0.92 * 8 * 48, 8 * 36.0) * kGB);
 }
 
 TEST(NcclTreeTuner, CorrectionPerSizeIsNcclsTableBelowItsLastSize) {
@@ -114,7 +111,9 @@ TEST(NcclChoice, AcrossNodesIsTreeForSmallAllReducesAndNvlsTreeForLargeOnes) {
   EXPECT_EQ(small.protocol, "LL");
   EXPECT_EQ(small.channels, 8);
   EXPECT_EQ(choose(hopper(), 1 * kMiB, {8, 4}).algorithm, "Tree");
-  EXPECT_EQ(choose(hopper(), 1024 * kMiB, {8, 4}).algorithm, "NVLSTree");
+  EXPECT_EQ(choose(hopper(), 256 * kMiB, {8, 4}).algorithm, "NVLSTree");
+  // From 1 GiB on 4 nodes the ring's graph across nodes (8 x 48 GB/s) outpaces NVLSTree's (8 x 45.5).
+  EXPECT_EQ(choose(hopper(), 4096 * kMiB, {8, 4}).algorithm, "Ring");
   // Without NVLS (A100) a small all-reduce across nodes is Tree too; inside one H200 node it stays Ring LL.
   NcclNode ampere = *topologies::node_preset("dgx_a100").nccl;
   ampere.net_bandwidth = 8 * 23.5 * kGB;
@@ -152,9 +151,10 @@ constexpr std::int64_t kFloats = 256 * 1024;  // 1 MiB per device
 
 TEST(NcclTreeTime, WithFastLinksIsTheLatencyThenTheTunersPace) {
   Simulation sim = tree_cluster(4, 2, 1000 * kGB);
-  // Ampere, 2 nodes: busbw min(0.92 x 240, 12 x 23.6) = 220.8 GB/s, algbw half of it x 0.5 (1 MiB, class 14),
-  // 24 channels of 24.
-  const double algbw = 220.8 * kGB / 2 * 0.5;
+  // Ampere, 2 nodes of 4 GPUs: the tree graph across nodes is one channel per NIC at 48 GB/s (the NICs carry
+  // more; the NVLink forwards 3 x 48 of 240), busbw min(0.92 x 4 x 48, 4 x 23.6) = 94.4 GB/s, algbw half of
+  // it x 0.5 (1 MiB, class 14), on all 8 channels.
+  const double algbw = 94.4 * kGB / 2 * 0.5;
   const double latency = (8.4 + 2 * (3 * 4.0 + 1 * 14.0)) * 1e-6;
   EXPECT_NEAR(psum_time(sim, Array::abstract(Shape{8, kFloats}, DType::f32)), latency + kMiB / algbw, 1e-9);
 }

@@ -31,7 +31,7 @@ constexpr double kGB = 1e9;
 const NcclNode& hopper() { return *topologies::node_preset("hgx_h200").nccl; }
 const NcclNode& blackwell() { return *topologies::node_preset("dgx_b200").nccl; }
 
-TEST(NvlsGraph, IsWhatNcclsSearchFindsOnHopperAndBlackwell) {
+TEST(NcclGraph, IsWhatNcclsSearchFindsOnHopperAndBlackwell) {
   // Hopper: 9 x 40 <= 370.8 < 9 x 50, then bwInter raised to 60 (the fastest speed); Blackwell: 9 x 80 <=
   // 721.8, bwInter 90.
   const auto h = collectives::nvls_graph(hopper(), 8);
@@ -82,7 +82,7 @@ NcclNode with_nics(NcclNode node) {
   return node;
 }
 
-TEST(NvlsGraph, AcrossNodesStartsWithinTheNicAndRaisesBwInterUpToIt) {
+TEST(NcclGraph, AcrossNodesStartsWithinTheNicAndRaisesBwInterUpToIt) {
   // Hopper: 48 > 47; 9 x 45 > 370.8, 9 x 42 > 370.8, 9 x 40 fits: bwIntra 40, bwInter raised to 42 and 45.
   const auto h = collectives::nvls_graph(with_nics(hopper()), 8, 2);
   EXPECT_EQ(h.channels, 8);

@@ -418,7 +418,8 @@ int collective_channels(const ChosenPlatform& platform, const std::string& algor
   if (runs == "torus") return kMaxTorusParts;
   if (runs != "nccl_ring" && !((nccl || rccl) && runs == "nccl")) return 1;
   const auto* node = chosen_node_preset(platform);
-  return default_ring_channels(nccl ? node->nccl->ring_channels : 0,
+  const auto figures = nccl ? topologies::platform_nccl(node->spec()) : std::nullopt;
+  return default_ring_channels(figures ? &*figures : nullptr,
                                rccl || library == CollectiveLibrary::mesh_channel_rings,
                                platform.nodes > 1 ? node->devices_per_node : platform.num_devices,
                                platform.nodes);

@@ -378,8 +378,11 @@ const std::vector<double> kSearchSpeedsBeforeHopper = {40.0, 30.0, 20.0, 18.0, 1
 const std::vector<double> kSearchSpeedsHopper = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
 const std::vector<double> kSearchSpeedsBlackwell = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
                                                     40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
-// search.cc:1058-1065, speedArrayInter of SM90 and SM100 (GB/s a graph channel may carry when the group spans
-// nodes).
+// search.cc:1051-1065, speedArrayInter before SM90, of SM90 and of SM100 (GB/s a graph channel may carry when
+// the group spans nodes).
+const std::vector<double> kInterSearchSpeedsBeforeHopper = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0,
+                                                            12.0, 10.0, 9.0,  7.0,  6.0,  5.0,  4.0,
+                                                            3.0,  2.4,  1.2,  0.24, 0.12};
 const std::vector<double> kInterSearchSpeedsHopper = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                                       15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 const std::vector<double> kInterSearchSpeedsBlackwell = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0,
@@ -399,6 +402,7 @@ NcclNode nccl_ampere() {
           .nvls_efficiency = 0,
           .nvlink_bandwidth = 12 * 20.0 * kNcclGB,
           .intra_search_speeds = in_bytes(kSearchSpeedsBeforeHopper),
+          .inter_search_speeds = in_bytes(kInterSearchSpeedsBeforeHopper),
           .tree_channel_bandwidth = {24.0 * kNcclGB, 23.6 * kNcclGB, 17.8 * kNcclGB},
           .tree_ll128_channel_bandwidth = {20.0 * kNcclGB, 20.0 * kNcclGB, 20.0 * kNcclGB},
           .source = "NCCL 2.30.7: 24 ring channels (logged on HGX A100, nccl-tests#100); ring graph 12 x 20 "
@@ -686,6 +690,8 @@ NodeSpec NodePreset::spec() const {
   node.host_memory_bandwidth = host_memory_bandwidth.value;
   node.nic = link_preset(nic).effective_spec();
   node.nccl = nccl;
+  // NCCL's search sees the port's nominal speed, not what its transfers achieve.
+  if (node.nccl) node.nccl->nic_speed = link_preset(nic).bandwidth.value;
   node.rccl = rccl;
   return node;
 }

@@ -239,10 +239,11 @@ std::string_view default_algorithm(CollectiveKind kind, CollectiveLibrary librar
 // duplicates its rings up to 64 channels), or d where that passes NCCL's 64.
 int mesh_ring_channels(int devices_per_node, int nodes = 1);
 // The channels nccl_ring runs on by default for a group of `nodes` nodes of `devices_per_node` devices each:
-// NCCL's ring channels where the platform has NCCL's figures (nccl_ring_channels > 0), else over full-mesh
-// nodes mesh_ring_channels, else one per device of a node across nodes (every NIC of a node carries a ring),
-// else 1. The one policy of a call's channels and of the commands' estimate of them before a run.
-int default_ring_channels(int nccl_ring_channels, bool full_mesh_nodes, int devices_per_node, int nodes);
+// NCCL's where the platform has NCCL's figures (`nccl`: its ring channels inside a node, each channel of its
+// graph across nodes twice), else over full-mesh nodes mesh_ring_channels, else one per device of a node
+// across nodes (every NIC of a node carries a ring), else 1. The one policy of a call's channels and of the
+// commands' estimate of them before a run.
+int default_ring_channels(const NcclNode* nccl, bool full_mesh_nodes, int devices_per_node, int nodes);
 // default_ring_channels for a group of the platform's devices shaped `dimensions` ({devices per node, nodes}
 // or flat): what a call over that group runs on when the simulation sets no channel count.
 int group_ring_channels(const Platform& platform, const std::vector<int>& dimensions);

@@ -34,14 +34,20 @@ struct PlatformDevice {
 // bandwidths in B/s. Builders of NVIDIA GPU nodes fill it; a platform without it runs nccl_ring with no
 // protocol (the links' own rates, reductions after each step).
 struct NcclNode {
-  int ring_channels = 0;       // comm->nChannels of a ring: the CUDA blocks a ring collective runs on
-  int graph_channels = 0;      // the ring graph's channels (each comm channel carries half of one)
-  double graph_bandwidth = 0;  // bwIntra: what one graph channel carries inside the node
+  // Inside one node: comm->nChannels of a ring (the CUDA blocks a ring collective runs on), the ring graph's
+  // channels (each comm channel carries half of one) and bwIntra, what one graph channel carries. Across nodes
+  // NCCL searches other graphs, one channel per NIC (nccl_net_graph.hpp).
+  int ring_channels = 0;
+  int graph_channels = 0;
+  double graph_bandwidth = 0;
   // llMaxBws: the LL protocol's cap on 1, 2 and >= 3 nodes (one node: the GPU architecture's row; across
   // nodes: the host CPU vendor's, tuning.cc:268-272).
   std::array<double, 3> ll_max_bandwidth{};
   double ll128_graph_channel_bandwidth = 0;  // perChMaxRingLL128Bws: LL128's cap per graph channel
   double net_bandwidth = 0;                  // the node's NICs together (bwInter's ceiling across nodes)
+  // One NIC's speed as NCCL's topology counts it (its port's nominal rate: 50e9 for 400 Gb/s), which bounds
+  // the speed of a graph channel across nodes; 0: net_bandwidth over the node's devices.
+  double nic_speed = 0;
   // NVLS (NVLink SHARP), where the node's NVSwitch reduces: NCCL's nvlsEfficiency (0: no NVLS, as before
   // Hopper), the NVLink bandwidth of one GPU as NCCL's graph search spends it (nvlBw x links), and the
   // search's speeds inside a node (search.cc's speedArrayIntra of the architecture), from which the NVLS

@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "collectives/algorithms.hpp"
+#include "collectives/nccl_net_graph.hpp"
 
 namespace spmdsim::collectives {
 namespace {
@@ -175,8 +176,8 @@ int mesh_ring_channels(int devices_per_node, int nodes) {
   return balanced <= kMaxChannels ? balanced : devices_per_node;
 }
 
-int default_ring_channels(int nccl_ring_channels, bool full_mesh_nodes, int devices_per_node, int nodes) {
-  if (nccl_ring_channels > 0) return nccl_ring_channels;
+int default_ring_channels(const NcclNode* nccl, bool full_mesh_nodes, int devices_per_node, int nodes) {
+  if (nccl != nullptr) return collectives::nccl_comm_channels(*nccl, devices_per_node, nodes);
   if (full_mesh_nodes) return mesh_ring_channels(devices_per_node, nodes);
   return nodes > 1 ? devices_per_node : 1;
 }
@@ -187,7 +188,7 @@ int group_ring_channels(const Platform& platform, const std::vector<int>& dimens
                                                          : static_cast<int>(platform.devices.size());
   // A group's devices per node are on a node's mesh when it spans nodes or stays inside one.
   const bool on_mesh = platform.full_mesh_nodes && (across_nodes || dimensions.front() <= node_size);
-  return default_ring_channels(platform.nccl ? platform.nccl->ring_channels : 0, on_mesh, dimensions.front(),
+  return default_ring_channels(platform.nccl ? &*platform.nccl : nullptr, on_mesh, dimensions.front(),
                                across_nodes ? collectives::group_nodes(dimensions) : 1);
 }
 

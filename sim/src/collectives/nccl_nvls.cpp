@@ -27,6 +27,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "collectives/nccl_net_graph.hpp"
 #include "collectives/nccl_protocols.hpp"
 #include "collectives/nccl_tree.hpp"
 
@@ -46,10 +47,10 @@ bool has_nvls_tree(const NcclNode& node) {
   return has_nvls(node) && !node.inter_search_speeds.empty() && node.net_bandwidth > 0;
 }
 
-NvlsGraph nvls_graph(const NcclNode& node, int local) {
+NcclGraph nvls_graph(const NcclNode& node, int local) {
   if (!has_nvls(node)) throw std::logic_error("an NVLS graph of a node without NVLS");
   const auto& speeds = node.intra_search_speeds;
-  NvlsGraph graph{.channels = local};
+  NcclGraph graph{.channels = local};
   std::size_t i = 0;
   while (i + 1 < speeds.size() && (local + 1) * speeds[i] > node.nvlink_bandwidth) ++i;
   graph.intra = speeds[i];
@@ -58,13 +59,13 @@ NvlsGraph nvls_graph(const NcclNode& node, int local) {
   return graph;
 }
 
-NvlsGraph nvls_graph(const NcclNode& node, int local, int nodes) {
+NcclGraph nvls_graph(const NcclNode& node, int local, int nodes) {
   if (nodes == 1) return nvls_graph(node, local);
   if (!has_nvls_tree(node))
     throw std::logic_error("a multi-node NVLS graph of a node without NVLSTree figures");
   const auto& speeds = node.inter_search_speeds;
-  const double nic = node.net_bandwidth / local;
-  NvlsGraph graph{.channels = local};
+  const double nic = nccl_nic_speed(node, local);
+  NcclGraph graph{.channels = local};
   std::size_t i = 0;
   while (i + 1 < speeds.size() && (speeds[i] > nic || (local + 1) * speeds[i] > node.nvlink_bandwidth)) ++i;
   graph.intra = speeds[i];
@@ -77,19 +78,19 @@ namespace {
 
 // What one NVLS channel moves inside a node: bwIntra x nvlsEfficiency x (channels - 1) / channels, twice
 // for an all-reduce, which pipelines its reduction and its multicast (tuning.cc:309-315).
-double nvls_channel_intra_bandwidth(const NcclNode& node, const NvlsGraph& graph) {
+double nvls_channel_intra_bandwidth(const NcclNode& node, const NcclGraph& graph) {
   return graph.intra * node.nvls_efficiency * (graph.channels - 1) / static_cast<double>(graph.channels) * 2;
 }
 
 }  // namespace
 
 double nvls_bus_bandwidth(const NcclNode& node, int ranks) {
-  const NvlsGraph graph = nvls_graph(node, ranks);
+  const NcclGraph graph = nvls_graph(node, ranks);
   return graph.channels * std::min(nvls_channel_intra_bandwidth(node, graph), graph.inter);
 }
 
 double nvls_tree_bus_bandwidth(const NcclNode& node, int local, int nodes) {
-  const NvlsGraph graph = nvls_graph(node, local, nodes);
+  const NcclGraph graph = nvls_graph(node, local, nodes);
   const double inter = graph.inter * (nodes <= 2 ? 2 : 1);
   const double cap = node.nvls_tree_channel_bandwidth[nodes <= 2 ? 0 : 1];
   return graph.channels * std::min({nvls_channel_intra_bandwidth(node, graph), inter, cap});

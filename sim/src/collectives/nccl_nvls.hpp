@@ -4,6 +4,7 @@
 // algorithms run on.
 #pragma once
 
+#include "collectives/nccl_net_graph.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 
 namespace spmdsim::collectives {
@@ -18,17 +19,12 @@ bool has_nvls_tree(const NcclNode& node);
 // twice that for its own, so bwIntra is the fastest of the search's speeds with (local + 1) x speed within
 // the GPU's NVLink bandwidth; the search's second pass then raises bwInter, which no NVLink path spends, to
 // the first speed of at least twice bwIntra, or the fastest. Bandwidths in B/s. Only where has_nvls(node).
-struct NvlsGraph {
-  int channels = 0;
-  double intra = 0;  // bwIntra
-  double inter = 0;  // bwInter
-};
-NvlsGraph nvls_graph(const NcclNode& node, int local);
+NcclGraph nvls_graph(const NcclNode& node, int local);
 // The NVLS graph of a group of `local` GPUs on each of `nodes` > 1 nodes (search.cc:1150-1275 with the
 // speeds across nodes): each channel's head also sends through its NIC, so the search starts at the fastest
-// speed a NIC carries (net_bandwidth / local), lowers it until (local + 1) x speed fits the NVLink bandwidth
+// speed a NIC carries (nccl_nic_speed), lowers it until (local + 1) x speed fits the NVLink bandwidth
 // (bwIntra = bwInter = that speed), then raises bwInter while below twice bwIntra and within the NIC.
-NvlsGraph nvls_graph(const NcclNode& node, int local, int nodes);
+NcclGraph nvls_graph(const NcclNode& node, int local, int nodes);
 
 // The tuner's NVLS all-reduce bus bandwidth over `ranks` GPUs of one node (tuning.cc:307-323):
 // channels x min(bwIntra x nvlsEfficiency x (channels - 1) / channels x 2, bwInter), B/s.

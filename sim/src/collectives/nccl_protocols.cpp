@@ -23,6 +23,7 @@
 
 #include "collectives/algorithms.hpp"
 #include "collectives/chunks.hpp"
+#include "collectives/nccl_net_graph.hpp"
 #include "collectives/rccl_protocols.hpp"
 #include "spmdsim/errors.hpp"
 
@@ -89,16 +90,15 @@ const NcclProtocolFigures& nccl_protocol_figures(NcclProtocol protocol) {
   throw std::logic_error("unreachable NCCL protocol");
 }
 
-double nccl_ring_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int nodes, bool across_nodes) {
-  double bandwidth = node.graph_channels * node.graph_bandwidth;
-  if (across_nodes && nodes > 2 && node.net_bandwidth > 0)
-    bandwidth = std::min(bandwidth, node.net_bandwidth);
+double nccl_ring_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int local, int nodes) {
+  const NcclGraph graph = nccl_ring_graph(node, local, nodes);
+  const double bandwidth = nccl_graph_bandwidth(graph, nodes);
   const std::size_t node_column = static_cast<std::size_t>(std::clamp(nodes, 1, 3) - 1);
   switch (protocol) {
     case NcclProtocol::ll:
       return std::min(node.ll_max_bandwidth[node_column], 0.5 * bandwidth);
     case NcclProtocol::ll128:
-      return std::min(0.92 * bandwidth, node.graph_channels * node.ll128_graph_channel_bandwidth);
+      return std::min(0.92 * bandwidth, graph.channels * node.ll128_graph_channel_bandwidth);
     case NcclProtocol::simple:
       return bandwidth;
   }
@@ -118,11 +118,12 @@ Seconds nccl_ring_tuner_time(const NcclNode& node, NcclProtocol protocol, Collec
       figures.base_latency + (steps - steps_across) * step_inside + steps_across * figures.net_step_latency;
   // tuning.cc:650-653, the ring's "plateau effect": a multi-node Simple all-reduce of at least 64 bytes per
   // channel and rank counts 1.4 times its latency (on SM80 and later, every preset's GPU).
+  const int local = ranks / nodes;
   if (nodes > 1 && protocol == NcclProtocol::simple && kind == CollectiveKind::all_reduce &&
-      bytes / (node.ring_channels * static_cast<double>(ranks)) >= 64)
+      bytes / (nccl_comm_channels(node, local, nodes) * static_cast<double>(ranks)) >= 64)
     latency *= kRingPlateauFactor;
   const double algorithm_bandwidth =
-      nccl_ring_bus_bandwidth(node, protocol, nodes, true) * ranks / static_cast<double>(steps);
+      nccl_ring_bus_bandwidth(node, protocol, local, nodes) * ranks / static_cast<double>(steps);
   return latency + bytes / algorithm_bandwidth;
 }
 
@@ -175,14 +176,16 @@ NcclRingPlan nccl_ring_plan(const Communicator& comm, CollectiveKind kind, std::
                                      comm.channels(), comm.protocol());
   const NcclProtocol protocol = choice.protocol;
   const auto& figures = nccl_protocol_figures(protocol);
+  const int nodes = group_nodes(comm.dimensions());
+  const int local = group_size(comm.dimensions()) / nodes;
   const auto& ll = nccl_protocol_figures(NcclProtocol::ll);
   plan.protocol = protocol;
   plan.channels = choice.channels;
   plan.loop_elements = std::max<std::int64_t>(1, static_cast<std::int64_t>(figures.chunk_bytes) / itemsize);
   plan.channel = {
       .wire_bytes_per_byte = figures.wire_bytes_per_byte,
-      .rate = nccl_ring_bus_bandwidth(*node, protocol, group_nodes(comm.dimensions()), false) /
-              node->ring_channels,
+      .rate =
+          nccl_ring_bus_bandwidth(*node, protocol, local, nodes) / nccl_comm_channels(*node, local, nodes),
       .start_latency = figures.base_latency,
       // The platform's routes carry LL's step latency, the wire's and the switch's; the other protocols'
       // flags, fences and proxy add the rest.

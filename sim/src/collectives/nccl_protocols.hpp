@@ -42,11 +42,10 @@ int at_most_one_per_element(int channels, std::int64_t elements_per_rank);
 // count-1 otherwise.
 int nccl_ring_steps(CollectiveKind kind, int count);
 
-// The bus bandwidth NCCL's tuner gives a ring of `protocol` on `nodes` nodes (tuning.cc: the graph's
-// bandwidth, LL halved and capped, LL128 at 0.92 and capped per channel), B/s. `across_nodes` takes the NICs'
-// ceiling into account past two nodes, as the tuner does with bwInter; the channels' own rates leave it out,
-// since the network carries that limit itself.
-double nccl_ring_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int nodes, bool across_nodes);
+// The bus bandwidth NCCL's tuner gives a ring of `protocol` over `local` GPUs on each of `nodes` nodes
+// (tuning.cc: the ring graph's bandwidth, nccl_net_graph.hpp; LL halved and capped, LL128 at 0.92 and capped
+// per graph channel), B/s.
+double nccl_ring_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int local, int nodes);
 
 // NCCL's tuner's time of a ring collective of `bytes` (the all-reduce vector; the gathered total for
 // all-gather and reduce-scatter) over `ranks` devices on `nodes` nodes: latency + bytes / algorithm

@@ -1,9 +1,9 @@
 // Sources, NVIDIA/nccl 2.30.7 (commit 5067397c), read for docs/collectives.md#tree:
 // - latencies: src/graph/tuning.cc:149-176 (baseLatencies and hwLatencies, Tree rows), :414-416 (the chain
 //   and the tree, both ways);
-// - bandwidths: tuning.cc:177-211 (llMaxBws, perChMaxTreeBws, perChMaxTreeLL128Bws), :300 (the graph's
-//   bandwidth, bwInter past two nodes), :330-336 (x 0.92 capped, LL / 3.8, LL128 x 120/128 or 7/9), :376-381
-//   (algorithm bandwidth = busbw / 2);
+// - bandwidths: tuning.cc:177-211 (llMaxBws, perChMaxTreeBws, perChMaxTreeLL128Bws), :306 (the tree graph's
+//   bandwidth, bwInter past two nodes; nccl_net_graph.hpp), :330-336 (x 0.92 capped, LL / 3.8, LL128 x
+//   120/128 or 7/9), :376-381 (algorithm bandwidth = busbw / 2);
 // - the correction per size: tuning.cc:623-643 (treeCorrectionFactor, Tree below 2^23 x 64 bytes, NVLSTree on
 //   Blackwell x86 hosts below 2^24 x 64);
 // - threads and thresholds: tuning.cc:244-257 (Tree: 512 threads for LL and Simple, 640 for LL128, as Ring),
@@ -21,6 +21,7 @@
 #include <stdexcept>
 
 #include "collectives/algorithms.hpp"
+#include "collectives/nccl_net_graph.hpp"
 
 namespace spmdsim::collectives {
 namespace {
@@ -49,8 +50,10 @@ constexpr std::array<std::array<double, 24>, 3> kTreeCorrection{{
 // The tuner's column of a per-node-count table: 1, 2, >= 3 nodes.
 std::size_t node_column(int nodes) { return static_cast<std::size_t>(std::clamp(nodes, 1, 3) - 1); }
 
-double tree_algorithm_bandwidth(const NcclNode& node, NcclProtocol protocol, int nodes, double bytes) {
-  return nccl_tree_bus_bandwidth(node, protocol, nodes) / 2 * nccl_tree_correction(protocol, bytes, 23);
+double tree_algorithm_bandwidth(const NcclNode& node, NcclProtocol protocol, int ranks, int nodes,
+                                double bytes) {
+  return nccl_tree_bus_bandwidth(node, protocol, ranks / nodes, nodes) / 2 *
+         nccl_tree_correction(protocol, bytes, 23);
 }
 
 }  // namespace
@@ -63,17 +66,17 @@ double nccl_tree_correction(NcclProtocol protocol, double bytes, int sizes) {
   return kTreeCorrection[static_cast<std::size_t>(protocol)][static_cast<std::size_t>(size_class)];
 }
 
-double nccl_tree_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int nodes) {
-  double graph = node.graph_channels * node.graph_bandwidth;
-  if (nodes > 2 && node.net_bandwidth > 0) graph = std::min(graph, node.net_bandwidth);
+double nccl_tree_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int local, int nodes) {
+  const NcclGraph graph = nccl_tree_graph(node, local, nodes);
   const std::size_t column = node_column(nodes);
-  const double bus = std::min(0.92 * graph, node.graph_channels * node.tree_channel_bandwidth[column]);
+  const double bus = std::min(0.92 * nccl_graph_bandwidth(graph, nodes),
+                              graph.channels * node.tree_channel_bandwidth[column]);
   switch (protocol) {
     case NcclProtocol::ll:
       return std::min(bus / 3.8, node.ll_max_bandwidth[column]);
     case NcclProtocol::ll128:
       return std::min(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                      node.graph_channels * node.tree_ll128_channel_bandwidth[column]);
+                      graph.channels * node.tree_ll128_channel_bandwidth[column]);
     case NcclProtocol::simple:
       return bus;
   }
@@ -87,7 +90,8 @@ Seconds nccl_tree_latency(NcclProtocol protocol, int ranks, int nodes) {
 }
 
 Seconds nccl_tree_tuner_time(const NcclNode& node, NcclProtocol protocol, int ranks, int nodes, double bytes) {
-  return nccl_tree_latency(protocol, ranks, nodes) + bytes / tree_algorithm_bandwidth(node, protocol, nodes, bytes);
+  return nccl_tree_latency(protocol, ranks, nodes) +
+         bytes / tree_algorithm_bandwidth(node, protocol, ranks, nodes, bytes);
 }
 
 NcclProtocol nccl_tree_tuner_protocol(const NcclNode& node, int ranks, int nodes, double bytes) {
@@ -114,7 +118,8 @@ NcclTreePlan nccl_tree_plan(const Communicator& comm, double bytes) {
   const int channels = nccl_tree_call_channels(protocol, bytes, comm.channels());
   return {protocol, channels,
           {.wire_bytes_per_byte = nccl_protocol_figures(protocol).wire_bytes_per_byte,
-           .rate = tree_algorithm_bandwidth(node, protocol, nodes, bytes) * channels / node.ring_channels,
+           .rate = tree_algorithm_bandwidth(node, protocol, ranks, nodes, bytes) * channels /
+                   nccl_comm_channels(node, ranks / nodes, nodes),
            .start_latency = nccl_tree_latency(protocol, ranks, nodes),
            .reduces_in_flight = true}};
 }

@@ -16,10 +16,11 @@ namespace spmdsim::collectives {
 // NVLSTree where the node applies it: 24).
 double nccl_tree_correction(NcclProtocol protocol, double bytes, int sizes);
 
-// The tuner's bus bandwidth of a Tree all-reduce of `protocol` over `ranks` GPUs on `nodes` nodes (tuning.cc:
-// 307-336): the graph's bandwidth (bwInter, the NICs', past two nodes) x 0.92 capped per channel
-// (perChMaxTreeBw), then LL / 3.8 capped at llMaxBw, LL128 x 120/128 (7/9 on one node) capped per channel.
-double nccl_tree_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int nodes);
+// The tuner's bus bandwidth of a Tree all-reduce of `protocol` over `local` GPUs on each of `nodes` nodes
+// (tuning.cc:306-336): the tree graph's bandwidth (nccl_net_graph.hpp: bwIntra on at most 2 nodes, bwInter on
+// more) x 0.92 capped per graph channel (perChMaxTreeBw), then LL / 3.8 capped at llMaxBw, LL128 x 120/128
+// (7/9 on one node) capped per graph channel.
+double nccl_tree_bus_bandwidth(const NcclNode& node, NcclProtocol protocol, int local, int nodes);
 // Its latency (tuning.cc:149-176, 417-420): baseLat + 2 ((ranks per node - 1) NVLink hops + floor(lg nodes)
 // network hops).
 Seconds nccl_tree_latency(NcclProtocol protocol, int ranks, int nodes);
