@@ -35,10 +35,13 @@ class PendingFiles {
  public:
   ~PendingFiles() { remove_all(); }  // exit(), from a handler of SimGrid's say
 
+  // Registers `path` once.
   void add(const fs::path& path) {
     install_handlers();
     const auto& text = path.native();
     if (text.size() >= kPathSize) return;
+    for (std::size_t i = 0; i < kSlots; ++i)
+      if (used_[i].load() && text == paths_[i].data()) return;
     for (std::size_t i = 0; i < kSlots; ++i) {
       if (used_[i].load()) continue;
       text.copy(paths_[i].data(), text.size());
@@ -195,18 +198,22 @@ mode_t mode_of(const fs::path& file) {
   return ::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? st.st_mode & 07777 : 0;
 }
 
-// A new, empty file beside `file`, named after it: FILE.<pid>.partial (FILE.<pid>-<n>.partial if taken).
+// A new, empty file beside `file`, named after it: FILE.<pid>.partial (FILE.<pid>-<n>.partial if taken),
+// pending before it exists, so that a signal removes it from the moment it appears.
 fs::path create_temporary(const fs::path& file, const fs::path& shown) {
   for (int n = 0;; ++n) {
     auto temporary = file;
     temporary +=
         n == 0 ? fmt::format(".{}.partial", ::getpid()) : fmt::format(".{}-{}.partial", ::getpid(), n);
+    pending().add(temporary);
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       ::close(fd);
       return temporary;
     }
-    if (errno != EEXIST || n > 100) throw write_error(shown, std::strerror(errno));
+    const int reason = errno;
+    pending().forget(temporary);
+    if (reason != EEXIST || n > 100) throw write_error(shown, std::strerror(reason));
   }
 }
 
@@ -294,9 +301,7 @@ fs::path OutputFiles::temporary_for(const Target& target) {
   const auto beside = target.through
                           ? fs::temp_directory_path() / ("spmdsim-" + target.file.filename().string())
                           : target.file;
-  auto temporary = create_temporary(beside, target.path);
-  pending().add(temporary);
-  return temporary;
+  return create_temporary(beside, target.path);
 }
 
 void OutputFiles::write(const fs::path& path, const std::function<void(std::ostream&)>& write) {
