@@ -43,9 +43,7 @@ double nvls_algorithm_bandwidth(const NcclNode& node, int ranks) {
 
 bool has_nvls(const NcclNode& node) { return node.nvls_efficiency > 0 && !node.intra_search_speeds.empty(); }
 
-bool has_nvls_tree(const NcclNode& node) {
-  return has_nvls(node) && !node.inter_search_speeds.empty() && node.net_bandwidth > 0;
-}
+bool has_nvls_tree(const NcclNode& node) { return has_nvls(node) && has_net_graphs(node); }
 
 NcclGraph nvls_graph(const NcclNode& node, int local) {
   if (!has_nvls(node)) throw std::logic_error("an NVLS graph of a node without NVLS");

@@ -11,7 +11,7 @@ namespace spmdsim::collectives {
 
 // Whether the node's switch reduces (nvlsEfficiency > 0: Hopper and later).
 bool has_nvls(const NcclNode& node);
-// Whether it also has NVLSTree's figures: the search's speeds across nodes and the NICs (net_bandwidth).
+// Whether it also has what NCCL's search across nodes needs for NVLSTree (has_net_graphs).
 bool has_nvls_tree(const NcclNode& node);
 
 // The NVLS graph on `local` GPUs of one node (search.cc:1120-1280): one channel per GPU, each pulling from
