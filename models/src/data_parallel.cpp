@@ -73,7 +73,10 @@ Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
 
 Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
   const std::string& axis = options.axis_name;
-  const int rank = static_cast<int>(axis_index(axis).item(0));
+  // The rank picks what a sharding strategy keeps of each leaf. With everything replicated every device runs
+  // the same program (PmapOptions::trace_once), and its per-device memory snapshots are device effects.
+  const bool sharded = strategy.shards_params() || strategy.shards_optimizer_state();
+  const int rank = sharded ? static_cast<int>(axis_index(axis).item(0)) : 0;
   const DeviceStep here{abstract_params, axis, rank, num_devices, options.zero.overlaps(options.strategy)};
   Tree params = tag_as(args[0].tree(), tags::parameters);
   Tree state = tag_as(args[1].tree(), tags::optimizer_state);
@@ -137,9 +140,12 @@ Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
   loss = pmean(loss, axis);
 
   // Every piece of model state is live now, and nothing else of the step's making.
-  memory.before_update[static_cast<std::size_t>(rank)] = live_memory();
-  memory.peak_before_update[static_cast<std::size_t>(rank)] = call_peak_memory();
-  const std::size_t update_start = memory_mark();
+  device_effect([&memory](int index) {
+    const auto device = static_cast<std::size_t>(index);
+    memory.before_update[device] = live_memory();
+    memory.peak_before_update[device] = call_peak_memory();
+    memory.update_start[device] = memory_mark();
+  });
 
   // Update, in fp32, on what the strategy updates: whole leaves or this device's shards.
   Tree inner = mixed() ? state["opt"] : state;
@@ -168,7 +174,10 @@ Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
     new_state = Tree::dict({{"master", tag_as(step.params, tags::optimizer_state)}, {"opt", step.state}});
   Tree new_params = mixed() ? tag_as(cast(step.params, compute_dtype()), tags::parameters) : step.params;
   new_params = strategy.updated_params(here, std::move(new_params));
-  memory.peak_of_update[static_cast<std::size_t>(rank)] = peak_memory_since(update_start);
+  device_effect([&memory](int index) {
+    const auto device = static_cast<std::size_t>(index);
+    memory.peak_of_update[device] = peak_memory_since(memory.update_start[device]);
+  });
   return Tree::tuple({new_params, new_state, loss});
 }
 
@@ -218,7 +227,8 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
   memory_ =
       std::make_shared<StepMemory>(StepMemory{std::vector<MemoryByTag>(static_cast<std::size_t>(num_devices)),
                                               std::vector<MemoryByTag>(static_cast<std::size_t>(num_devices)),
-                                              std::vector<Bytes>(static_cast<std::size_t>(num_devices))});
+                                              std::vector<Bytes>(static_cast<std::size_t>(num_devices)),
+                                              std::vector<std::size_t>(static_cast<std::size_t>(num_devices))});
   PmapOptions pmap_options{
       .in_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(0), Axes(0)}),
       .out_axes = Axes::tuple({plan->params_axes, plan->state_axes, Axes(none)}),
@@ -226,7 +236,8 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
       .donate_argnums = plan->options.donate_state ? std::vector<int>{0, 1} : std::vector<int>{},
       .devices = plan->options.devices,
       .name = plan->options.name,
-      .arg_names = {"params", "opt_state", "batch_x", "batch_y"}};
+      .arg_names = {"params", "opt_state", "batch_x", "batch_y"},
+      .trace_once = plan->options.trace_once};
   auto memory = memory_;
   pmapped_ = std::make_shared<PmappedFunction>(
       pmap([plan, memory](Args args) -> Tree { return plan->device_step(std::move(args), *memory); },

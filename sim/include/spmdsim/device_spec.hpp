@@ -45,6 +45,7 @@ struct MatmulRate {
   FlopsPerSecond peak = 0;
   // Achieved fraction of `peak` on a large, well-shaped GEMM.
   double efficiency = 1;
+  bool operator==(const MatmulRate&) const = default;
 };
 
 // How a GEMM is cut into output tiles that the device's `units` (SMs, MXUs) run in waves: a GEMM of T tiles
@@ -54,6 +55,7 @@ struct MatmulTiling {
   std::int64_t tile_m = 0;
   std::int64_t tile_n = 0;
   int units = 0;
+  bool operator==(const MatmulTiling&) const = default;
 };
 
 // A fused attention kernel's achieved fraction of the matmul peak, forward + backward, causal, by
@@ -61,6 +63,7 @@ struct MatmulTiling {
 struct AttentionCurve {
   std::int64_t head_dim = 0;
   std::vector<std::pair<std::int64_t, double>> points;  // (seq, fraction of the matmul peak)
+  bool operator==(const AttentionCurve&) const = default;
 };
 
 struct DeviceSpec {
@@ -98,6 +101,7 @@ struct DeviceSpec {
   double wave_efficiency(const MatmulShape& shape) const;
   // Throws std::invalid_argument naming the first field out of range.
   void validate() const;
+  bool operator==(const DeviceSpec&) const = default;
 };
 
 }  // namespace spmdsim

@@ -70,6 +70,17 @@ struct LiveBuffer {
   Seconds since;
 };
 
+// Told of every event of a ledger it observes, with the ids the ledger gives (a program's recording,
+// engine/program_record.hpp).
+class MemoryObserver {
+ public:
+  virtual ~MemoryObserver() = default;
+  virtual void allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, const std::string& label) = 0;
+  virtual void released(std::uint64_t id) = 0;
+  // Every retag asked for, also one that keeps the buffer's tag.
+  virtual void retagged(std::uint64_t id, MemoryTag tag) = 0;
+};
+
 // One device's buffers over simulated time.
 class MemoryLedger {
  public:
@@ -80,6 +91,8 @@ class MemoryLedger {
   std::uint64_t allocate(Bytes bytes, MemoryTag tag, std::string label, Seconds now);
   void release(std::uint64_t id, Seconds now);
   void retag(std::uint64_t id, MemoryTag tag, Seconds now);
+  // Tells `observer` (null: no one) of every event from now on; it must outlive the ledger or be replaced.
+  void observe(MemoryObserver* observer) { observer_ = observer; }
 
   const std::string& device_name() const { return device_name_; }
   Bytes capacity() const { return capacity_; }
@@ -117,6 +130,7 @@ class MemoryLedger {
   std::vector<std::optional<LiveBuffer>> slots_;
   std::vector<std::uint64_t> free_slots_;
   MemoryTimeline timeline_;
+  MemoryObserver* observer_ = nullptr;
 };
 
 // The ledger entry of one device buffer; releasing happens when the last Array sharing it goes away.
@@ -132,6 +146,8 @@ class DeviceAllocation {
   int device() const { return device_; }
   Bytes bytes() const { return bytes_; }
   MemoryTag tag() const { return tag_; }
+  // The buffer's id in its ledger while it lives (a released id is given to a later buffer).
+  std::uint64_t id() const { return id_; }
   void retag(MemoryTag tag);
 
  private:

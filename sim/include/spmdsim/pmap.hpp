@@ -89,7 +89,21 @@ struct PmapOptions {
   // inner pmap's results reach all of them. An inner pmap whose name or size differs from its declared axis
   // is a ValueError at its call.
   std::vector<InnerAxis> inner_axes;
+  // The function's promise that every device runs the same program: its ops and collectives depend on its
+  // arguments' shapes alone, and what it does per device goes through device_effect. A call on abstract
+  // arguments may then run the function once and have every device replay what it did (the same buffers,
+  // compute and collectives, each device its own), with the same times and memory as running it on every
+  // device, for a fraction of the simulator's work at thousands of devices (docs/scale.md). Where a call
+  // cannot be replayed (arrays with values, nested pmaps, devices of different specs) or its function does
+  // what only one device can (axis_index, a collective other than psum, pmean, pmax and pmin, an
+  // asynchronous collective, reading the device's memory outside device_effect), every device runs it.
+  bool trace_once = false;
 };
+
+// Inside a pmapped function: fn(the device's index along the call's axis), at once; in a call replayed
+// from one run of its function (PmapOptions::trace_once), on each device at the same point of its replay.
+// What a function does per device beyond its ops and collectives (a per-device memory snapshot) goes here.
+void device_effect(const std::function<void(int axis_index)>& fn);
 
 class PmappedFunction {
  public:

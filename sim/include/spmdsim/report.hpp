@@ -71,6 +71,8 @@ struct CallReport {
   std::vector<DeviceTimes> times;       // parallel to devices
   std::vector<DeviceMemory> memory;     // parallel to devices: peaks within this call
   std::vector<SharedVector<Span>> spans;  // parallel to devices
+  // The call's function ran once and every device replayed it (PmapOptions::trace_once).
+  bool replayed = false;
 };
 
 struct SimulationReport {

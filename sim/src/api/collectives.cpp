@@ -5,6 +5,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,6 +21,7 @@
 #include "collectives/nccl_protocols.hpp"
 #include "collectives/selection.hpp"
 #include "engine/device_context.hpp"
+#include "engine/program_record.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
 
@@ -43,6 +45,7 @@ DeviceContext& device_for(const AxisName& axis_name) {
   DeviceContext* ctx = detail::current_device();
   if (ctx == nullptr) throw NameError(fmt::format("unbound axis name: {}", axis_name.names().front()));
   ctx->axis_levels(axis_name);  // NameError for a name the call did not bind
+  if (ctx->recorder() != nullptr) throw NotReplayable("a collective other than psum, pmean, pmax and pmin");
   return *ctx;
 }
 
@@ -99,7 +102,8 @@ class CollectiveSpan {
 // The platform's logical shape applies when the group is every device in platform order.
 std::vector<int> group_dimensions(const DeviceContext& ctx, const AxisGroup& group) {
   const bool platform_prefix = group.members->in_call_order && ctx.call().devices_in_platform_order;
-  return platform_prefix ? ctx.runtime().platform().first_devices_shape(group.size()) : std::vector<int>{group.size()};
+  return platform_prefix ? ctx.runtime().platform().first_devices_shape(group.size())
+                         : std::vector<int>{group.size()};
 }
 
 // The simulation's channel count, or (0) group_ring_channels.
@@ -118,7 +122,8 @@ class CollectiveCall {
     algorithm_ = options.algorithm.empty() ? runtime.collectives().algorithm(kind) : options.algorithm;
     const char* chosen_by = options.algorithm.empty() ? "the simulation's" : "the call's";
     if (algorithm_ == "auto") {
-      algorithm_ = collectives::choose_algorithm(kind, collectives::cost_inputs(ctx, group.ranks(), bytes, dtype));
+      algorithm_ =
+          collectives::choose_algorithm(kind, collectives::cost_inputs(ctx, group.ranks(), bytes, dtype));
       chosen_by = "auto's lowest closed form";
     }
     XBT_VERB("%s on device %d: %d ranks, %.0f bytes, algorithm '%s' (%s)", name, ctx.device(), group.size(),
@@ -296,7 +301,8 @@ std::vector<Array> all_gather_operands(const std::vector<Array>& operands, const
                       flat.dtype());
   std::vector<Array> results;
   if (call.books_ring(flat)) {
-    const Array others = collectives::book_ring_all_gather(call.comm(), {flat.size()}, flat.dtype());  // held until placed
+    const Array others =
+        collectives::book_ring_all_gather(call.comm(), {flat.size()}, flat.dtype());  // held until placed
     for (std::size_t i = 0; i < operands.size(); ++i)
       results.push_back(Array::abstract(gathered_shape(operands[i].shape(), count, out_axes[i], tiled),
                                         operands[i].dtype()));
@@ -350,9 +356,9 @@ std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, con
   CollectiveCall call(ctx, std::move(group), "psum_scatter", CollectiveKind::reduce_scatter, options, bytes,
                       joined_block.dtype());
   if (call.books_ring(operands.front()))  // the operands' data, abstract or not (joined_block is abstract)
-    return call.finish(split_like(
-        collectives::book_ring_reduce_scatter(call.comm(), {joined_block.size()}, joined_block.dtype(), ReduceOp::sum),
-        block_shapes));
+    return call.finish(split_like(collectives::book_ring_reduce_scatter(call.comm(), {joined_block.size()},
+                                                                        joined_block.dtype(), ReduceOp::sum),
+                                  block_shapes));
   std::vector<std::vector<Array>> blocks(operands.size());
   for (std::size_t i = 0; i < operands.size(); ++i)
     blocks[i] = blocks_along(operands[i], dims[i], shards, tiled);
@@ -432,43 +438,84 @@ Array mean_of_sum(const Array& total, double count) {
 
 using detail::all_reduce;
 
+namespace {
+
+// A reduction whose results have its operands' shapes: run on the device, or, while the device's program is
+// recorded (program_record.hpp), written down to be run again on each device. A name the call did not bind
+// is a NameError either way.
+template <class Operand, class Reduce>
+Operand reduced(const Operand& x, const AxisName& axis_name, const Reduce& reduce) {
+  detail::ProgramRecorder* recorder = detail::current_recorder();
+  if (recorder == nullptr) return reduce(x);
+  const detail::DeviceContext& ctx = *detail::current_device();
+  ctx.axis_levels(axis_name);
+  const Tree result = recorder->collective(ctx, Tree(x), [reduce](const Tree& operands) -> Tree {
+    if constexpr (std::is_same_v<Operand, Array>)
+      return reduce(operands.leaf());
+    else
+      return reduce(operands);
+  });
+  if constexpr (std::is_same_v<Operand, Array>)
+    return result.leaf();
+  else
+    return result;
+}
+
+double group_size(const AxisName& axis_name, const AxisIndexGroups& groups) {
+  return static_cast<double>(my_group(device_for(axis_name), axis_name, groups).size());
+}
+
+}  // namespace
+
 Array psum(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return all_reduce(x, axis_name, groups, ReduceOp::sum, "psum", options);
+  return reduced(x, axis_name, [=](const Array& operand) {
+    return all_reduce(operand, axis_name, groups, ReduceOp::sum, "psum", options);
+  });
 }
 
 Array pmean(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
             const CollectiveOptions& options) {
-  Array total = all_reduce(x, axis_name, groups, ReduceOp::sum, "pmean", options);
-  return detail::mean_of_sum(total,
-                             static_cast<double>(my_group(device_for(axis_name), axis_name, groups).size()));
+  return reduced(x, axis_name, [=](const Array& operand) {
+    Array total = all_reduce(operand, axis_name, groups, ReduceOp::sum, "pmean", options);
+    return detail::mean_of_sum(total, group_size(axis_name, groups));
+  });
 }
 
 Array pmax(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return all_reduce(x, axis_name, groups, ReduceOp::max, "pmax", options);
+  return reduced(x, axis_name, [=](const Array& operand) {
+    return all_reduce(operand, axis_name, groups, ReduceOp::max, "pmax", options);
+  });
 }
 
 Array pmin(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return all_reduce(x, axis_name, groups, ReduceOp::min, "pmin", options);
+  return reduced(x, axis_name, [=](const Array& operand) {
+    return all_reduce(operand, axis_name, groups, ReduceOp::min, "pmin", options);
+  });
 }
 
 Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
           const CollectiveOptions& options) {
-  return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
-    return all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "psum", options);
+  return reduced(x, axis_name, [=](const Tree& operands) {
+    return per_joined_call(operands, kMaxJoinedElements, [&](const std::vector<Array>& joined) {
+      return all_reduce_operands(joined, axis_name, groups, ReduceOp::sum, "psum", options);
+    });
   });
 }
 
 Tree pmean(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  const auto count = static_cast<double>(my_group(device_for(axis_name), axis_name, groups).size());
-  return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
-    std::vector<Array> totals =
-        all_reduce_operands(operands, axis_name, groups, ReduceOp::sum, "pmean", options);
-    for (Array& total : totals) total = detail::mean_of_sum(total, count);  // each sum released once divided
-    return totals;
+  return reduced(x, axis_name, [=](const Tree& operands) {
+    const double count = group_size(axis_name, groups);
+    return per_joined_call(operands, kMaxJoinedElements, [&](const std::vector<Array>& joined) {
+      std::vector<Array> totals =
+          all_reduce_operands(joined, axis_name, groups, ReduceOp::sum, "pmean", options);
+      for (Array& total : totals)
+        total = detail::mean_of_sum(total, count);  // each sum released once divided
+      return totals;
+    });
   });
 }
 
@@ -562,8 +609,8 @@ Array reduce(const Array& x, const AxisName& axis_name, int root, const Collecti
   const AxisGroup axis = ctx.axis_group(axis_name);
   if (root < 0 || root >= axis.size())
     throw IndexError(fmt::format("reduce root {} out of range for axis size {}", root, axis.size()));
-  CollectiveCall call(ctx, axis, "reduce", CollectiveKind::reduce, options,
-                      static_cast<double>(x.nbytes()), x.dtype());
+  CollectiveCall call(ctx, axis, "reduce", CollectiveKind::reduce, options, static_cast<double>(x.nbytes()),
+                      x.dtype());
   Array out =
       find_reduce(call.algorithm()).run(call.comm(), x.reshaped(Shape{x.size()}), ReduceOp::sum, root);
   if (axis.position != root) out = x.is_abstract() ? x : Array::zeros(x.shape(), x.dtype());

@@ -22,6 +22,7 @@
 #include "api/prefix_match.hpp"
 #include "engine/device_context.hpp"
 #include "engine/direct_transfer.hpp"
+#include "engine/program_record.hpp"
 #include "engine/runtime.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/ops.hpp"
@@ -605,7 +606,55 @@ std::vector<detail::MappedAxis> call_axes(const std::vector<PmapOptions>& levels
   return axes;
 }
 
+// Whether a call may run its function once and replay it on every device (PmapOptions::trace_once): one
+// level of pmap, abstract arguments and devices of one spec, so that every device runs the same program.
+bool replayable(const std::vector<PmapOptions>& levels, const std::vector<InputLeaf>& leaves,
+                const detail::Runtime& runtime, const std::vector<int>& devices) {
+  if (!levels.front().trace_once || levels.size() > 1 || !levels.front().inner_axes.empty()) return false;
+  if (!std::all_of(leaves.begin(), leaves.end(),
+                   [](const InputLeaf& leaf) { return leaf.value.is_abstract(); }))
+    return false;
+  const auto& platform_devices = runtime.platform().devices;
+  const DeviceSpec& first = platform_devices[static_cast<std::size_t>(devices.front())].spec;
+  return std::all_of(devices.begin(), devices.end(),
+                     [&](int d) { return platform_devices[static_cast<std::size_t>(d)].spec == first; });
+}
+
+// Runs fn once, on the first device's input shapes, in a recording context; null where it cannot be replayed
+// or fails (every device then runs it, and meets the same error).
+std::shared_ptr<const detail::ProgramRecord> record_program(detail::Runtime& runtime, CallState& call,
+                                                            const std::vector<PmapOptions>& levels,
+                                                            const DeviceFunction& fn, const Args& args,
+                                                            const std::vector<InputLeaf>& leaves) {
+  DeviceContext ctx(runtime, call, 0);
+  detail::ProgramRecorder recorder;
+  ctx.record_with(&recorder);
+  detail::bind_current_device(&ctx);
+  std::shared_ptr<const detail::ProgramRecord> record;
+  try {
+    std::vector<Array> inputs;
+    const auto shapes = first_shard_shapes(leaves);
+    for (std::size_t i = 0; i < leaves.size(); ++i) inputs.push_back(recorder.input(ctx, shapes[i], i));
+    Args device = device_args(args, levels.front(), inputs);
+    for (std::size_t i = 0; i < leaves.size(); ++i)
+      if (leaves[i].donated) inputs[i] = Array();
+    const Tree out = run_levels(ctx, levels, 1, fn, std::move(device));
+    record = std::make_shared<const detail::ProgramRecord>(recorder.finish(out));
+  } catch (const std::exception& e) {
+    XBT_VERB("%s runs on every device: %s", levels.front().name.c_str(), e.what());
+  }
+  detail::bind_current_device(nullptr);
+  return record;
+}
+
 }  // namespace
+
+void device_effect(const std::function<void(int axis_index)>& fn) {
+  DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr) throw ValueError("device_effect called outside a pmapped function");
+  if (detail::ProgramRecorder* recorder = ctx->recorder()) return recorder->effect(fn);
+  fn(ctx->index_along(0));
+}
 
 PmappedFunction::PmappedFunction(DeviceFunction fn, PmapOptions options)
     : fn_(std::move(fn)), levels_{std::move(options)} {}
@@ -669,33 +718,51 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   std::vector<std::unique_ptr<DeviceContext>> contexts;
   for (std::size_t rank = 0; rank < n; ++rank)
     contexts.push_back(std::make_unique<DeviceContext>(runtime, call, static_cast<int>(rank)));
-  for (std::size_t rank = 0; rank < n; ++rank) {
-    DeviceContext* ctx = contexts[rank].get();
-    auto* host = runtime.hosts().device(ctx->device());
-    simgrid::s4u::Actor::create(fmt::format("{}:{}", options_.name, rank), host, [&, ctx, rank] {
-      detail::bind_current_device(ctx);
-      try {
-        {
-          auto inputs = receive_inputs(*ctx, leaves);
-          Args device = device_args(args, options_, inputs);
-          for (std::size_t i = 0; i < leaves.size(); ++i)
-            if (leaves[i].donated) inputs[i] = Array();  // the function's arguments hold them alone
-          XBT_VERB("device %d: %s's program starts", ctx->device(), options_.name.c_str());
-          Tree out = run_levels(*ctx, levels_, 1, fn_, std::move(device));
-          ctx->finish_stream();  // collectives still on the device's stream are waited for
-          outputs[rank] = claim_outputs(*ctx, out);
-        }  // its inputs released at the device's own time, before the compute booked up to then runs
-        ctx->flush_compute();
-        XBT_VERB("device %d: %s's program ends", ctx->device(), options_.name.c_str());
-      } catch (const simgrid::ForcefulKillException&) {
-        throw;  // being killed after another device failed: let SimGrid unwind this actor
-      } catch (...) {
-        runtime.fail(std::current_exception());
-      }
-    });
-  }
+  std::shared_ptr<const detail::ProgramRecord> record;  // null: every device runs the function
+  const auto start_devices = [&] {
+    for (std::size_t rank = 0; rank < n; ++rank) {
+      DeviceContext* ctx = contexts[rank].get();
+      auto* host = runtime.hosts().device(ctx->device());
+      simgrid::s4u::Actor::create(fmt::format("{}:{}", options_.name, rank), host, [&, ctx, rank] {
+        detail::bind_current_device(ctx);
+        try {
+          {
+            auto inputs = receive_inputs(*ctx, leaves);
+            std::vector<Array> replayed_inputs;
+            Args device;
+            if (record)
+              replayed_inputs = inputs;
+            else
+              device = device_args(args, options_, inputs);
+            for (std::size_t i = 0; i < leaves.size(); ++i)
+              if (leaves[i].donated) inputs[i] = Array();  // the function's arguments hold them alone
+            XBT_VERB("device %d: %s's program starts", ctx->device(), options_.name.c_str());
+            Tree out = record ? detail::replay_program(*ctx, *record, std::move(replayed_inputs))
+                              : run_levels(*ctx, levels_, 1, fn_, std::move(device));
+            ctx->finish_stream();  // collectives still on the device's stream are waited for
+            outputs[rank] = claim_outputs(*ctx, out);
+          }  // its inputs released at the device's own time, before the compute booked up to then runs
+          ctx->flush_compute();
+          XBT_VERB("device %d: %s's program ends", ctx->device(), options_.name.c_str());
+        } catch (const simgrid::ForcefulKillException&) {
+          throw;  // being killed after another device failed: let SimGrid unwind this actor
+        } catch (...) {
+          runtime.fail(std::current_exception());
+        }
+      });
+    }
+  };
+  if (replayable(levels_, leaves, runtime, call.devices))
+    simgrid::s4u::Actor::create(options_.name + ":recording", runtime.hosts().device(call.devices.front()),
+                                [&] {
+                                  record = record_program(runtime, call, levels_, fn_, args, leaves);
+                                  start_devices();
+                                });
+  else
+    start_devices();
   runtime.run();
 
+  call.report.replayed = record != nullptr;
   call.report.end = simgrid::s4u::Engine::get_clock();
   XBT_VERB("%s ends", options_.name.c_str());
   for (std::size_t rank = 0; rank < n; ++rank) {

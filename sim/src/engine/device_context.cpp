@@ -10,6 +10,7 @@
 
 #include "api/op_accounting.hpp"
 #include "engine/comm_stream.hpp"
+#include "engine/program_record.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/memory.hpp"
 
@@ -21,6 +22,7 @@ DeviceContext::DeviceContext(Runtime& runtime, CallState& call, int rank, Track 
 DeviceContext::~DeviceContext() = default;
 
 simgrid::s4u::Mailbox* DeviceContext::channel(int from_device, int to_device, int lane) const {
+  if (recorder_ != nullptr) throw NotReplayable("a channel between devices");
   const bool out = from_device == device();
   if (!out && to_device != device()) return runtime_.channels().channel(from_device, to_device, track_, lane);
   RecentChannel& recent = out ? last_out_ : last_in_;
@@ -32,6 +34,7 @@ simgrid::s4u::Mailbox* DeviceContext::channel(int from_device, int to_device, in
 
 CommStream& DeviceContext::stream() {
   if (track_ != Track::program) throw std::logic_error("a communication stream has no stream of its own");
+  if (recorder_ != nullptr) throw NotReplayable("the communication stream");
   if (!stream_) stream_ = std::make_unique<CommStream>(*this);
   return *stream_;
 }
@@ -79,10 +82,12 @@ std::shared_ptr<const ChannelRing> CallState::channel_ring(const AxisGroup& grou
   return shared.ring;
 }
 
-bool CallState::node_switches_reduce(const AxisGroup& group, int node_size, const std::function<bool()>& check) {
+bool CallState::node_switches_reduce(const AxisGroup& group, int node_size,
+                                     const std::function<bool()>& check) {
   if (!group.members->shared_by_members) return check();
   const auto key = std::make_pair(group.members.get(), node_size);
-  if (const auto known = node_switches_reduce_.find(key); known != node_switches_reduce_.end()) return known->second;
+  if (const auto known = node_switches_reduce_.find(key); known != node_switches_reduce_.end())
+    return known->second;
   return node_switches_reduce_[key] = check();
 }
 
@@ -129,19 +134,26 @@ AxisGroup DeviceContext::axis_group(const std::vector<std::size_t>& levels) cons
   return {members, position};
 }
 
+std::shared_ptr<DeviceAllocation> DeviceContext::allocate(Bytes bytes, MemoryTag tag,
+                                                          std::string label) const {
+  return std::make_shared<DeviceAllocation>(
+      recorder_ != nullptr ? recorder_->ledger() : runtime_.ledger(device()), device(), bytes, tag,
+      std::move(label));
+}
+
 Array DeviceContext::place(const Array& value, MemoryTag tag, std::string label) const {
-  auto allocation = std::make_shared<DeviceAllocation>(
-      runtime_.ledger(device()), device(), static_cast<Bytes>(value.nbytes()), tag, std::move(label));
-  return value.on_device(std::move(allocation));
+  return value.on_device(allocate(static_cast<Bytes>(value.nbytes()), tag, std::move(label)));
 }
 
 void DeviceContext::execute(Seconds duration) {
+  if (recorder_ != nullptr) throw NotReplayable("an execution");
   if (duration <= 0) return;
   simgrid::s4u::this_actor::execute(duration * simgrid::s4u::this_actor::get_host()->get_speed());
 }
 
 void DeviceContext::compute(std::string_view name, Seconds duration) {
   if (duration <= 0) return;
+  if (recorder_ != nullptr) return recorder_->compute(name, duration);
   if (stream_ && stream_->busy()) {
     // The stream's reductions share the host now: run the op at once and measure it, stretched as it may be.
     flush_compute();

@@ -74,8 +74,8 @@ struct CallState {
                                                   const std::shared_ptr<const ChannelRings>& rings, int c,
                                                   int node_size);
   // Whether the nodes of `group` (blocks of node_size members) each have a reducing switch of their own
-  // (Communicator::node_switches_reduce), O(p) to work out with `check`: once per group shared by its members,
-  // as channel_ring, for every other group by the caller.
+  // (Communicator::node_switches_reduce), O(p) to work out with `check`: once per group shared by its
+  // members, as channel_ring, for every other group by the caller.
   bool node_switches_reduce(const AxisGroup& group, int node_size, const std::function<bool()>& check);
   CallReport report;
   SharedReductions shared_reductions;  // booked ring all-reduces on real data, switch reductions
@@ -90,6 +90,7 @@ struct CallState {
 };
 
 class CommStream;
+class ProgramRecorder;
 
 class DeviceContext {
  public:
@@ -125,8 +126,14 @@ class DeviceContext {
   // The bound levels of the named axes (the innermost binding of each name); NameError as axis_group.
   std::vector<std::size_t> axis_levels(const AxisName& name) const;
 
-  // The same values in a new buffer of this device, tagged; throws OutOfMemoryError if it does not fit.
+  // A new buffer of this device, tagged; throws OutOfMemoryError if it does not fit.
+  std::shared_ptr<DeviceAllocation> allocate(Bytes bytes, MemoryTag tag, std::string label) const;
+  // The same values in a new buffer of this device (allocate).
   Array place(const Array& value, MemoryTag tag, std::string label) const;
+  // Recording (program_record.hpp): this context's buffers go to the recorder's ledger, its compute to the
+  // record, and what would simulate anything (an execution, a channel, the stream) throws NotReplayable.
+  void record_with(ProgramRecorder* recorder) { recorder_ = recorder; }
+  ProgramRecorder* recorder() const { return recorder_; }
   // Books `duration` of this device's compute and records it as compute. Booked ops run as one SimGrid
   // execution on the device's host when the device next deals with another actor (flush_compute): the same
   // simulated time as one execution per op, since nothing else computes on a device's host, for a fraction
@@ -164,6 +171,7 @@ class DeviceContext {
   std::size_t bound_levels_ = 1;
   Seconds booked_compute_ = 0;
   std::optional<double> fused_flops_;
+  ProgramRecorder* recorder_ = nullptr;
   // The last channel out of and into this device: a ring step sends to and receives from the same two
   // peers every time, and the shared table (Runtime::channels) is far from this actor's cache at scale.
   struct RecentChannel {

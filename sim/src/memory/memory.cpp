@@ -71,6 +71,7 @@ std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string lab
     id = free_slots_.back();
     free_slots_.pop_back();
   }
+  if (observer_ != nullptr) observer_->allocated(id, bytes, tag, label);
   slots_[id] = LiveBuffer{id, std::move(label), tag, bytes, now};
   record(now, tag, bytes);
   return id;
@@ -78,13 +79,16 @@ std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string lab
 
 void MemoryLedger::release(std::uint64_t id, Seconds now) {
   if (id >= slots_.size() || !slots_[id]) return;
+  if (observer_ != nullptr) observer_->released(id);
   record(now, slots_[id]->tag, -slots_[id]->bytes);
   slots_[id].reset();
   free_slots_.push_back(id);
 }
 
 void MemoryLedger::retag(std::uint64_t id, MemoryTag tag, Seconds now) {
-  if (id >= slots_.size() || !slots_[id] || slots_[id]->tag == tag) return;
+  if (id >= slots_.size() || !slots_[id]) return;
+  if (observer_ != nullptr) observer_->retagged(id, tag);
+  if (slots_[id]->tag == tag) return;
   LiveBuffer& buffer = *slots_[id];
   record(now, buffer.tag, -buffer.bytes);
   buffer.tag = tag;

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "engine/device_context.hpp"
+#include "engine/program_record.hpp"
 
 namespace spmdsim {
 
@@ -24,32 +25,42 @@ Bytes MemoryByTag::total() const {
   return std::accumulate(bytes.begin(), bytes.end(), Bytes{0});
 }
 
+namespace {
+
+// The calling device's ledger, null on the host. A recorded program reads it in device_effect only: its
+// readings differ from one device to another.
+const MemoryLedger* device_ledger() {
+  const detail::DeviceContext* ctx = detail::current_device();
+  if (ctx == nullptr) return nullptr;
+  if (ctx->recorder() != nullptr)
+    throw detail::NotReplayable("the device's memory read outside device_effect");
+  return ctx->runtime().ledger(ctx->device()).get();
+}
+
+}  // namespace
+
 MemoryByTag live_memory() {
   MemoryByTag out;
-  const detail::DeviceContext* ctx = detail::current_device();
-  if (ctx == nullptr) return out;
-  for (const LiveBuffer& buffer : ctx->runtime().ledger(ctx->device())->live_buffers())
-    out.bytes[buffer.tag.index()] += buffer.bytes;
+  if (const MemoryLedger* ledger = device_ledger())
+    for (const LiveBuffer& buffer : ledger->live_buffers()) out.bytes[buffer.tag.index()] += buffer.bytes;
   return out;
 }
 
 MemoryByTag call_peak_memory() {
   MemoryByTag out;
-  const detail::DeviceContext* ctx = detail::current_device();
-  if (ctx == nullptr) return out;
-  out.bytes = ctx->runtime().ledger(ctx->device())->window_at_peak();
+  if (const MemoryLedger* ledger = device_ledger()) out.bytes = ledger->window_at_peak();
   return out;
 }
 
 std::size_t memory_mark() {
-  const detail::DeviceContext* ctx = detail::current_device();
-  return ctx == nullptr ? 0 : ctx->runtime().ledger(ctx->device())->timeline().size();
+  const MemoryLedger* ledger = device_ledger();
+  return ledger == nullptr ? 0 : ledger->timeline().size();
 }
 
 Bytes peak_memory_since(std::size_t mark) {
-  const detail::DeviceContext* ctx = detail::current_device();
-  if (ctx == nullptr) return 0;
-  const MemoryTimeline& events = ctx->runtime().ledger(ctx->device())->timeline();
+  const MemoryLedger* ledger = device_ledger();
+  if (ledger == nullptr) return 0;
+  const MemoryTimeline& events = ledger->timeline();
   Bytes peak = mark == 0 ? 0 : events[mark - 1].in_use;
   for (std::size_t i = mark; i < events.size(); ++i) peak = std::max(peak, events[i].in_use);
   return peak;

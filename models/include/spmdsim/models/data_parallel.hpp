@@ -133,6 +133,11 @@ struct TrainOptions {
   // Global device indices of the step (pmap's devices); by default the first num_devices.
   std::optional<std::vector<int>> devices;
   std::string name = "train_step";  // the pmap call's name in reports
+  // On abstract state, run the step's program once and replay it on every device (PmapOptions::trace_once):
+  // the same times and memory, for a fraction of the simulator's work at thousands of devices. The sharding
+  // strategies, whose devices each keep their own shards, and dp-overlap's asynchronous buckets run it on
+  // every device anyway. Off: every device runs it (to compare, or to time the simulator).
+  bool trace_once = true;
 };
 
 // Model state in a strategy's layout: host arrays from init(), device-resident after a step.
@@ -212,6 +217,7 @@ class TrainStep {
   struct StepMemory {
     std::vector<MemoryByTag> before_update, peak_before_update;
     std::vector<Bytes> peak_of_update;
+    std::vector<std::size_t> update_start;  // memory_mark() as the update starts
   };
   std::shared_ptr<StepMemory> memory_;
   std::shared_ptr<PmappedFunction> pmapped_;

@@ -1,0 +1,134 @@
+#include "engine/program_record.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "engine/device_context.hpp"
+
+namespace spmdsim::detail {
+
+ProgramRecorder::ProgramRecorder()
+    : ledger_(std::make_shared<MemoryLedger>("recording", std::numeric_limits<Bytes>::max(),
+                                             /*keep_timeline=*/false)) {
+  ledger_->observe(this);
+}
+
+ProgramRecorder::~ProgramRecorder() {
+  ledger_->observe(nullptr);  // arrays of the recording may outlive it and release into its ledger
+}
+
+Array ProgramRecorder::bound(const DeviceContext& ctx, const Array& like, Binding binding) {
+  binding_ = binding;
+  Array placed = ctx.place(Array::abstract(like.shape(), like.dtype()), MemoryTag::temporaries, "bound");
+  binding_.reset();
+  return placed;
+}
+
+Array ProgramRecorder::input(const DeviceContext& ctx, const Array& like, std::size_t index) {
+  return bound(ctx, like, ProgramRecord::BindInput{0, index});
+}
+
+void ProgramRecorder::compute(std::string_view name, Seconds duration) {
+  record_.events.emplace_back(ProgramRecord::Compute{std::string(name), duration});
+}
+
+ProgramRecord::Arrays ProgramRecorder::arrays(const Tree& tree) const {
+  ProgramRecord::Arrays out;
+  out.skeleton = tree.map([&](const Array& leaf) {
+    if (!leaf.is_abstract()) throw NotReplayable("an array with values");
+    const auto& allocation = leaf.allocation();
+    out.ids.push_back(allocation ? std::optional(allocation->id()) : std::nullopt);
+    return Array::abstract(leaf.shape(), leaf.dtype());
+  });
+  return out;
+}
+
+Tree ProgramRecorder::collective(const DeviceContext& ctx, const Tree& operands, RecordedCollective run) {
+  record_.events.emplace_back(ProgramRecord::Collective{std::move(run), arrays(operands)});
+  std::size_t leaf = 0;
+  return operands.map([&](const Array& like) {
+    return bound(ctx, like, ProgramRecord::BindResult{0, leaf++});
+  });
+}
+
+void ProgramRecorder::effect(DeviceEffect run) {
+  record_.events.emplace_back(ProgramRecord::Effect{std::move(run)});
+}
+
+ProgramRecord ProgramRecorder::finish(const Tree& outputs) {
+  record_.outputs = arrays(outputs);
+  finished_ = true;
+  return std::move(record_);
+}
+
+void ProgramRecorder::allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, const std::string& label) {
+  record_.ids = std::max(record_.ids, static_cast<std::size_t>(id) + 1);
+  if (!binding_) {
+    record_.events.emplace_back(ProgramRecord::Allocate{id, bytes, tag, label});
+    return;
+  }
+  std::visit(
+      [&](auto binding) {
+        binding.id = id;
+        record_.events.emplace_back(binding);
+      },
+      *binding_);
+}
+
+void ProgramRecorder::released(std::uint64_t id) {
+  if (!finished_) record_.events.emplace_back(ProgramRecord::Release{id});
+}
+
+void ProgramRecorder::retagged(std::uint64_t id, MemoryTag tag) {
+  if (!finished_) record_.events.emplace_back(ProgramRecord::Retag{id, tag});
+}
+
+ProgramRecorder* current_recorder() {
+  DeviceContext* ctx = current_device();
+  return ctx == nullptr ? nullptr : ctx->recorder();
+}
+
+namespace {
+
+// A device's buffers by recorded id, and what its last collective gave.
+struct Replay {
+  DeviceContext& ctx;
+  std::vector<Array> inputs;  // the call's, each handed to its id
+  std::vector<std::shared_ptr<DeviceAllocation>> buffers;
+  std::vector<Array> results;
+
+  Tree arrays(const ProgramRecord::Arrays& recorded) const {
+    std::size_t leaf = 0;
+    return recorded.skeleton.map([&](const Array& shape) {
+      const auto& id = recorded.ids[leaf++];
+      return id ? shape.on_device(buffers[*id]) : shape;
+    });
+  }
+
+  void operator()(const ProgramRecord::Allocate& e) { buffers[e.id] = ctx.allocate(e.bytes, e.tag, e.label); }
+  void operator()(const ProgramRecord::BindInput& e) {
+    buffers[e.id] = std::exchange(inputs[e.input], Array()).allocation();
+  }
+  // The program's handles on a result are its ids': the result itself is dropped once bound.
+  void operator()(const ProgramRecord::BindResult& e) {
+    buffers[e.id] = std::exchange(results[e.leaf], Array()).allocation();
+  }
+  void operator()(const ProgramRecord::Release& e) { buffers[e.id].reset(); }
+  void operator()(const ProgramRecord::Retag& e) {
+    if (buffers[e.id]) buffers[e.id]->retag(e.tag);
+  }
+  void operator()(const ProgramRecord::Compute& e) { ctx.compute(e.name, e.duration); }
+  void operator()(const ProgramRecord::Collective& e) { results = e.run(arrays(e.operands)).leaves(); }
+  void operator()(const ProgramRecord::Effect& e) { e.run(ctx.index_along(0)); }
+};
+
+}  // namespace
+
+Tree replay_program(DeviceContext& ctx, const ProgramRecord& record, std::vector<Array> inputs) {
+  Replay replay{ctx, std::move(inputs), std::vector<std::shared_ptr<DeviceAllocation>>(record.ids), {}};
+  for (const auto& event : record.events) std::visit(replay, event);
+  return replay.arrays(record.outputs);
+}
+
+}  // namespace spmdsim::detail

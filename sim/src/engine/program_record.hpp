@@ -1,0 +1,137 @@
+// One run of a pmapped function's program, replayed on every device (PmapOptions::trace_once).
+//
+// Every device of such a call runs the same program: the same ops on the same shapes, the same buffers
+// allocated, retagged and released in the same order, the same collectives. The recording runs the function
+// once, on a context of its own (DeviceContext::record_with) whose buffers go to a ledger of its own and
+// whose compute and collectives are written down instead of simulated. Each device then replays the record
+// against its own ledger, books the same compute and runs each collective itself, so that its times and
+// memory are those of running the function, without making the function's arrays and pytrees once per device.
+//
+// A buffer is known by its id in the recording's ledger. A device holds one handle on its buffer for each
+// recorded id bound to it and drops it where the recording's buffer was released: a device buffer is then
+// released when the last of its ids is, as the program's handles on it would have released it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "spmdsim/array.hpp"
+#include "spmdsim/memory.hpp"
+#include "spmdsim/pytree.hpp"
+
+namespace spmdsim::detail {
+
+class DeviceContext;
+
+// Met while recording where the program does what differs from one device to another or needs the other
+// devices (axis_index, a collective that cannot be recorded, the communication stream, a transfer): the call
+// then runs the function on every device.
+class NotReplayable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A collective as the program called it, to be called again on each device's operands.
+using RecordedCollective = std::function<Tree(const Tree& operands)>;
+using DeviceEffect = std::function<void(int axis_index)>;
+
+// What a program did, in order.
+struct ProgramRecord {
+  // Arrays handed to a collective or returned: their tree (abstract leaves) and each leaf's buffer id
+  // (none: an array no device buffer holds).
+  struct Arrays {
+    Tree skeleton;
+    std::vector<std::optional<std::uint64_t>> ids;
+  };
+  struct Allocate {
+    std::uint64_t id;
+    Bytes bytes;
+    MemoryTag tag;
+    std::string label;
+  };
+  // The buffer of the call's input leaf `input`, or of leaf `leaf` of the last collective's result.
+  struct BindInput {
+    std::uint64_t id;
+    std::size_t input;
+  };
+  struct BindResult {
+    std::uint64_t id;
+    std::size_t leaf;
+  };
+  struct Release {
+    std::uint64_t id;
+  };
+  struct Retag {
+    std::uint64_t id;
+    MemoryTag tag;
+  };
+  struct Compute {
+    std::string name;
+    Seconds duration;
+  };
+  struct Collective {
+    RecordedCollective run;
+    Arrays operands;
+  };
+  struct Effect {
+    DeviceEffect run;
+  };
+  using Event = std::variant<Allocate, BindInput, BindResult, Release, Retag, Compute, Collective, Effect>;
+
+  std::vector<Event> events;
+  Arrays outputs;
+  std::size_t ids = 0;  // one past the largest buffer id
+};
+
+// Writes down what the recording context does. The context places its buffers in ledger(), which tells the
+// recorder of each event.
+class ProgramRecorder final : public MemoryObserver {
+ public:
+  ProgramRecorder();
+  ~ProgramRecorder() override;
+  ProgramRecorder(const ProgramRecorder&) = delete;
+  ProgramRecorder& operator=(const ProgramRecorder&) = delete;
+
+  const std::shared_ptr<MemoryLedger>& ledger() const { return ledger_; }
+  // The call's input leaf `index`, shaped as `like`, in a buffer of ctx's that each device's own input takes.
+  Array input(const DeviceContext& ctx, const Array& like, std::size_t index);
+  void compute(std::string_view name, Seconds duration);
+  // Records `run` on `operands` and returns what each device's call will give in their place: arrays of the
+  // operands' shapes (the recordable collectives keep them) in buffers the devices' results take.
+  Tree collective(const DeviceContext& ctx, const Tree& operands, RecordedCollective run);
+  void effect(DeviceEffect run);
+  // The record, once the function returned `outputs`; what the recording releases later is its own teardown.
+  ProgramRecord finish(const Tree& outputs);
+
+  void allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, const std::string& label) override;
+  void released(std::uint64_t id) override;
+  void retagged(std::uint64_t id, MemoryTag tag) override;
+
+ private:
+  ProgramRecord::Arrays arrays(const Tree& tree) const;
+  // A buffer of ctx's for `like` that stands for `binding`, not allocated on replay.
+  using Binding = std::variant<ProgramRecord::BindInput, ProgramRecord::BindResult>;
+  Array bound(const DeviceContext& ctx, const Array& like, Binding binding);
+
+  ProgramRecord record_;
+  std::shared_ptr<MemoryLedger> ledger_;
+  std::optional<Binding> binding_;  // what the next allocation stands for
+  bool finished_ = false;
+};
+
+// The recorder of the calling device's context, null when it runs its own program.
+ProgramRecorder* current_recorder();
+
+// Replays `record` on ctx's device, given its handles on the call's inputs (by input leaf); returns its
+// outputs.
+Tree replay_program(DeviceContext& ctx, const ProgramRecord& record, std::vector<Array> inputs);
+
+}  // namespace spmdsim::detail
