@@ -332,7 +332,8 @@ TrainState TrainStep::init_on_devices(Simulation& sim) const {
        .out_axes = Axes::tuple({plan.params_axes, plan.state_axes}),
        .axis_name = plan.options.axis_name,
        .devices = plan.options.devices,
-       .name = plan.options.name + "_init"});
+       .name = plan.options.name + "_init",
+       .trace_once = plan.options.trace_once});
   Tree out = make_state(sim, {Array::abstract({plan.num_devices}, DType::i32)});
   return {out[0], out[1]};
 }

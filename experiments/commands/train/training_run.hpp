@@ -98,7 +98,8 @@ std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& plat
 // transformer's sequences), SimGrid getting
 // `simgrid_argv` (the program name, then --cfg / --log). Writes the run's Chrome trace to `trace_path` unless
 // it is empty, in place (write_file_through: the caller's OutputFiles::staged path). Throws UsageError when
-// the platform has fewer devices.
+// the platform has fewer devices. For a process that exits once it has the result (run_in_children): the
+// devices' training state is left to the exit, not freed.
 TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& platform,
                             std::vector<std::string> simgrid_argv, int devices, std::int64_t global_batch,
                             const std::string& trace_path);

@@ -97,6 +97,7 @@ class MemoryLedger {
   const std::string& device_name() const { return device_name_; }
   Bytes capacity() const { return capacity_; }
   Bytes in_use() const { return in_use_; }
+  const BytesByTag& in_use_by_tag() const { return by_tag_; }
   Bytes peak() const { return peak_; }
   Seconds peak_time() const { return peak_time_; }
   // What the buffers held at the peak, by tag (sums to peak()).

@@ -422,14 +422,16 @@ Args device_args(const Args& args, const PmapOptions& options, const std::vector
 
 // Every output buffer counts as an output from now on; values made on the host side of the function
 // (constants) are placed on the device.
-Tree claim_outputs(DeviceContext& ctx, const Tree& out) {
-  return out.map([&](const Array& leaf) {
-    if (leaf.allocation() && leaf.allocation()->device() == ctx.device()) {
+// The leaves of the device's outputs, in order.
+std::vector<Array> claim_outputs(DeviceContext& ctx, const Tree& out) {
+  std::vector<Array> claimed = out.leaves();
+  for (Array& leaf : claimed) {
+    if (leaf.allocation() && leaf.allocation()->device() == ctx.device())
       leaf.allocation()->retag(MemoryTag::outputs);
-      return leaf;
-    }
-    return ctx.place(leaf, MemoryTag::outputs, "output");
-  });
+    else
+      leaf = ctx.place(leaf, MemoryTag::outputs, "output");
+  }
+  return claimed;
 }
 
 // The host's view of split results: the shards stacked along `axis`, but only once the host reads the values
@@ -456,14 +458,11 @@ int out_axis_in_range(int axis, std::int64_t out_rank) {
 
 // The host's view of the call's results: each leaf stacked over the outermost axis from one device per
 // outer index (every device of an inner group holds the same value), resident on every device.
-Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& options,
-                      const std::vector<int>& devices, std::size_t group_size) {
-  const Tree& first = per_device.front();
-  std::vector<AxisLeaf> axes;
-  axes = detail::broadcast_prefix(options.out_axes, first, "pmap out_axes", "");
-  std::vector<std::vector<Array>> leaves;
-  leaves.reserve(per_device.size());
-  for (const auto& tree : per_device) leaves.push_back(tree.leaves());
+// The call's outputs, of `structure` (the first device's output tree), from each device's output leaves.
+Tree assemble_outputs(const Tree& structure, std::vector<std::vector<Array>> leaves,
+                      const PmapOptions& options, const std::vector<int>& devices, std::size_t group_size) {
+  const std::vector<AxisLeaf> axes =
+      detail::broadcast_prefix(options.out_axes, structure, "pmap out_axes", "");
   std::vector<Array> assembled;
   assembled.reserve(axes.size());
   for (std::size_t i = 0; i < axes.size(); ++i) {
@@ -487,7 +486,7 @@ Tree assemble_outputs(const std::vector<Tree>& per_device, const PmapOptions& op
     residency->shards = std::move(shards);
     assembled.push_back(stacked_when_read(outer, axis).with_residency(std::move(residency)));
   }
-  return first.rebuild(assembled);
+  return structure.rebuild(assembled);
 }
 
 // What the first device gets of each leaf, as shapes alone (the host checks a nested pmap on them).
@@ -714,7 +713,8 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   for (int d : call.devices) runtime.ledger(d)->start_window();
   XBT_VERB("%s on %zu devices, %zu argument leaves", options_.name.c_str(), n, leaves.size());
 
-  std::vector<Tree> outputs(n);
+  std::vector<std::vector<Array>> outputs(n);  // each device's output leaves
+  Tree output_structure;
   std::vector<std::unique_ptr<DeviceContext>> contexts;
   for (std::size_t rank = 0; rank < n; ++rank)
     contexts.push_back(std::make_unique<DeviceContext>(runtime, call, static_cast<int>(rank)));
@@ -741,6 +741,9 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
                               : run_levels(*ctx, levels_, 1, fn_, std::move(device));
             ctx->finish_stream();  // collectives still on the device's stream are waited for
             outputs[rank] = claim_outputs(*ctx, out);
+            if (rank == 0)
+              output_structure =
+                  out.map([](const Array& leaf) { return Array::abstract(leaf.shape(), leaf.dtype()); });
           }  // its inputs released at the device's own time, before the compute booked up to then runs
           ctx->flush_compute();
           XBT_VERB("device %d: %s's program ends", ctx->device(), options_.name.c_str());
@@ -773,7 +776,8 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
     call.report.memory.push_back(
         {ledger.device_name(), ledger.capacity(), ledger.window_peak(), ledger.window_at_peak()});
   }
-  Tree result = assemble_outputs(outputs, options_, call.devices, n / static_cast<std::size_t>(size));
+  Tree result = assemble_outputs(output_structure, std::move(outputs), options_, call.devices,
+                                 n / static_cast<std::size_t>(size));
   runtime.add_call(std::move(call.report));
   return result;
 }

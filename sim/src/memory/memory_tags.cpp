@@ -41,8 +41,7 @@ const MemoryLedger* device_ledger() {
 
 MemoryByTag live_memory() {
   MemoryByTag out;
-  if (const MemoryLedger* ledger = device_ledger())
-    for (const LiveBuffer& buffer : ledger->live_buffers()) out.bytes[buffer.tag.index()] += buffer.bytes;
+  if (const MemoryLedger* ledger = device_ledger()) out.bytes = ledger->in_use_by_tag();
   return out;
 }
 
