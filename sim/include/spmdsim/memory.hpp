@@ -126,9 +126,18 @@ class MemoryLedger {
   BytesByTag tag_peaks_{};
   Bytes window_peak_ = 0;
   BytesByTag window_at_peak_{};
-  // The live buffers by id. An id is a slot, reused once released (only its DeviceAllocation holds it, and
+  // A buffer as the ledger keeps it, its label by its index among every label seen: a device holds
+  // thousands of buffers, thousands of devices hold the same labels.
+  struct Slot {
+    Bytes bytes = 0;
+    Seconds since = 0;
+    std::uint32_t label = 0;
+    MemoryTag tag{0};
+    bool live = false;
+  };
+  // The buffers by id. An id is a slot, reused once released (only its DeviceAllocation holds it, and
   // releases it once), so a simulation with millions of short-lived buffers allocates no node per buffer.
-  std::vector<std::optional<LiveBuffer>> slots_;
+  std::vector<Slot> slots_;
   std::vector<std::uint64_t> free_slots_;
   MemoryTimeline timeline_;
   MemoryObserver* observer_ = nullptr;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,6 +19,26 @@ std::vector<std::string>& tag_names() {
   static std::vector<std::string> names{"replicated_args", "input_shards", "outputs", "collective_scratch",
                                         "temporaries"};
   return names;
+}
+
+// Every buffer label seen, by index (MemoryLedger::Slot::label).
+class Labels {
+ public:
+  std::uint32_t index(const std::string& label) {
+    const auto [it, added] = indices_.try_emplace(label, static_cast<std::uint32_t>(texts_.size()));
+    if (added) texts_.push_back(&it->first);
+    return it->second;
+  }
+  const std::string& text(std::uint32_t index) const { return *texts_[index]; }
+
+ private:
+  std::unordered_map<std::string, std::uint32_t> indices_;
+  std::vector<const std::string*> texts_;  // keys of indices_, which never move
+};
+
+Labels& labels() {
+  static Labels all;
+  return all;
 }
 
 }  // namespace
@@ -72,24 +93,24 @@ std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string lab
     free_slots_.pop_back();
   }
   if (observer_ != nullptr) observer_->allocated(id, bytes, tag, label);
-  slots_[id] = LiveBuffer{id, std::move(label), tag, bytes, now};
+  slots_[id] = Slot{bytes, now, labels().index(label), tag, true};
   record(now, tag, bytes);
   return id;
 }
 
 void MemoryLedger::release(std::uint64_t id, Seconds now) {
-  if (id >= slots_.size() || !slots_[id]) return;
+  if (id >= slots_.size() || !slots_[id].live) return;
   if (observer_ != nullptr) observer_->released(id);
-  record(now, slots_[id]->tag, -slots_[id]->bytes);
-  slots_[id].reset();
+  record(now, slots_[id].tag, -slots_[id].bytes);
+  slots_[id].live = false;
   free_slots_.push_back(id);
 }
 
 void MemoryLedger::retag(std::uint64_t id, MemoryTag tag, Seconds now) {
-  if (id >= slots_.size() || !slots_[id]) return;
+  if (id >= slots_.size() || !slots_[id].live) return;
   if (observer_ != nullptr) observer_->retagged(id, tag);
-  if (slots_[id]->tag == tag) return;
-  LiveBuffer& buffer = *slots_[id];
+  if (slots_[id].tag == tag) return;
+  Slot& buffer = slots_[id];
   record(now, buffer.tag, -buffer.bytes);
   buffer.tag = tag;
   record(now, tag, buffer.bytes);
@@ -119,8 +140,9 @@ void MemoryLedger::start_window() {
 
 std::vector<LiveBuffer> MemoryLedger::live_buffers() const {
   std::vector<LiveBuffer> out;
-  for (const auto& slot : slots_)
-    if (slot) out.push_back(*slot);
+  for (std::uint64_t id = 0; id < slots_.size(); ++id)
+    if (const Slot& slot = slots_[id]; slot.live)
+      out.push_back({id, labels().text(slot.label), slot.tag, slot.bytes, slot.since});
   return out;
 }
 
