@@ -157,6 +157,7 @@ class DeviceAllocation {
   MemoryTag tag() const { return tag_; }
   // The buffer's id in its ledger while it lives (a released id is given to a later buffer).
   std::uint64_t id() const { return id_; }
+  bool belongs_to(const MemoryLedger& ledger) const { return ledger_.lock().get() == &ledger; }
   void retag(MemoryTag tag);
 
  private:

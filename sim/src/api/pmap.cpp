@@ -728,17 +728,19 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
         try {
           {
             auto inputs = receive_inputs(*ctx, leaves);
-            std::vector<Array> replayed_inputs;
-            Args device;
-            if (record)
-              replayed_inputs = inputs;
-            else
-              device = device_args(args, options_, inputs);
+            // The call's own hold on its inputs' buffers until the program ends; the function's arguments
+            // hold the donated ones alone.
+            std::vector<std::shared_ptr<DeviceAllocation>> held;
             for (std::size_t i = 0; i < leaves.size(); ++i)
-              if (leaves[i].donated) inputs[i] = Array();  // the function's arguments hold them alone
+              if (!leaves[i].donated) held.push_back(inputs[i].allocation());
             XBT_VERB("device %d: %s's program starts", ctx->device(), options_.name.c_str());
-            Tree out = record ? detail::replay_program(*ctx, *record, std::move(replayed_inputs))
-                              : run_levels(*ctx, levels_, 1, fn_, std::move(device));
+            Tree out;
+            if (record) {
+              out = detail::replay_program(*ctx, *record, std::move(inputs));
+            } else {
+              Args device = device_args(args, options_, std::exchange(inputs, {}));
+              out = run_levels(*ctx, levels_, 1, fn_, std::move(device));
+            }
             ctx->finish_stream();  // collectives still on the device's stream are waited for
             outputs[rank] = claim_outputs(*ctx, out);
             if (rank == 0)

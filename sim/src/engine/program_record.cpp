@@ -18,15 +18,18 @@ ProgramRecorder::~ProgramRecorder() {
   ledger_->observe(nullptr);  // arrays of the recording may outlive it and release into its ledger
 }
 
-Array ProgramRecorder::bound(const DeviceContext& ctx, const Array& like, Binding binding) {
-  binding_ = binding;
+Array ProgramRecorder::bound(const DeviceContext& ctx, const Array& like) {
+  binding_ = true;
   Array placed = ctx.place(Array::abstract(like.shape(), like.dtype()), MemoryTag::temporaries, "bound");
-  binding_.reset();
+  binding_ = false;
   return placed;
 }
 
 Array ProgramRecorder::input(const DeviceContext& ctx, const Array& like, std::size_t index) {
-  return bound(ctx, like, ProgramRecord::BindInput{0, index});
+  Array placed = bound(ctx, like);
+  if (record_.inputs.size() <= index) record_.inputs.resize(index + 1);
+  record_.inputs[index] = placed.allocation()->id();
+  return placed;
 }
 
 void ProgramRecorder::compute(std::string_view name, Seconds duration) {
@@ -38,6 +41,7 @@ ProgramRecord::Arrays ProgramRecorder::arrays(const Tree& tree) const {
   out.skeleton = tree.map([&](const Array& leaf) {
     if (!leaf.is_abstract()) throw NotReplayable("an array with values");
     const auto& allocation = leaf.allocation();
+    if (allocation && !allocation->belongs_to(*ledger_)) throw NotReplayable("a device buffer from outside");
     out.ids.push_back(allocation ? std::optional(allocation->id()) : std::nullopt);
     return Array::abstract(leaf.shape(), leaf.dtype());
   });
@@ -48,7 +52,9 @@ Tree ProgramRecorder::collective(const DeviceContext& ctx, const Tree& operands,
   record_.events.emplace_back(ProgramRecord::Collective{std::move(run), arrays(operands)});
   std::size_t leaf = 0;
   return operands.map([&](const Array& like) {
-    return bound(ctx, like, ProgramRecord::BindResult{0, leaf++});
+    Array placed = bound(ctx, like);
+    record_.events.emplace_back(ProgramRecord::BindResult{placed.allocation()->id(), leaf++});
+    return placed;
   });
 }
 
@@ -64,16 +70,7 @@ ProgramRecord ProgramRecorder::finish(const Tree& outputs) {
 
 void ProgramRecorder::allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, const std::string& label) {
   record_.ids = std::max(record_.ids, static_cast<std::size_t>(id) + 1);
-  if (!binding_) {
-    record_.events.emplace_back(ProgramRecord::Allocate{id, bytes, tag, label});
-    return;
-  }
-  std::visit(
-      [&](auto binding) {
-        binding.id = id;
-        record_.events.emplace_back(binding);
-      },
-      *binding_);
+  if (!binding_) record_.events.emplace_back(ProgramRecord::Allocate{id, bytes, tag, label});
 }
 
 void ProgramRecorder::released(std::uint64_t id) {
@@ -94,7 +91,6 @@ namespace {
 // A device's buffers by recorded id, and what its last collective gave.
 struct Replay {
   DeviceContext& ctx;
-  std::vector<Array> inputs;  // the call's, each handed to its id
   std::vector<std::shared_ptr<DeviceAllocation>> buffers;
   std::vector<Array> results;
 
@@ -107,9 +103,6 @@ struct Replay {
   }
 
   void operator()(const ProgramRecord::Allocate& e) { buffers[e.id] = ctx.allocate(e.bytes, e.tag, e.label); }
-  void operator()(const ProgramRecord::BindInput& e) {
-    buffers[e.id] = std::exchange(inputs[e.input], Array()).allocation();
-  }
   // The program's handles on a result are its ids': the result itself is dropped once bound.
   void operator()(const ProgramRecord::BindResult& e) {
     buffers[e.id] = std::exchange(results[e.leaf], Array()).allocation();
@@ -126,7 +119,9 @@ struct Replay {
 }  // namespace
 
 Tree replay_program(DeviceContext& ctx, const ProgramRecord& record, std::vector<Array> inputs) {
-  Replay replay{ctx, std::move(inputs), std::vector<std::shared_ptr<DeviceAllocation>>(record.ids), {}};
+  Replay replay{ctx, std::vector<std::shared_ptr<DeviceAllocation>>(record.ids), {}};
+  for (std::size_t i = 0; i < inputs.size(); ++i) replay.buffers[record.inputs[i]] = inputs[i].allocation();
+  inputs = {};  // the device's handles on its inputs are the ids' now
   for (const auto& event : record.events) std::visit(replay, event);
   return replay.arrays(record.outputs);
 }

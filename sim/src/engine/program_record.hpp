@@ -57,11 +57,7 @@ struct ProgramRecord {
     MemoryTag tag;
     std::string label;
   };
-  // The buffer of the call's input leaf `input`, or of leaf `leaf` of the last collective's result.
-  struct BindInput {
-    std::uint64_t id;
-    std::size_t input;
-  };
+  // The buffer of leaf `leaf` of the last collective's result.
   struct BindResult {
     std::uint64_t id;
     std::size_t leaf;
@@ -84,8 +80,9 @@ struct ProgramRecord {
   struct Effect {
     DeviceEffect run;
   };
-  using Event = std::variant<Allocate, BindInput, BindResult, Release, Retag, Compute, Collective, Effect>;
+  using Event = std::variant<Allocate, BindResult, Release, Retag, Compute, Collective, Effect>;
 
+  std::vector<std::uint64_t> inputs;  // the buffer id of each of the call's input leaves
   std::vector<Event> events;
   Arrays outputs;
   std::size_t ids = 0;  // one past the largest buffer id
@@ -117,13 +114,12 @@ class ProgramRecorder final : public MemoryObserver {
 
  private:
   ProgramRecord::Arrays arrays(const Tree& tree) const;
-  // A buffer of ctx's for `like` that stands for `binding`, not allocated on replay.
-  using Binding = std::variant<ProgramRecord::BindInput, ProgramRecord::BindResult>;
-  Array bound(const DeviceContext& ctx, const Array& like, Binding binding);
+  // A buffer of ctx's for `like` that a device's own buffer stands in for on replay (not allocated there).
+  Array bound(const DeviceContext& ctx, const Array& like);
 
   ProgramRecord record_;
   std::shared_ptr<MemoryLedger> ledger_;
-  std::optional<Binding> binding_;  // what the next allocation stands for
+  bool binding_ = false;  // the allocation under way is bound()'s
   bool finished_ = false;
 };
 
