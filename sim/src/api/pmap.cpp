@@ -420,9 +420,8 @@ Args device_args(const Args& args, const PmapOptions& options, const std::vector
   return out;
 }
 
-// Every output buffer counts as an output from now on; values made on the host side of the function
-// (constants) are placed on the device.
-// The leaves of the device's outputs, in order.
+// The leaves of the device's outputs, in order. Every output buffer counts as an output from now on; values
+// made on the host side of the function (constants) are placed on the device.
 std::vector<Array> claim_outputs(DeviceContext& ctx, const Tree& out) {
   std::vector<Array> claimed = out.leaves();
   for (Array& leaf : claimed) {
@@ -456,9 +455,9 @@ int out_axis_in_range(int axis, std::int64_t out_rank) {
   return axis < 0 ? static_cast<int>(axis + out_rank) : axis;
 }
 
-// The host's view of the call's results: each leaf stacked over the outermost axis from one device per
-// outer index (every device of an inner group holds the same value), resident on every device.
-// The call's outputs, of `structure` (the first device's output tree), from each device's output leaves.
+// The host's view of the call's results, a tree of `structure` (the first device's outputs) from each
+// device's output leaves: each leaf stacked over the outermost axis from one device per outer index (every
+// device of an inner group holds the same value), resident on every device.
 Tree assemble_outputs(const Tree& structure, std::vector<std::vector<Array>> leaves,
                       const PmapOptions& options, const std::vector<int>& devices, std::size_t group_size) {
   const std::vector<AxisLeaf> axes =
@@ -633,7 +632,7 @@ std::shared_ptr<const detail::ProgramRecord> record_program(detail::Runtime& run
   try {
     std::vector<Array> inputs;
     const auto shapes = first_shard_shapes(leaves);
-    for (std::size_t i = 0; i < leaves.size(); ++i) inputs.push_back(recorder.input(ctx, shapes[i], i));
+    for (const Array& shape : shapes) inputs.push_back(recorder.input(ctx, shape));
     Args device = device_args(args, levels.front(), inputs);
     for (std::size_t i = 0; i < leaves.size(); ++i)
       if (leaves[i].donated) inputs[i] = Array();

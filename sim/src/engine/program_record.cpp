@@ -25,10 +25,9 @@ Array ProgramRecorder::bound(const DeviceContext& ctx, const Array& like) {
   return placed;
 }
 
-Array ProgramRecorder::input(const DeviceContext& ctx, const Array& like, std::size_t index) {
+Array ProgramRecorder::input(const DeviceContext& ctx, const Array& like) {
   Array placed = bound(ctx, like);
-  if (record_.inputs.size() <= index) record_.inputs.resize(index + 1);
-  record_.inputs[index] = placed.allocation()->id();
+  record_.inputs.push_back(placed.allocation()->id());
   return placed;
 }
 

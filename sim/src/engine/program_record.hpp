@@ -98,8 +98,8 @@ class ProgramRecorder final : public MemoryObserver {
   ProgramRecorder& operator=(const ProgramRecorder&) = delete;
 
   const std::shared_ptr<MemoryLedger>& ledger() const { return ledger_; }
-  // The call's input leaf `index`, shaped as `like`, in a buffer of ctx's that each device's own input takes.
-  Array input(const DeviceContext& ctx, const Array& like, std::size_t index);
+  // The call's next input leaf, shaped as `like`, in a buffer of ctx's that each device's own input takes.
+  Array input(const DeviceContext& ctx, const Array& like);
   void compute(std::string_view name, Seconds duration);
   // Records `run` on `operands` and returns what each device's call will give in their place: arrays of the
   // operands' shapes (the recordable collectives keep them) in buffers the devices' results take.
