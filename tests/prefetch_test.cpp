@@ -167,6 +167,22 @@ TEST(DevicePut, ACallEndsWithoutWaitingForCopiesStillInFlight) {
   expect_seconds(sim.now(), 2 * kHostLatency + (8e6 + 4) * kHostBeta);
 }
 
+// The device's work ends as its copy of x arrives, at the moment the copy of y starts: the call ends then,
+// with y's transfer, and the actor taking it on the device, still to go.
+TEST(DevicePut, ACallEndingAsTheNextCopyStartsEndsThen) {
+  auto sim = fixed_compute_simulation(0);
+  const Array x = Array::full({kDevices, 1000}, 1.0);
+  const Tree put_x = sim.device_put_sharded(Tree(x));
+  const Tree put_y = sim.device_put_sharded(Tree(Array::zeros({kDevices, 1000000})));
+  auto identity = pmap([](const Args& a) -> Tree { return a[0].array(); });
+  const Tree out = identity(sim, {put_x.leaf()});
+  const Seconds x_arrives = kHostLatency + 4000 * kHostBeta;
+  expect_seconds(sim.now(), x_arrives);
+  sim.device_get(put_y);
+  expect_seconds(sim.now(), x_arrives + 2 * (kHostLatency + 4e6 * kHostBeta));
+  EXPECT_TRUE(array_equal(sim.device_get(out).leaf(), x));
+}
+
 TEST(DevicePut, ACallThatFailsLeavesTheCopiesInFlight) {
   auto sim = fixed_compute_simulation(0);
   const Array x = Array::full({kDevices, 1000}, 4.0);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -21,7 +22,7 @@
 #include "api/kernels/kernels.hpp"
 #include "api/prefix_match.hpp"
 #include "engine/device_context.hpp"
-#include "engine/direct_transfer.hpp"
+#include "engine/host_transfer.hpp"
 #include "engine/program_record.hpp"
 #include "engine/runtime.hpp"
 #include "spmdsim/errors.hpp"
@@ -325,7 +326,7 @@ bool already_in_place(const InputLeaf& leaf, const std::vector<int>& devices) {
 }
 
 // The inputs of one device: resident shards as they are (a put's once they have arrived), the rest sent from
-// its host CPU over its host link as the call starts, as one transfer of all their bytes (direct_transfer.hpp
+// its host CPU over its host link as the call starts, as one transfer of all their bytes (host_transfer.hpp
 // says why). Only the time the device waits is its transfer time: a put that arrived while an earlier call
 // computed costs nothing here.
 std::vector<Array> receive_inputs(DeviceContext& ctx, std::vector<InputLeaf>& leaves) {
@@ -344,10 +345,10 @@ std::vector<Array> receive_inputs(DeviceContext& ctx, std::vector<InputLeaf>& le
     }
   }
   const auto& hosts = ctx.runtime().hosts();
-  const simgrid::s4u::CommPtr transfer =
-      sent == 0
-          ? nullptr
-          : detail::start_direct_transfer(hosts.host_cpu(ctx.device()), hosts.device(ctx.device()), bytes);
+  std::optional<detail::HostTransfer> transfer;
+  if (sent > 0)
+    transfer.emplace(ctx.runtime().transfer_mailboxes(), hosts.host_cpu(ctx.device()),
+                     hosts.device(ctx.device()), bytes);
   const Seconds start = simgrid::s4u::Engine::get_clock();
   for (const auto* copy : arrivals) copy->wait_arrival();
   if (transfer) transfer->wait();

@@ -16,7 +16,9 @@ namespace spmdsim::detail {
 namespace {
 
 bool engine_taken = false;
-// Whom SimGrid's actor-termination callback (connected once per process) tells: the current owner's.
+// Whom SimGrid's actor-creation and termination callbacks (connected once per process) tell: the current
+// owner's.
+std::function<void(const simgrid::s4u::Actor&)> on_actor_start;
 std::function<void(aid_t)> on_actor_end;
 
 #ifdef SPMDSIM_SANITIZED
@@ -67,7 +69,9 @@ std::vector<std::string> settings_to_apply(const std::vector<std::string>& platf
 }  // namespace
 
 EngineOwner::EngineOwner(int* argc, char** argv, const std::vector<std::string>& platform,
-                         const std::vector<std::string>& settings, std::function<void(aid_t)> actor_ended) {
+                         const std::vector<std::string>& settings,
+                         std::function<void(const simgrid::s4u::Actor&)> actor_started,
+                         std::function<void(aid_t)> actor_ended) {
   if (engine_taken)
     throw std::logic_error(
         "one Simulation per process: SimGrid's engine and clock are per process (run each simulation in its "
@@ -79,14 +83,18 @@ EngineOwner::EngineOwner(int* argc, char** argv, const std::vector<std::string>&
   for (int i = 1; i < *argc; ++i)
     if (const std::string_view arg = argv[i]; arg.starts_with("--cfg=")) applied_.emplace_back(arg.substr(6));
   engine_ = make_engine(argc, argv);
+  on_actor_start = std::move(actor_started);
   on_actor_end = std::move(actor_ended);
-  static const bool termination_watched = [] {
+  static const bool actors_watched = [] {
+    simgrid::s4u::Actor::on_creation_cb([](const simgrid::s4u::Actor& actor) {
+      if (on_actor_start) on_actor_start(actor);
+    });
     simgrid::s4u::Actor::on_termination_cb([](const simgrid::s4u::Actor& actor) {
       if (on_actor_end) on_actor_end(actor.get_pid());
     });
     return true;
   }();
-  (void)termination_watched;
+  (void)actors_watched;
   const auto after_argv = settings_to_apply(platform, settings);
   for (const auto& setting : after_argv) simgrid::s4u::Engine::set_config(setting);
   applied_.insert(applied_.end(), after_argv.begin(), after_argv.end());
@@ -95,6 +103,7 @@ EngineOwner::EngineOwner(int* argc, char** argv, const std::vector<std::string>&
 }
 
 EngineOwner::~EngineOwner() {
+  on_actor_start = nullptr;
   on_actor_end = nullptr;
   engine_taken = false;
 }

@@ -14,8 +14,10 @@ XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_engine);
 namespace spmdsim::detail {
 
 Runtime::Runtime(int* argc, char** argv, const PlatformBuilder& builder, SimulationOptions options)
-    : engine_(argc, argv, builder.network_config(), options.simgrid_config,
-              [this](aid_t actor) { actor_ended(actor); }),
+    : engine_(
+          argc, argv, builder.network_config(), options.simgrid_config,
+          [this](const simgrid::s4u::Actor& actor) { host_copies_.actor_started(actor); },
+          [this](aid_t actor) { actor_ended(actor); }),
       config_(engine_.applied()) {
   platform_ = builder();
   if (platform_.devices.empty()) throw ValueError("the platform has no devices");

@@ -15,6 +15,7 @@
 #include "engine/engine_owner.hpp"
 #include "engine/failures.hpp"
 #include "engine/host_copies.hpp"
+#include "engine/host_transfer.hpp"
 #include "engine/platform_hosts.hpp"
 #include "engine/report_builder.hpp"
 #include "spmdsim/memory.hpp"
@@ -45,6 +46,7 @@ class Runtime {
   bool timelines() const { return timelines_; }  // SimulationOptions::timelines
   DeviceChannels& channels() { return channels_; }
   HostCopyQueue& host_copies() { return host_copies_; }
+  TransferMailboxes& transfer_mailboxes() { return transfer_mailboxes_; }
 
   // Runs the actors created since the last run to completion. If one failed, the first failure is
   // rethrown here (the failing actor kills the others so that none waits forever). Host copies still in
@@ -67,7 +69,8 @@ class Runtime {
   bool fusion_ = true;
   bool timelines_ = true;
   DeviceChannels channels_{hosts_};
-  HostCopyQueue host_copies_{hosts_};
+  TransferMailboxes transfer_mailboxes_;
+  HostCopyQueue host_copies_{hosts_, transfer_mailboxes_};
   CopyPause copy_pause_{engine_.engine(), host_copies_};
   Failures failures_{engine_.engine(), host_copies_};
   ReportBuilder reports_{platform_, config_, collectives_, ledgers_};

@@ -1,16 +1,14 @@
 #include "spmdsim/simulation.hpp"
 
-#include <algorithm>
 #include <map>
 #include <memory>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <simgrid/s4u/Actor.hpp>
-#include <simgrid/s4u/Comm.hpp>
 
-#include "engine/direct_transfer.hpp"
 #include "engine/host_copies.hpp"
+#include "engine/host_transfer.hpp"
 #include "engine/runtime.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/residency.hpp"
@@ -98,54 +96,28 @@ Tree Simulation::device_get(const Tree& tree) {
     auto add_span = [&runtime, &call](std::size_t k, const char* name, Seconds start, Seconds end) {
       if (runtime.timelines()) call.spans[k].push_back({SpanKind::transfer, name, start, end});
     };
-    // Sends the fetches of the devices `ks` (indices into `devices`) to their host CPUs at once, from the
-    // calling actor, one transfer of all its fetches' bytes per device (direct_transfer.hpp says why), and
-    // books each device's transfer from `start` until its fetches are on the host.
-    auto send_to_host = [&runtime, &fetches_of, &call, &devices, &add_span](
-                            const std::vector<std::size_t>& ks, Seconds start, Seconds arrived) {
-      std::vector<simgrid::s4u::CommPtr> sends;
-      const auto& hosts = runtime.hosts();
-      for (std::size_t k : ks) {
-        Bytes bytes = 0;
-        for (const Fetch* f : fetches_of[k]) bytes += static_cast<Bytes>(f->shard.nbytes());
-        sends.push_back(
-            detail::start_direct_transfer(hosts.device(devices[k]), hosts.host_cpu(devices[k]), bytes));
-      }
-      simgrid::s4u::Comm::wait_all(sends);
-      for (std::size_t i = 0; i < ks.size(); ++i) {
-        const Seconds end = sends[i]->get_finish_time();
-        call.times[ks[i]].transfer += end - start;
-        add_span(ks[i], "device->host", arrived, end);
-      }
-    };
-    // Devices holding all their shards send from one actor; one still receiving a put's copy waits for it in
-    // an actor of its own first.
-    std::vector<std::size_t> ready;
+    // Each device, in an actor of its own, waits for any put's copy still on its way to it, then sends all
+    // its fetches to its host CPU as one transfer (host_transfer.hpp says why) and books its transfer from
+    // the start until they are on the host.
     for (std::size_t k = 0; k < devices.size(); ++k) {
-      const auto& mine = fetches_of[k];
-      const bool waits = std::any_of(mine.begin(), mine.end(), [](const Fetch* f) {
-        return f->arrival != nullptr && !f->arrival->arrived();
-      });
-      if (!waits) {
-        ready.push_back(k);
-        continue;
-      }
-      auto* host = runtime.hosts().device(devices[k]);
-      simgrid::s4u::Actor::create("device_get", host, [&mine, &send_to_host, &add_span, k] {
-        const Seconds start = simgrid::s4u::Engine::get_clock();
-        for (const Fetch* f : mine)
-          if (f->arrival != nullptr) f->arrival->wait_arrival();
-        const Seconds arrived = simgrid::s4u::Engine::get_clock();
-        if (arrived > start) add_span(k, "host->device", start, arrived);
-        send_to_host({k}, start, arrived);
-      });
-    }
-    if (!ready.empty()) {
-      auto* host_cpu = runtime.hosts().host_cpu(devices[ready.front()]);
-      simgrid::s4u::Actor::create("device_get", host_cpu, [&send_to_host, ready] {
-        const Seconds start = simgrid::s4u::Engine::get_clock();
-        send_to_host(ready, start, start);
-      });
+      auto* device_host = runtime.hosts().device(devices[k]);
+      simgrid::s4u::Actor::create(
+          "device_get", device_host, [&runtime, &fetches_of, &call, &devices, &add_span, k] {
+            const Seconds start = simgrid::s4u::Engine::get_clock();
+            Bytes bytes = 0;
+            for (const Fetch* f : fetches_of[k]) {
+              if (f->arrival != nullptr) f->arrival->wait_arrival();
+              bytes += static_cast<Bytes>(f->shard.nbytes());
+            }
+            const Seconds arrived = simgrid::s4u::Engine::get_clock();
+            if (arrived > start) add_span(k, "host->device", start, arrived);
+            const auto& hosts = runtime.hosts();
+            detail::HostTransfer transfer(runtime.transfer_mailboxes(), hosts.device(devices[k]),
+                                          hosts.host_cpu(devices[k]), bytes);
+            transfer.wait();
+            call.times[k].transfer += transfer.finish_time() - start;
+            add_span(k, "device->host", arrived, transfer.finish_time());
+          });
     }
     runtime.run();
     call.end = now();
