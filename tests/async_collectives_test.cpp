@@ -229,7 +229,7 @@ TEST(AsyncCollectives, TheReportsWritersShowTheStream) {
   f(sim, {Array::zeros({p, 1024})});
   const auto report = sim.report();
   const auto json = report_to_json(report);
-  EXPECT_EQ(json["schema_version"], 2);
+  EXPECT_EQ(json["schema_version"], kReportSchemaVersion);  // 2 added the stream
   const DeviceTimes& times = report.calls.back().times[0];
   const auto& written = json["calls"][0]["devices"][0];
   EXPECT_EQ(written["times"]["stream"]["psum"].get<double>(), times.stream.at("psum"));

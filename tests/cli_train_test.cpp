@@ -297,6 +297,19 @@ TEST(Train, AggregatedRingPhasesGiveTheSameStepTime) {
   EXPECT_EQ(actual[0][12], expected[0][12]);  // peak(MiB)
 }
 
+// --trace-once off runs the abstract step on every device instead of replaying its program: the same row.
+TEST(Train, TraceOnceOffGivesTheSameRow) {
+  const std::string args =
+      "--model gpt2_small --preset dgx_h100 --devices 8 --batch 8 --steps 1 --precision mixed_bf16 "
+      "--aggregate";
+  const auto replayed = run_train(args, scratch_dir());
+  const auto per_device = run_train(args + " --trace-once off", scratch_dir());
+  ASSERT_EQ(replayed.status, 0) << replayed.err;
+  ASSERT_EQ(per_device.status, 0) << per_device.err;
+  ASSERT_EQ(table_rows(replayed.out).size(), 1u);
+  EXPECT_EQ(table_rows(per_device.out), table_rows(replayed.out));
+}
+
 // nccl, the default on a node of H200s: the gradient all-reduce of gpt2_small (bf16, 249 MB) runs as NVLS,
 // whose port traffic (p + 1)/p of the vector each way beats the ring's 2 (p - 1)/p, so the step's
 // communication is shorter than with --algorithm ring; the JSON names the algorithm, the compute is the same.
@@ -369,6 +382,7 @@ std::vector<BadInput> bad_inputs() {
       {"OverlapCommNotOnOrOff", "--strategy zero2 --overlap-comm yes",
        "--overlap-comm must be on or off (got 'yes')"},
       {"DonateStateNotOnOrOff", "--donate-state 1", "unknown --donate-state '1'; valid: on, off"},
+      {"TraceOnceNotOnOrOff", "--trace-once yes", "unknown --trace-once 'yes'; valid: on, off"},
       {"NegativePrefetchDepth", "--strategy zero3 --prefetch-depth=-1",
        "--prefetch-depth must be a whole number from 0 to 1024 (got '-1')"},
       {"PrefetchDepthForZero2", "--strategy zero2 --prefetch-depth 2",

@@ -196,11 +196,11 @@ TEST_P(ReplayedTrainStep, IsTheStepRunOnEveryDevice) {
 INSTANTIATE_TEST_SUITE_P(Cases, ReplayedTrainStep,
                          ::testing::Values(TrainCase{models::Precision::fp32, 1, false},
                                            TrainCase{models::Precision::mixed_bf16, 2, true}),
-                         [](const auto& info) {
-                           return std::string(info.param.precision == models::Precision::fp32 ? "fp32"
+                         [](const auto& test) {
+                           return std::string(test.param.precision == models::Precision::fp32 ? "fp32"
                                                                                               : "mixed") +
-                                  "_micro" + std::to_string(info.param.micro_batches) +
-                                  (info.param.donate ? "_donated" : "");
+                                  "_micro" + std::to_string(test.param.micro_batches) +
+                                  (test.param.donate ? "_donated" : "");
                          });
 
 }  // namespace

@@ -75,19 +75,25 @@ class Simulation:
     aggregate  True: each ring phase of a collective on shapes only (abstract runs) moves as one transfer each
                way plus the other messages' latencies, as `spmdsim train --aggregate` runs it: the same times
                under the alpha-beta model, for large device counts (docs/performance.md#aggregated-phases)
+    trace_once True (default): an abstract run's program runs once and every device replays it, as JAX
+               traces a pmapped function once: the same times and memory for far less work at many devices
+               (docs/scale.md; a program that reads axis_index runs on every device); False: every device
+               runs it
 
     SimGrid has one engine per process: make one Simulation per process. Consecutive run() calls are one
     timeline.
     """
 
     def __init__(self, preset=None, devices=None, topology=None, nodes=None, platform=None, hostfile=None,
-                 host_cpu=None, cfg=(), algorithms=None, protocol=None, fusion=True, aggregate=False):
-        for name, value in (("fusion", fusion), ("aggregate", aggregate)):
+                 host_cpu=None, cfg=(), algorithms=None, protocol=None, fusion=True, aggregate=False,
+                 trace_once=True):
+        for name, value in (("fusion", fusion), ("aggregate", aggregate), ("trace_once", trace_once)):
             if not isinstance(value, bool):
                 raise TypeError(f"{name} must be True or False, got {value!r}")
         self._sim = _core.Simulation(preset or "", int(devices or 0), topology or "", str(nodes or ""),
                                      str(platform or ""), str(hostfile or ""), host_cpu or "", list(cfg),
                                      dict(algorithms or {}), protocol or "", fusion, aggregate)
+        self._trace_once = trace_once
         self._traced = {}
         # The arrays sim.run returned whose values are still on the devices, as jax.Arrays stay: id of the
         # (read-only) numpy array -> (a weak reference to it, its device-resident array in the engine).
@@ -122,7 +128,7 @@ class Simulation:
         operands = [self._operand(traced, v, leaves, abstract) for v in traced.operands]
         out = self._sim.run_pmap(traced.program, operands, traced.in_axes, traced.out_axes, traced.axis_name,
                                  traced.axis_size, traced.devices, traced.name, traced.inner_axes,
-                                 traced.donated)
+                                 traced.donated, self._trace_once)
         if abstract:
             return traced.out_shape
         results = []

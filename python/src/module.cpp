@@ -86,21 +86,23 @@ py::array_t<double> values_of(const Array& a) {
 // One pmap call of `program`; its outputs stay on the devices (device-resident arrays, readable without a
 // transfer in simulated time), as a jax.Array does until the host reads it (read_back).
 // `inner_axes`: the nested pmaps' (axis name, size) per depth, outermost first. `donated`: the arguments
-// (leaves) pmap's donate_argnums gives the call, released on each device after their last use.
+// (leaves) pmap's donate_argnums gives the call, released on each device after their last use. `trace_once`:
+// PmapOptions::trace_once.
 std::vector<Array> run_pmap(Simulation& sim, std::shared_ptr<Program> program, const std::vector<Array>& args,
                             const std::vector<std::int64_t>& in_axes,
                             const std::vector<std::int64_t>& out_axes, const std::string& axis_name,
                             std::int64_t axis_size, const std::optional<std::vector<int>>& devices,
                             const std::string& name,
                             const std::vector<std::pair<std::string, std::int64_t>>& inner_axes,
-                            const std::vector<int>& donated) {
+                            const std::vector<int>& donated, bool trace_once) {
   PmapOptions options{.in_axes = pmap_axes(in_axes),
                       .out_axes = pmap_axes(out_axes),
                       .axis_name = axis_name,
                       .donate_argnums = donated,
                       .devices = devices,
                       .axis_size = axis_size,
-                      .name = name};
+                      .name = name,
+                      .trace_once = trace_once};
   for (const auto& [inner_name, size] : inner_axes) options.inner_axes.push_back({inner_name, size});
   const auto pmapped = pmap([program](Args a) { return program->run(std::move(a)); }, std::move(options));
   const Args call_args(args.begin(), args.end());

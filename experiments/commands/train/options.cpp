@@ -30,7 +30,7 @@ std::string_view scaling_name(Scaling scaling) {
 
 std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   std::string devices, scaling, batch, strategy, micro_batches, precision, steps, bucket_mb, prefetch, seed,
-      jobs, fusion, shard, algorithm, donate_state;
+      jobs, fusion, shard, algorithm, donate_state, trace_once;
   double learning_rate = 0;
   PlatformRequest platform;
   ModelRequest model;
@@ -66,6 +66,10 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "learning-rate", po::value(&learning_rate)->default_value(0.01), "the optimizer's learning rate")(
       "abstract", po::bool_switch(&options.setup.abstract),
       "train on shapes only: every cost and size, no values (and no loss)")(
+      "trace-once", po::value(&trace_once)->default_value("on"),
+      "on: on shapes only, the step's program runs once and every device replays it (the same times and "
+      "memory, far less work at many devices; a strategy that reads its rank runs on every device); off: "
+      "it runs on every device (docs/scale.md)")(
       "algorithm", po::value(&algorithm),
       "the all_reduce, all_gather and reduce_scatter algorithm: one registered for all three (ring, nccl, "
       "nccl_ring, direct, ...) or auto (default: nccl on a node preset of NVIDIA GPUs or of MI300X, the "
@@ -179,6 +183,8 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
     return algorithm;
   });
   setup.fusion = values.attributed({"fusion"}, [&] { return parse_on_off(fusion, "--fusion"); });
+  setup.train_options.trace_once =
+      values.attributed({"trace-once"}, [&] { return parse_on_off(trace_once, "--trace-once"); });
   setup.optimizer = values.attributed({"optimizer", "learning-rate"}, [&] {
     if (!(learning_rate > 0) || !std::isfinite(learning_rate))
       throw UsageError(

@@ -14,7 +14,7 @@
 
 namespace spmdsim {
 
-inline constexpr int kReportSchemaVersion = 2;
+inline constexpr int kReportSchemaVersion = 3;
 
 enum class SpanKind { compute, communication, transfer };
 // One spelling for the JSON "kind" of a span and the Chrome-trace category.

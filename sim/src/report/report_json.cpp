@@ -15,6 +15,7 @@
 //   calls             [call]    in simulated order:
 //     name            string    the pmap's name, or "device_get" for a host read
 //     start, end      s
+//     replayed        bool      the function ran once and every device replayed it (PmapOptions::trace_once)
 //     devices         [call device]  in call order:
 //       index         int       global device index (into devices)
 //       times         times
@@ -31,7 +32,7 @@
 //          communication is exposed: the time the program was blocked in each collective (the wait() of an
 //          asynchronous one); stream is the asynchronous collectives' time on the communication stream,
 //          stream_waits the program's waits for them, hidden_communication = stream_total - stream_waits.
-// Version 2 added the stream fields and the spans' track.
+// Version 2 added the stream fields and the spans' track, version 3 the calls' replayed.
 // memory: {capacity: bytes, peak: bytes, at_peak: {tag name: bytes, every tag}}
 #include <string>
 
@@ -89,7 +90,11 @@ Json call_json(const CallReport& call) {
     device["spans"] = spans_json(call.spans[i]);
     devices.push_back(std::move(device));
   }
-  return {{"name", call.name}, {"start", call.start}, {"end", call.end}, {"devices", std::move(devices)}};
+  return {{"name", call.name},
+          {"start", call.start},
+          {"end", call.end},
+          {"replayed", call.replayed},
+          {"devices", std::move(devices)}};
 }
 
 Json timeline_json(const std::string& device, const MemoryTimeline& events) {
