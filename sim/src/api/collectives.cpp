@@ -405,16 +405,17 @@ std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& lea
 // and XLA's combiners join the all-gathers and reduce-scatters a tree_map makes. 389 gradients then pay a
 // few collectives' latencies, not 389.
 template <class RunOperands>
-Tree per_joined_call(const Tree& x, std::int64_t max_elements, const RunOperands& run) {
-  const std::vector<Array> leaves = x.leaves();
+std::vector<Array> per_joined_call(const std::vector<Array>& leaves, std::int64_t max_elements,
+                                   const RunOperands& run) {
   std::vector<Array> results(leaves.size());
   for (const auto& call : joined_calls(leaves, max_elements)) {
     std::vector<Array> operands;
+    operands.reserve(call.size());
     for (std::size_t i : call) operands.push_back(leaves[i]);
     std::vector<Array> outputs = run(operands);
     for (std::size_t j = 0; j < call.size(); ++j) results[call[j]] = std::move(outputs[j]);
   }
-  return x.rebuild(results);
+  return results;
 }
 
 }  // namespace
@@ -440,25 +441,28 @@ using detail::all_reduce;
 
 namespace {
 
-// A reduction whose results have its operands' shapes: run on the device, or, while the device's program is
-// recorded (program_record.hpp), written down to be run again on each device. A name the call did not bind
-// is a NameError either way.
+// A reduction whose results have its operands' shapes, `reduce` taking the leaves of `x` to theirs: run on
+// the device, or, while the device's program is recorded (program_record.hpp), written down to be run again
+// on each device. A name the call did not bind is a NameError either way.
 template <class Operand, class Reduce>
 Operand reduced(const Operand& x, const AxisName& axis_name, const Reduce& reduce) {
-  detail::ProgramRecorder* recorder = detail::current_recorder();
-  if (recorder == nullptr) return reduce(x);
-  const detail::DeviceContext& ctx = *detail::current_device();
-  ctx.axis_levels(axis_name);
-  const Tree result = recorder->collective(ctx, Tree(x), [reduce](const Tree& operands) -> Tree {
-    if constexpr (std::is_same_v<Operand, Array>)
-      return reduce(operands.leaf());
-    else
-      return reduce(operands);
-  });
+  std::vector<Array> leaves;
   if constexpr (std::is_same_v<Operand, Array>)
-    return result.leaf();
+    leaves.push_back(x);
   else
-    return result;
+    leaves = x.leaves();
+  std::vector<Array> results;
+  if (detail::ProgramRecorder* recorder = detail::current_recorder(); recorder == nullptr) {
+    results = reduce(leaves);
+  } else {
+    const detail::DeviceContext& ctx = *detail::current_device();
+    ctx.axis_levels(axis_name);
+    results = recorder->collective(ctx, leaves, reduce);
+  }
+  if constexpr (std::is_same_v<Operand, Array>)
+    return std::move(results.front());
+  else
+    return x.rebuild(results);
 }
 
 double group_size(const AxisName& axis_name, const AxisIndexGroups& groups) {
@@ -469,36 +473,36 @@ double group_size(const AxisName& axis_name, const AxisIndexGroups& groups) {
 
 Array psum(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const Array& operand) {
-    return all_reduce(operand, axis_name, groups, ReduceOp::sum, "psum", options);
+  return reduced(x, axis_name, [=](const std::vector<Array>& operand) {
+    return std::vector{all_reduce(operand.front(), axis_name, groups, ReduceOp::sum, "psum", options)};
   });
 }
 
 Array pmean(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
             const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const Array& operand) {
-    Array total = all_reduce(operand, axis_name, groups, ReduceOp::sum, "pmean", options);
-    return detail::mean_of_sum(total, group_size(axis_name, groups));
+  return reduced(x, axis_name, [=](const std::vector<Array>& operand) {
+    Array total = all_reduce(operand.front(), axis_name, groups, ReduceOp::sum, "pmean", options);
+    return std::vector{detail::mean_of_sum(total, group_size(axis_name, groups))};
   });
 }
 
 Array pmax(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const Array& operand) {
-    return all_reduce(operand, axis_name, groups, ReduceOp::max, "pmax", options);
+  return reduced(x, axis_name, [=](const std::vector<Array>& operand) {
+    return std::vector{all_reduce(operand.front(), axis_name, groups, ReduceOp::max, "pmax", options)};
   });
 }
 
 Array pmin(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const Array& operand) {
-    return all_reduce(operand, axis_name, groups, ReduceOp::min, "pmin", options);
+  return reduced(x, axis_name, [=](const std::vector<Array>& operand) {
+    return std::vector{all_reduce(operand.front(), axis_name, groups, ReduceOp::min, "pmin", options)};
   });
 }
 
 Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
           const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const Tree& operands) {
+  return reduced(x, axis_name, [=](const std::vector<Array>& operands) {
     return per_joined_call(operands, kMaxJoinedElements, [&](const std::vector<Array>& joined) {
       return all_reduce_operands(joined, axis_name, groups, ReduceOp::sum, "psum", options);
     });
@@ -507,7 +511,7 @@ Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& group
 
 Tree pmean(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const Tree& operands) {
+  return reduced(x, axis_name, [=](const std::vector<Array>& operands) {
     const double count = group_size(axis_name, groups);
     return per_joined_call(operands, kMaxJoinedElements, [&](const std::vector<Array>& joined) {
       std::vector<Array> totals =
@@ -529,10 +533,11 @@ Tree all_gather(const Tree& x, const AxisName& axis_name, int axis, bool tiled, 
                 const CollectiveOptions& options) {
   // The cap is on what each call gathers, which is what the ring's pieces hold.
   const auto count = static_cast<std::int64_t>(my_group(device_for(axis_name), axis_name, groups).size());
-  return per_joined_call(x, kMaxJoinedElements / count, [&](const std::vector<Array>& operands) {
-    return all_gather_operands(operands, device_for(axis_name).axis_group(axis_name), axis, tiled, groups,
-                               options);
-  });
+  return x.rebuild(
+      per_joined_call(x.leaves(), kMaxJoinedElements / count, [&](const std::vector<Array>& operands) {
+        return all_gather_operands(operands, device_for(axis_name).axis_group(axis_name), axis, tiled, groups,
+                                   options);
+      }));
 }
 
 Array psum_scatter(const Array& x, const AxisName& axis_name, int scatter_dimension, bool tiled,
@@ -542,9 +547,9 @@ Array psum_scatter(const Array& x, const AxisName& axis_name, int scatter_dimens
 
 Tree psum_scatter(const Tree& x, const AxisName& axis_name, int scatter_dimension, bool tiled,
                   const AxisIndexGroups& groups, const CollectiveOptions& options) {
-  return per_joined_call(x, kMaxJoinedElements, [&](const std::vector<Array>& operands) {
+  return x.rebuild(per_joined_call(x.leaves(), kMaxJoinedElements, [&](const std::vector<Array>& operands) {
     return psum_scatter_operands(operands, axis_name, scatter_dimension, tiled, groups, options);
-  });
+  }));
 }
 
 Array ppermute(const Array& x, const AxisName& axis_name, const std::vector<std::pair<int, int>>& perm) {

@@ -35,26 +35,29 @@ void ProgramRecorder::compute(std::string_view name, Seconds duration) {
   record_.events.emplace_back(ProgramRecord::Compute{std::string(name), duration});
 }
 
-ProgramRecord::Arrays ProgramRecorder::arrays(const Tree& tree) const {
+ProgramRecord::Arrays ProgramRecorder::arrays(const std::vector<Array>& leaves) const {
   ProgramRecord::Arrays out;
-  out.skeleton = tree.map([&](const Array& leaf) {
+  for (const Array& leaf : leaves) {
     if (!leaf.is_abstract()) throw NotReplayable("an array with values");
     const auto& allocation = leaf.allocation();
     if (allocation && !allocation->belongs_to(*ledger_)) throw NotReplayable("a device buffer from outside");
     out.ids.push_back(allocation ? std::optional(allocation->id()) : std::nullopt);
-    return Array::abstract(leaf.shape(), leaf.dtype());
-  });
+    out.shapes.push_back(Array::abstract(leaf.shape(), leaf.dtype()));
+  }
   return out;
 }
 
-Tree ProgramRecorder::collective(const DeviceContext& ctx, const Tree& operands, RecordedCollective run) {
+std::vector<Array> ProgramRecorder::collective(const DeviceContext& ctx, const std::vector<Array>& operands,
+                                               RecordedCollective run) {
   record_.events.emplace_back(ProgramRecord::Collective{std::move(run), arrays(operands)});
-  std::size_t leaf = 0;
-  return operands.map([&](const Array& like) {
-    Array placed = bound(ctx, like);
-    record_.events.emplace_back(ProgramRecord::BindResult{placed.allocation()->id(), leaf++});
-    return placed;
-  });
+  std::vector<Array> results;
+  results.reserve(operands.size());
+  for (const Array& like : operands) {
+    results.push_back(bound(ctx, like));
+    record_.events.emplace_back(
+        ProgramRecord::BindResult{results.back().allocation()->id(), results.size() - 1});
+  }
+  return results;
 }
 
 void ProgramRecorder::effect(DeviceEffect run) {
@@ -62,7 +65,8 @@ void ProgramRecorder::effect(DeviceEffect run) {
 }
 
 ProgramRecord ProgramRecorder::finish(const Tree& outputs) {
-  record_.outputs = arrays(outputs);
+  record_.outputs = arrays(outputs.leaves());
+  record_.output_tree = outputs.rebuild(record_.outputs.shapes);
   finished_ = true;
   return std::move(record_);
 }
@@ -93,12 +97,14 @@ struct Replay {
   std::vector<std::shared_ptr<DeviceAllocation>> buffers;
   std::vector<Array> results;
 
-  Tree arrays(const ProgramRecord::Arrays& recorded) const {
-    std::size_t leaf = 0;
-    return recorded.skeleton.map([&](const Array& shape) {
-      const auto& id = recorded.ids[leaf++];
-      return id ? shape.on_device(buffers[*id]) : shape;
-    });
+  std::vector<Array> arrays(const ProgramRecord::Arrays& recorded) const {
+    std::vector<Array> out;
+    out.reserve(recorded.shapes.size());
+    for (std::size_t i = 0; i < recorded.shapes.size(); ++i) {
+      const auto& id = recorded.ids[i];
+      out.push_back(id ? recorded.shapes[i].on_device(buffers[*id]) : recorded.shapes[i]);
+    }
+    return out;
   }
 
   void operator()(const ProgramRecord::Allocate& e) { buffers[e.id] = ctx.allocate(e.bytes, e.tag, e.label); }
@@ -111,7 +117,7 @@ struct Replay {
     if (buffers[e.id]) buffers[e.id]->retag(e.tag);
   }
   void operator()(const ProgramRecord::Compute& e) { ctx.compute(e.name, e.duration); }
-  void operator()(const ProgramRecord::Collective& e) { results = e.run(arrays(e.operands)).leaves(); }
+  void operator()(const ProgramRecord::Collective& e) { results = e.run(arrays(e.operands)); }
   void operator()(const ProgramRecord::Effect& e) { e.run(ctx.index_along(0)); }
 };
 
@@ -122,7 +128,7 @@ Tree replay_program(DeviceContext& ctx, const ProgramRecord& record, std::vector
   for (std::size_t i = 0; i < inputs.size(); ++i) replay.buffers[record.inputs[i]] = inputs[i].allocation();
   inputs = {};  // the device's handles on its inputs are the ids' now
   for (const auto& event : record.events) std::visit(replay, event);
-  return replay.arrays(record.outputs);
+  return record.output_tree.rebuild(replay.arrays(record.outputs));
 }
 
 }  // namespace spmdsim::detail

@@ -39,16 +39,17 @@ class NotReplayable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A collective as the program called it, to be called again on each device's operands.
-using RecordedCollective = std::function<Tree(const Tree& operands)>;
+// A collective as the program called it, to be called again on each device's operands (the leaves of what
+// the program passed), giving the leaves of its result.
+using RecordedCollective = std::function<std::vector<Array>(const std::vector<Array>& operands)>;
 using DeviceEffect = std::function<void(int axis_index)>;
 
 // What a program did, in order.
 struct ProgramRecord {
-  // Arrays handed to a collective or returned: their tree (abstract leaves) and each leaf's buffer id
-  // (none: an array no device buffer holds).
+  // Arrays handed to a collective or returned: each one's shape (an abstract array) and buffer id (none: an
+  // array no device buffer holds).
   struct Arrays {
-    Tree skeleton;
+    std::vector<Array> shapes;
     std::vector<std::optional<std::uint64_t>> ids;
   };
   struct Allocate {
@@ -84,7 +85,8 @@ struct ProgramRecord {
 
   std::vector<std::uint64_t> inputs;  // the buffer id of each of the call's input leaves
   std::vector<Event> events;
-  Arrays outputs;
+  Tree output_tree;     // the outputs' structure (abstract leaves)
+  Arrays outputs;       // its leaves
   std::size_t ids = 0;  // one past the largest buffer id
 };
 
@@ -103,7 +105,8 @@ class ProgramRecorder final : public MemoryObserver {
   void compute(std::string_view name, Seconds duration);
   // Records `run` on `operands` and returns what each device's call will give in their place: arrays of the
   // operands' shapes (the recordable collectives keep them) in buffers the devices' results take.
-  Tree collective(const DeviceContext& ctx, const Tree& operands, RecordedCollective run);
+  std::vector<Array> collective(const DeviceContext& ctx, const std::vector<Array>& operands,
+                                RecordedCollective run);
   void effect(DeviceEffect run);
   // The record, once the function returned `outputs`; what the recording releases later is its own teardown.
   ProgramRecord finish(const Tree& outputs);
@@ -113,7 +116,7 @@ class ProgramRecorder final : public MemoryObserver {
   void retagged(std::uint64_t id, MemoryTag tag) override;
 
  private:
-  ProgramRecord::Arrays arrays(const Tree& tree) const;
+  ProgramRecord::Arrays arrays(const std::vector<Array>& leaves) const;
   // A buffer of ctx's for `like` that a device's own buffer stands in for on replay (not allocated there).
   Array bound(const DeviceContext& ctx, const Array& like);
 
