@@ -423,8 +423,7 @@ Args device_args(const Args& args, const PmapOptions& options, const std::vector
 
 // The leaves of the device's outputs, in order. Every output buffer counts as an output from now on; values
 // made on the host side of the function (constants) are placed on the device.
-std::vector<Array> claim_outputs(DeviceContext& ctx, const Tree& out) {
-  std::vector<Array> claimed = out.leaves();
+std::vector<Array> claim_outputs(DeviceContext& ctx, std::vector<Array> claimed) {
   for (Array& leaf : claimed) {
     if (leaf.allocation() && leaf.allocation()->device() == ctx.device())
       leaf.allocation()->retag(MemoryTag::outputs);
@@ -734,18 +733,20 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
             for (std::size_t i = 0; i < leaves.size(); ++i)
               if (!leaves[i].donated) held.push_back(inputs[i].allocation());
             XBT_VERB("device %d: %s's program starts", ctx->device(), options_.name.c_str());
-            Tree out;
+            std::vector<Array> out;
             if (record) {
               out = detail::replay_program(*ctx, *record, std::move(inputs));
+              if (rank == 0) output_structure = record->output_tree;
             } else {
               Args device = device_args(args, options_, std::exchange(inputs, {}));
-              out = run_levels(*ctx, levels_, 1, fn_, std::move(device));
+              const Tree tree = run_levels(*ctx, levels_, 1, fn_, std::move(device));
+              out = tree.leaves();
+              if (rank == 0)
+                output_structure =
+                    tree.map([](const Array& leaf) { return Array::abstract(leaf.shape(), leaf.dtype()); });
             }
             ctx->finish_stream();  // collectives still on the device's stream are waited for
-            outputs[rank] = claim_outputs(*ctx, out);
-            if (rank == 0)
-              output_structure =
-                  out.map([](const Array& leaf) { return Array::abstract(leaf.shape(), leaf.dtype()); });
+            outputs[rank] = claim_outputs(*ctx, std::move(out));
           }  // its inputs released at the device's own time, before the compute booked up to then runs
           ctx->flush_compute();
           XBT_VERB("device %d: %s's program ends", ctx->device(), options_.name.c_str());

@@ -123,12 +123,13 @@ struct Replay {
 
 }  // namespace
 
-Tree replay_program(DeviceContext& ctx, const ProgramRecord& record, std::vector<Array> inputs) {
+std::vector<Array> replay_program(DeviceContext& ctx, const ProgramRecord& record,
+                                  std::vector<Array> inputs) {
   Replay replay{ctx, std::vector<std::shared_ptr<DeviceAllocation>>(record.ids), {}};
   for (std::size_t i = 0; i < inputs.size(); ++i) replay.buffers[record.inputs[i]] = inputs[i].allocation();
   inputs = {};  // the device's handles on its inputs are the ids' now
   for (const auto& event : record.events) std::visit(replay, event);
-  return record.output_tree.rebuild(replay.arrays(record.outputs));
+  return replay.arrays(record.outputs);
 }
 
 }  // namespace spmdsim::detail

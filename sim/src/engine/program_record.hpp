@@ -129,8 +129,8 @@ class ProgramRecorder final : public MemoryObserver {
 // The recorder of the calling device's context, null when it runs its own program.
 ProgramRecorder* current_recorder();
 
-// Replays `record` on ctx's device, given its handles on the call's inputs (by input leaf); returns its
-// outputs.
-Tree replay_program(DeviceContext& ctx, const ProgramRecord& record, std::vector<Array> inputs);
+// Replays `record` on ctx's device, given its handles on the call's inputs (by input leaf); returns the
+// leaves of its outputs (record.output_tree's structure).
+std::vector<Array> replay_program(DeviceContext& ctx, const ProgramRecord& record, std::vector<Array> inputs);
 
 }  // namespace spmdsim::detail
