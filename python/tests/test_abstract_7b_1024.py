@@ -1,7 +1,8 @@
 # The 7B-parameter transformer step written in plain JAX (jax_gpt.py), data-parallel on 1,024 simulated H100s
 # from jax.ShapeDtypeStruct leaves, its ring phases aggregated (Simulation(aggregate=True), as `spmdsim train
-# --aggregate` runs them): the step at the scale the issue asks of the front end (about 30 s here;
-# docs/python.md, "Performance"). The report is read without its spans (millions at this size).
+# --aggregate` runs them): the step at the scale the issue asks of the front end (about 8 s here, its program
+# replayed on every device; docs/python.md, "Performance"). The report is read without its spans (millions at
+# this size).
 import jax
 import jax.numpy as jnp
 import jax_gpt
