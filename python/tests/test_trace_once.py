@@ -9,26 +9,18 @@ PROGRAM = """
 import json, sys
 import jax
 import jax.numpy as jnp
+import jax_mlp
 import spmdsim
 
 devices = 16
-
-
-def train_step(params, x):
-    def loss_fn(p):
-        h = jnp.tanh(x @ p["w1"])
-        return jnp.mean((h @ p["w2"]) ** 2)
-
-    loss, grads = jax.value_and_grad(loss_fn)(params)
-    grads = jax.lax.pmean(grads, "dp")
-    return jax.tree_util.tree_map(lambda p, g: p - 1e-3 * g, params, grads), jax.lax.pmean(loss, "dp")
-
-
 sim = spmdsim.Simulation(preset="h100", topology="switch", devices=devices, trace_once=sys.argv[1] == "on")
-params = {"w1": jax.ShapeDtypeStruct((256, 512), jnp.bfloat16), "w2": jax.ShapeDtypeStruct((512, 256), jnp.bfloat16)}
-step = jax.pmap(train_step, axis_name="dp", in_axes=(None, 0), out_axes=(None, 0))
+params = [(jax.ShapeDtypeStruct((a, b), jnp.float32), jax.ShapeDtypeStruct((b,), jnp.float32))
+          for a, b in zip(jax_mlp.SIZES, jax_mlp.SIZES[1:])]
+x = jax.ShapeDtypeStruct((devices, 8, jax_mlp.SIZES[0]), jnp.float32)
+y = jax.ShapeDtypeStruct((devices, 8, jax_mlp.SIZES[-1]), jnp.float32)
+step = jax_mlp.data_parallel_step()
 for _ in range(2):
-    sim.run(step, params, jax.ShapeDtypeStruct((devices, 8, 256), jnp.bfloat16))
+    sim.run(step, params, x, y)
 report = sim.report()
 print(json.dumps({"calls": report["calls"], "devices": report["devices"]}))
 """
@@ -41,7 +33,7 @@ def run(trace_once):
 
 def test_a_replayed_program_gives_the_report_of_running_it_on_every_device():
     replayed, per_device = run("on"), run("off")
-    steps = [c for c in replayed["calls"] if c["name"] == "train_step"]
+    steps = [c for c in replayed["calls"] if c["name"] == "step"]
     assert len(steps) == 2
     assert all(c["replayed"] for c in steps)
     assert not any(c["replayed"] for c in per_device["calls"])
