@@ -51,6 +51,22 @@ MemoryTag register_memory_tag(std::string_view name);
 std::vector<MemoryTag> memory_tags();
 std::string_view memory_tag_name(MemoryTag tag);
 
+// What a buffer holds, as the out-of-memory errors name it, interned: a device holds thousands of buffers and
+// thousands of devices allocate under the same labels, so a label is kept and handed on as its index among
+// every label seen. Any string converts to the label of that text.
+class MemoryLabel {
+ public:
+  // NOLINTBEGIN(google-explicit-constructor): a label is its text
+  MemoryLabel(std::string_view text);
+  MemoryLabel(const char* text) : MemoryLabel(std::string_view(text)) {}
+  MemoryLabel(const std::string& text) : MemoryLabel(std::string_view(text)) {}
+  // NOLINTEND(google-explicit-constructor)
+  const std::string& text() const;
+
+ private:
+  std::uint32_t index_;
+};
+
 struct MemoryEvent {
   Seconds time;
   Bytes in_use;  // after the event
@@ -74,7 +90,7 @@ struct LiveBuffer {
 class MemoryObserver {
  public:
   virtual ~MemoryObserver() = default;
-  virtual void allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, const std::string& label) = 0;
+  virtual void allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, MemoryLabel label) = 0;
   virtual void released(std::uint64_t id) = 0;
   // Every retag asked for, also one that keeps the buffer's tag.
   virtual void retagged(std::uint64_t id, MemoryTag tag) = 0;
@@ -87,7 +103,7 @@ class MemoryLedger {
   MemoryLedger(std::string device_name, Bytes capacity, bool keep_timeline = true);
 
   // Throws OutOfMemoryError (naming the device, the allocation and the live buffers) when it does not fit.
-  std::uint64_t allocate(Bytes bytes, MemoryTag tag, std::string label, Seconds now);
+  std::uint64_t allocate(Bytes bytes, MemoryTag tag, MemoryLabel label, Seconds now);
   void release(std::uint64_t id, Seconds now);
   void retag(std::uint64_t id, MemoryTag tag, Seconds now);
   // Tells `observer` (null: no one) of every event from now on; it must outlive the ledger or be replaced.
@@ -125,14 +141,13 @@ class MemoryLedger {
   BytesByTag tag_peaks_{};
   Bytes window_peak_ = 0;
   BytesByTag window_at_peak_{};
-  // A buffer as the ledger keeps it, its label by its index among every label seen: a device holds
-  // thousands of buffers, thousands of devices hold the same labels.
+  // A buffer as the ledger keeps it.
   struct Slot {
-    Bytes bytes = 0;
-    Seconds since = 0;
-    std::uint32_t label = 0;
-    MemoryTag tag{0};
-    bool live = false;
+    Bytes bytes;
+    Seconds since;
+    MemoryLabel label;
+    MemoryTag tag;
+    bool live;
   };
   // The buffers by id. An id is a slot, reused once released (only its DeviceAllocation holds it, and
   // releases it once), so a simulation with millions of short-lived buffers allocates no node per buffer.
@@ -147,7 +162,7 @@ class MemoryLedger {
 class DeviceAllocation {
  public:
   DeviceAllocation(std::shared_ptr<MemoryLedger> ledger, int device, Bytes bytes, MemoryTag tag,
-                   std::string label);
+                   MemoryLabel label);
   ~DeviceAllocation();
   DeviceAllocation(const DeviceAllocation&) = delete;  // one ledger entry, one owner
   DeviceAllocation& operator=(const DeviceAllocation&) = delete;

@@ -135,14 +135,13 @@ AxisGroup DeviceContext::axis_group(const std::vector<std::size_t>& levels) cons
 }
 
 std::shared_ptr<DeviceAllocation> DeviceContext::allocate(Bytes bytes, MemoryTag tag,
-                                                          std::string label) const {
+                                                          MemoryLabel label) const {
   return std::make_shared<DeviceAllocation>(
-      recorder_ != nullptr ? recorder_->ledger() : runtime_.ledger(device()), device(), bytes, tag,
-      std::move(label));
+      recorder_ != nullptr ? recorder_->ledger() : runtime_.ledger(device()), device(), bytes, tag, label);
 }
 
-Array DeviceContext::place(const Array& value, MemoryTag tag, std::string label) const {
-  return value.on_device(allocate(static_cast<Bytes>(value.nbytes()), tag, std::move(label)));
+Array DeviceContext::place(const Array& value, MemoryTag tag, MemoryLabel label) const {
+  return value.on_device(allocate(static_cast<Bytes>(value.nbytes()), tag, label));
 }
 
 void DeviceContext::execute(Seconds duration) {
@@ -216,7 +215,7 @@ Array account_op(std::string_view name, const OpCost& cost, Array result) {
     ctx->add_fused_flops(cost.flops);
     return result;
   }
-  Array placed = ctx->place(result, MemoryTag::temporaries, std::string(name));
+  Array placed = ctx->place(result, MemoryTag::temporaries, name);
   ctx->compute(name, ctx->spec().kernel_time(cost, result.dtype()));
   return placed;
 }

@@ -127,9 +127,9 @@ class DeviceContext {
   std::vector<std::size_t> axis_levels(const AxisName& name) const;
 
   // A new buffer of this device, tagged; throws OutOfMemoryError if it does not fit.
-  std::shared_ptr<DeviceAllocation> allocate(Bytes bytes, MemoryTag tag, std::string label) const;
+  std::shared_ptr<DeviceAllocation> allocate(Bytes bytes, MemoryTag tag, MemoryLabel label) const;
   // The same values in a new buffer of this device (allocate).
-  Array place(const Array& value, MemoryTag tag, std::string label) const;
+  Array place(const Array& value, MemoryTag tag, MemoryLabel label) const;
   // Recording (program_record.hpp): this context's buffers go to the recorder's ledger, its compute to the
   // record, and what would simulate anything (an execution, a channel, the stream) throws NotReplayable.
   void record_with(ProgramRecorder* recorder) { recorder_ = recorder; }

@@ -71,7 +71,7 @@ ProgramRecord ProgramRecorder::finish(const Tree& outputs) {
   return std::move(record_);
 }
 
-void ProgramRecorder::allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, const std::string& label) {
+void ProgramRecorder::allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, MemoryLabel label) {
   record_.ids = std::max(record_.ids, static_cast<std::size_t>(id) + 1);
   if (!binding_) record_.events.emplace_back(ProgramRecord::Allocate{id, bytes, tag, label});
 }

@@ -56,7 +56,7 @@ struct ProgramRecord {
     std::uint64_t id;
     Bytes bytes;
     MemoryTag tag;
-    std::string label;
+    MemoryLabel label;
   };
   // The buffer of leaf `leaf` of the last collective's result.
   struct BindResult {
@@ -111,7 +111,7 @@ class ProgramRecorder final : public MemoryObserver {
   // The record, once the function returned `outputs`; what the recording releases later is its own teardown.
   ProgramRecord finish(const Tree& outputs);
 
-  void allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, const std::string& label) override;
+  void allocated(std::uint64_t id, Bytes bytes, MemoryTag tag, MemoryLabel label) override;
   void released(std::uint64_t id) override;
   void retagged(std::uint64_t id, MemoryTag tag) override;
 

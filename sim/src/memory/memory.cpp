@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -21,19 +22,20 @@ std::vector<std::string>& tag_names() {
   return names;
 }
 
-// Every buffer label seen, by index (MemoryLedger::Slot::label).
+// Every buffer label seen, by index (MemoryLabel).
 class Labels {
  public:
-  std::uint32_t index(const std::string& label) {
-    const auto [it, added] = indices_.try_emplace(label, static_cast<std::uint32_t>(texts_.size()));
-    if (added) texts_.push_back(&it->first);
-    return it->second;
+  std::uint32_t index(std::string_view label) {
+    if (const auto found = indices_.find(label); found != indices_.end()) return found->second;
+    const auto index = static_cast<std::uint32_t>(texts_.size());
+    indices_.emplace(texts_.emplace_back(label), index);
+    return index;
   }
-  const std::string& text(std::uint32_t index) const { return *texts_[index]; }
+  const std::string& text(std::uint32_t index) const { return texts_[index]; }
 
  private:
-  std::unordered_map<std::string, std::uint32_t> indices_;
-  std::vector<const std::string*> texts_;  // keys of indices_, which never move
+  std::deque<std::string> texts_;  // by index; a deque's elements never move, so the keys below stay valid
+  std::unordered_map<std::string_view, std::uint32_t> indices_;
 };
 
 Labels& labels() {
@@ -42,6 +44,12 @@ Labels& labels() {
 }
 
 }  // namespace
+
+MemoryLabel::MemoryLabel(std::string_view text) : index_(labels().index(text)) {}
+
+const std::string& MemoryLabel::text() const {
+  return labels().text(index_);
+}
 
 MemoryTag register_memory_tag(std::string_view name) {
   auto& names = tag_names();
@@ -67,7 +75,7 @@ std::string_view memory_tag_name(MemoryTag tag) {
 MemoryLedger::MemoryLedger(std::string device_name, Bytes capacity, bool keep_timeline)
     : device_name_(std::move(device_name)), capacity_(capacity), keep_timeline_(keep_timeline) {}
 
-std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string label, Seconds now) {
+std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, MemoryLabel label, Seconds now) {
   if (in_use_ + bytes > capacity_) {
     auto live = live_buffers();
     // Largest first; among equals, the oldest first.
@@ -82,18 +90,19 @@ std::uint64_t MemoryLedger::allocate(Bytes bytes, MemoryTag tag, std::string lab
     throw OutOfMemoryError(fmt::format(
         "RESOURCE_EXHAUSTED: Out of memory on {} while trying to allocate {} for {} ({}): {} of {} in use. "
         "Live buffers ({}):{}",
-        device_name_, detail::format_bytes(bytes), label, memory_tag_name(tag), detail::format_bytes(in_use_),
-        detail::format_bytes(capacity_), live.size(), listing));
+        device_name_, detail::format_bytes(bytes), label.text(), memory_tag_name(tag),
+        detail::format_bytes(in_use_), detail::format_bytes(capacity_), live.size(), listing));
   }
+  const Slot slot{bytes, now, label, tag, true};
   std::uint64_t id = slots_.size();
   if (free_slots_.empty()) {
-    slots_.emplace_back();
+    slots_.push_back(slot);
   } else {
     id = free_slots_.back();
     free_slots_.pop_back();
+    slots_[id] = slot;
   }
   if (observer_ != nullptr) observer_->allocated(id, bytes, tag, label);
-  slots_[id] = Slot{bytes, now, labels().index(label), tag, true};
   record(now, tag, bytes);
   return id;
 }
@@ -142,14 +151,14 @@ std::vector<LiveBuffer> MemoryLedger::live_buffers() const {
   std::vector<LiveBuffer> out;
   for (std::uint64_t id = 0; id < slots_.size(); ++id)
     if (const Slot& slot = slots_[id]; slot.live)
-      out.push_back({id, labels().text(slot.label), slot.tag, slot.bytes, slot.since});
+      out.push_back({id, slot.label.text(), slot.tag, slot.bytes, slot.since});
   return out;
 }
 
 DeviceAllocation::DeviceAllocation(std::shared_ptr<MemoryLedger> ledger, int device, Bytes bytes,
-                                   MemoryTag tag, std::string label)
+                                   MemoryTag tag, MemoryLabel label)
     : ledger_(ledger), device_(device), bytes_(bytes), tag_(tag) {
-  id_ = ledger->allocate(bytes, tag, std::move(label), detail::memory_event_time(device_));
+  id_ = ledger->allocate(bytes, tag, label, detail::memory_event_time(device_));
 }
 
 DeviceAllocation::~DeviceAllocation() {
