@@ -117,7 +117,7 @@ class CollectiveCall {
  public:
   CollectiveCall(DeviceContext& ctx, AxisGroup group, const char* name, CollectiveKind kind,
                  const CollectiveOptions& options, double bytes, DType dtype)
-      : ctx_(ctx), name_(name), span_(ctx, name) {
+      : ctx_(ctx), name_(name), label_(name), span_(ctx, name) {
     const auto& runtime = ctx.runtime();
     algorithm_ = options.algorithm.empty() ? runtime.collectives().algorithm(kind) : options.algorithm;
     const char* chosen_by = options.algorithm.empty() ? "the simulation's" : "the call's";
@@ -165,7 +165,7 @@ class CollectiveCall {
     XBT_VERB("%s on device %d ends", name_, ctx_.device());
     std::vector<Array> placed;
     placed.reserve(results.size());
-    for (const Array& result : results) placed.push_back(ctx_.place(result, MemoryTag::temporaries, name_));
+    for (const Array& result : results) placed.push_back(ctx_.place(result, MemoryTag::temporaries, label_));
     return placed;
   }
   Array finish(const Array& result) { return finish(std::vector<Array>{result}).front(); }
@@ -173,6 +173,7 @@ class CollectiveCall {
  private:
   DeviceContext& ctx_;
   const char* name_;
+  MemoryLabel label_;  // the results' buffers', interned once for all of them
   CollectiveSpan span_;
   std::optional<DeviceCommunicator> comm_;
   std::string algorithm_;

@@ -50,7 +50,7 @@ Tree put(detail::Runtime& runtime, const Tree& given, const std::vector<int>& de
     auto residency = std::make_shared<Residency>();
     residency->devices = devices;
     residency->axis = split ? Axis(0) : Axis();
-    residency->shards = std::move(shards[i]);
+    residency->shards = DeviceShards(std::move(shards[i]));
     residency->arrivals = arrivals;
     resident.push_back(leaves[i].with_residency(std::move(residency)));
   }

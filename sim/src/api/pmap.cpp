@@ -91,7 +91,7 @@ struct InputLeaf {
   bool resident = false;  // already on the call's devices from an earlier pmap, laid out as needed
   bool donated = false;   // in a position of donate_argnums
   // A donated resident leaf's buffers, taken from the caller's array: each device takes its own.
-  std::vector<Array> donated_shards;
+  DeviceShards donated_shards;
 };
 
 // JAX's short type text: float32[4,3].
@@ -313,7 +313,7 @@ std::vector<int> call_devices(const Runtime& runtime, const PmapOptions& options
 Array shard_of(InputLeaf& leaf, int rank, int index) {
   // A resident leaf is each device's own buffer, replicated or not; a donated one is the call's alone.
   const auto r = static_cast<std::size_t>(rank);
-  if (leaf.resident && leaf.donated) return std::move(leaf.donated_shards[r]);
+  if (leaf.resident && leaf.donated) return leaf.donated_shards.take(r);
   if (leaf.resident) return leaf.value.residency()->shards[r];
   if (!leaf.axis) return leaf.value;
   return kernels::take(leaf.value, *leaf.axis, index).value;
@@ -391,7 +391,7 @@ void take_donated(std::vector<InputLeaf>& leaves, const std::vector<std::size_t>
     InputLeaf& leaf = leaves[i];
     leaf.donated = is_donated_position(options, leaf_position[i]);
     if (!leaf.donated || !leaf.value.residency()) continue;
-    std::vector<Array> shards = leaf.value.residency()->take_donated();
+    DeviceShards shards = leaf.value.residency()->take_donated();
     if (leaf.resident) leaf.donated_shards = std::move(shards);
   }
 }
@@ -474,7 +474,7 @@ Tree assemble_outputs(const Tree& structure, std::vector<std::vector<Array>> lea
     if (!axes[i].axis) {
       // The host's view holds the values, not device 0's buffer: the residency alone keeps the buffers.
       Array host_view = shards.front().on_device(nullptr);
-      residency->shards = std::move(shards);
+      residency->shards = DeviceShards(std::move(shards));
       assembled.push_back(host_view.with_residency(std::move(residency)));
       continue;
     }
@@ -482,7 +482,7 @@ Tree assemble_outputs(const Tree& structure, std::vector<std::vector<Array>> lea
     for (std::size_t rank = 0; rank < shards.size(); rank += group_size) outer.push_back(shards[rank]);
     const int axis = out_axis_in_range(*axes[i].axis, shards.front().ndim() + 1);
     residency->axis = axis;
-    residency->shards = std::move(shards);
+    residency->shards = DeviceShards(std::move(shards));
     assembled.push_back(stacked_when_read(outer, axis).with_residency(std::move(residency)));
   }
   return structure.rebuild(assembled);
