@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collectives/nccl_net_graph.hpp"
+#include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/topologies/accelerator_node.hpp"
 #include "spmdsim/topologies/presets.hpp"
 
@@ -80,6 +81,21 @@ TEST(NcclNetGraph, ANicThatCarriesTwoChannelsWholeGetsTwo) {
   EXPECT_EQ(nccl_ring_graph(h, 8, 2).channels, 8);
   EXPECT_EQ(nccl_ring_graph(h, 4, 2).channels, 8);
   EXPECT_EQ(nccl_comm_channels(h, 4, 2), 16);
+}
+
+TEST(NcclNetGraph, ThePublicSummaryIsTheRingsAndTheTreesGraphs) {
+  // What `spmdsim presets` prints of a node across nodes: Blackwell's, whose tree differs from its ring.
+  const NcclNetGraphs b = nccl_net_graphs(preset("dgx_b200"), 8, 2);
+  EXPECT_EQ(b.call_channels, 16);
+  EXPECT_EQ(b.graph_channels, 8);
+  EXPECT_DOUBLE_EQ(b.ring_speed, 48 * kGB);
+  EXPECT_DOUBLE_EQ(b.tree_intra, 96 * kGB);
+  EXPECT_DOUBLE_EQ(b.tree_inter, 48 * kGB);
+  // One node: its own graph and channels.
+  const NcclNetGraphs h = nccl_net_graphs(preset("dgx_h100"), 8, 1);
+  EXPECT_EQ(h.call_channels, 24);
+  EXPECT_EQ(h.graph_channels, 12);
+  EXPECT_DOUBLE_EQ(h.ring_speed, 30 * kGB);
 }
 
 TEST(NcclNetGraph, WithoutSearchSpeedsTheNodesGraphWithBwInterWithinTheNics) {

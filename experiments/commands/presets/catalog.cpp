@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "spmdsim/collective_algorithms.hpp"
+#include "spmdsim/topologies/accelerator_node.hpp"
 #include "spmdsim/topologies/presets.hpp"
 
 namespace spmdsim::cli::presets {
@@ -112,6 +114,24 @@ std::string sizes_text(const std::vector<double>& sizes) {
   return fmt::format("{} GiB", fmt::join(items, ", "));
 }
 
+// NCCL's graphs when a group spans nodes: the same from 2 nodes on, the tuner reading the tree's bwIntra on 2
+// nodes and bwInter on more.
+Row nccl_across_nodes_row(const NcclNode& nccl, int devices_per_node) {
+  const NcclNetGraphs graphs = nccl_net_graphs(nccl, devices_per_node, 2);
+  return {
+      "nccl_across_nodes",
+      "NCCL across nodes",
+      fmt::format("{} channels ({} graph channels, each twice); ring graph {} x {:g} GB/s; tree graph {} x "
+                  "{:g} GB/s inside nodes, {:g} across",
+                  graphs.call_channels, graphs.graph_channels, graphs.graph_channels, graphs.ring_speed / 1e9,
+                  graphs.graph_channels, graphs.tree_intra / 1e9, graphs.tree_inter / 1e9),
+      static_cast<double>(graphs.call_channels),
+      "",
+      "NCCL 2.30.7 search.cc:1051-1065, 1150-1290 (one graph channel per NIC, at the fastest inter-node "
+      "speed it carries), 1279-1283 (the tree's bwIntra), connect.cc:460 (each graph channel twice); "
+      "docs/collectives.md#channels-across-nodes"};
+}
+
 Section nodes_section() {
   Section section{"nodes", {}};
   for (const auto& n : node_presets()) {
@@ -153,6 +173,7 @@ Section nodes_section() {
                                                       nccl.nvls_efficiency, nccl.nvlink_bandwidth / 1e9)
                                         : std::string("no NVLS")),
                         static_cast<double>(nccl.ring_channels), "", nccl.source});
+      e.rows.push_back(nccl_across_nodes_row(*platform_nccl(n.spec()), n.devices_per_node));
     }
     if (n.rccl)
       e.rows.push_back({"rccl", "RCCL's figures",

@@ -287,6 +287,17 @@ NcclChoice nccl_choice(const NcclNode& node, std::string_view algorithm, Collect
 // them (NcclNode::nvls_ctas, nvls_tree_ctas); the NVLS graph's channels where the node lacks those figures.
 int nccl_nvls_ctas(const NcclNode& node, int local, int nodes);
 
+// NCCL's ring and tree graphs for a group of `local` GPUs on each of `nodes` nodes as its search leaves them
+// (docs/collectives.md#channels-across-nodes), and the channels its Ring and Tree calls run on.
+struct NcclNetGraphs {
+  int call_channels = 0;   // comm->nChannels: across nodes each graph channel twice
+  int graph_channels = 0;  // the ring's and the tree's
+  double ring_speed = 0;   // per graph channel, B/s (bwIntra = bwInter)
+  double tree_intra = 0;   // the tree's bwIntra, B/s: what NCCL's tuner reads on 2 nodes
+  double tree_inter = 0;   // the tree's bwInter, B/s: what it reads on more
+};
+NcclNetGraphs nccl_net_graphs(const NcclNode& node, int local, int nodes);
+
 // What `nccl_ring` or `nccl` runs a call on where RCCL drives the nodes (Platform::rccl): for `nccl`'s
 // all-reduce, "MSCCL" where one of RCCL's MSCCL programs covers it (elements_per_rank x ranks elements; its
 // protocol and channels, whatever `protocol` says, as RCCL's programs fix theirs: docs/collectives.md#msccl);

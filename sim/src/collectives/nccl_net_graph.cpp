@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "spmdsim/collective_algorithms.hpp"
+
 namespace spmdsim::collectives {
 namespace {
 
@@ -70,3 +72,14 @@ int nccl_comm_channels(const NcclNode& node, int local, int nodes) {
 }
 
 }  // namespace spmdsim::collectives
+
+namespace spmdsim {
+
+NcclNetGraphs nccl_net_graphs(const NcclNode& node, int local, int nodes) {
+  const collectives::NcclGraph ring = collectives::nccl_ring_graph(node, local, nodes);
+  const collectives::NcclGraph tree = collectives::nccl_tree_graph(node, local, nodes);
+  return {collectives::nccl_comm_channels(node, local, nodes), ring.channels, ring.inter, tree.intra,
+          tree.inter};
+}
+
+}  // namespace spmdsim
