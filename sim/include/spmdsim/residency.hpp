@@ -26,6 +26,8 @@ class DeviceShards {
  public:
   DeviceShards() = default;
   explicit DeviceShards(std::vector<Array> shards);
+  // Shards of `shape` (abstract), one per device, in these buffers.
+  DeviceShards(const Array& shape, std::vector<std::shared_ptr<DeviceAllocation>> buffers);
 
   std::size_t size() const { return compact_ ? buffers_.size() : arrays_.size(); }
   Array operator[](std::size_t rank) const;

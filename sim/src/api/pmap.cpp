@@ -421,15 +421,21 @@ Args device_args(const Args& args, const PmapOptions& options, const std::vector
   return out;
 }
 
-// The leaves of the device's outputs, in order. Every output buffer counts as an output from now on; values
-// made on the host side of the function (constants) are placed on the device.
-std::vector<Array> claim_outputs(DeviceContext& ctx, std::vector<Array> claimed) {
-  for (Array& leaf : claimed) {
-    if (leaf.allocation() && leaf.allocation()->device() == ctx.device())
-      leaf.allocation()->retag(MemoryTag::outputs);
-    else
-      leaf = ctx.place(leaf, MemoryTag::outputs, "output");
+// The buffer of one of the device's outputs, shaped as `leaf`, held in `buffer`: the device's own buffer
+// counts as an output from now on; for values made on the host side of the function (constants), or none, a
+// buffer is placed on the device.
+std::shared_ptr<DeviceAllocation> claim_buffer(const DeviceContext& ctx,
+                                               std::shared_ptr<DeviceAllocation> buffer, const Array& leaf) {
+  if (buffer && buffer->device() == ctx.device()) {
+    buffer->retag(MemoryTag::outputs);
+    return buffer;
   }
+  return ctx.allocate(static_cast<Bytes>(leaf.nbytes()), MemoryTag::outputs, "output");
+}
+
+// The leaves of the device's outputs, in order, each in the buffer claim_buffer gives it.
+std::vector<Array> claim_outputs(const DeviceContext& ctx, std::vector<Array> claimed) {
+  for (Array& leaf : claimed) leaf = leaf.on_device(claim_buffer(ctx, leaf.allocation(), leaf));
   return claimed;
 }
 
@@ -455,34 +461,54 @@ int out_axis_in_range(int axis, std::int64_t out_rank) {
   return axis < 0 ? static_cast<int>(axis + out_rank) : axis;
 }
 
-// The host's view of the call's results, a tree of `structure` (the first device's outputs) from each
-// device's output leaves: each leaf stacked over the outermost axis from one device per outer index (every
-// device of an inner group holds the same value), resident on every device.
-Tree assemble_outputs(const Tree& structure, std::vector<std::vector<Array>> leaves,
-                      const PmapOptions& options, const std::vector<int>& devices, std::size_t group_size) {
+// Each output leaf's shards from each device's output leaves (a call that runs the function on every device):
+// each device's leaf moves into its shard, so a call on thousands of devices copies no handle twice.
+std::vector<DeviceShards> shards_by_leaf(std::vector<std::vector<Array>> by_device) {
+  std::vector<DeviceShards> by_leaf;
+  for (std::size_t i = 0; i < by_device.front().size(); ++i) {
+    std::vector<Array> shards;
+    shards.reserve(by_device.size());
+    for (auto& device_leaves : by_device) shards.push_back(std::move(device_leaves[i]));
+    by_leaf.emplace_back(std::move(shards));
+  }
+  return by_leaf;
+}
+
+// Each output leaf's shards from each device's buffer of it (a replayed call): the record's shape once.
+std::vector<DeviceShards> replayed_shards(
+    const detail::ProgramRecord& record,
+    std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> by_leaf) {
+  std::vector<DeviceShards> shards;
+  for (std::size_t i = 0; i < by_leaf.size(); ++i)
+    shards.emplace_back(record.outputs.shapes[i], std::move(by_leaf[i]));
+  return shards;
+}
+
+// The host's view of the call's results, a tree of `structure` (the first device's outputs) from each output
+// leaf's shards: each leaf stacked over the outermost axis from one device per outer index (every device of
+// an inner group holds the same value), resident on every device.
+Tree assemble_outputs(const Tree& structure, std::vector<DeviceShards> leaves, const PmapOptions& options,
+                      const std::vector<int>& devices, std::size_t group_size) {
   const std::vector<AxisLeaf> axes =
       detail::broadcast_prefix(options.out_axes, structure, "pmap out_axes", "");
   std::vector<Array> assembled;
   assembled.reserve(axes.size());
   for (std::size_t i = 0; i < axes.size(); ++i) {
-    // Each device's leaf moves into its shard (a call on thousands of devices copies no handle twice).
-    std::vector<Array> shards;
-    shards.reserve(leaves.size());
-    for (auto& device_leaves : leaves) shards.push_back(std::move(device_leaves[i]));
+    DeviceShards& shards = leaves[i];
     auto residency = std::make_shared<Residency>();
     residency->devices = devices;
     if (!axes[i].axis) {
       // The host's view holds the values, not device 0's buffer: the residency alone keeps the buffers.
-      Array host_view = shards.front().on_device(nullptr);
-      residency->shards = DeviceShards(std::move(shards));
+      Array host_view = shards[0].on_device(nullptr);
+      residency->shards = std::move(shards);
       assembled.push_back(host_view.with_residency(std::move(residency)));
       continue;
     }
     std::vector<Array> outer;
     for (std::size_t rank = 0; rank < shards.size(); rank += group_size) outer.push_back(shards[rank]);
-    const int axis = out_axis_in_range(*axes[i].axis, shards.front().ndim() + 1);
+    const int axis = out_axis_in_range(*axes[i].axis, outer.front().ndim() + 1);
     residency->axis = axis;
-    residency->shards = DeviceShards(std::move(shards));
+    residency->shards = std::move(shards);
     assembled.push_back(stacked_when_read(outer, axis).with_residency(std::move(residency)));
   }
   return structure.rebuild(assembled);
@@ -712,7 +738,9 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   for (int d : call.devices) runtime.ledger(d)->start_window();
   XBT_VERB("%s on %zu devices, %zu argument leaves", options_.name.c_str(), n, leaves.size());
 
-  std::vector<std::vector<Array>> outputs(n);  // each device's output leaves
+  std::vector<std::vector<Array>> outputs(n);  // each device's output leaves, where it runs the function
+  // [leaf][rank]: each device's buffer of each output leaf, where it replays the record
+  std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> replayed_outputs;
   Tree output_structure;
   std::vector<std::unique_ptr<DeviceContext>> contexts;
   for (std::size_t rank = 0; rank < n; ++rank)
@@ -733,20 +761,25 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
             for (std::size_t i = 0; i < leaves.size(); ++i)
               if (!leaves[i].donated) held.push_back(inputs[i].allocation());
             XBT_VERB("device %d: %s's program starts", ctx->device(), options_.name.c_str());
-            std::vector<Array> out;
             if (record) {
-              out = detail::replay_program(*ctx, *record, std::move(inputs));
+              auto out = detail::replay_program(*ctx, *record, std::move(inputs));
               if (rank == 0) output_structure = record->output_tree;
+              ctx->finish_stream();  // collectives still on the device's stream are waited for
+              for (std::size_t i = 0; i < out.size(); ++i)
+                replayed_outputs[i][rank] = claim_buffer(*ctx, std::move(out[i]), record->outputs.shapes[i]);
             } else {
-              Args device = device_args(args, options_, std::exchange(inputs, {}));
-              const Tree tree = run_levels(*ctx, levels_, 1, fn_, std::move(device));
-              out = tree.leaves();
-              if (rank == 0)
-                output_structure =
-                    tree.map([](const Array& leaf) { return Array::abstract(leaf.shape(), leaf.dtype()); });
+              std::vector<Array> out;
+              {  // the function's arguments and output tree go before the stream is waited for
+                Args device = device_args(args, options_, std::exchange(inputs, {}));
+                const Tree tree = run_levels(*ctx, levels_, 1, fn_, std::move(device));
+                out = tree.leaves();
+                if (rank == 0)
+                  output_structure =
+                      tree.map([](const Array& leaf) { return Array::abstract(leaf.shape(), leaf.dtype()); });
+              }
+              ctx->finish_stream();  // as above
+              outputs[rank] = claim_outputs(*ctx, std::move(out));
             }
-            ctx->finish_stream();  // collectives still on the device's stream are waited for
-            outputs[rank] = claim_outputs(*ctx, std::move(out));
           }  // its inputs released at the device's own time, before the compute booked up to then runs
           ctx->flush_compute();
           XBT_VERB("device %d: %s's program ends", ctx->device(), options_.name.c_str());
@@ -759,11 +792,14 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
     }
   };
   if (replayable(levels_, leaves, runtime, call.devices))
-    simgrid::s4u::Actor::create(options_.name + ":recording", runtime.hosts().device(call.devices.front()),
-                                [&] {
-                                  record = record_program(runtime, call, levels_, fn_, args, leaves);
-                                  start_devices();
-                                });
+    simgrid::s4u::Actor::create(
+        options_.name + ":recording", runtime.hosts().device(call.devices.front()), [&] {
+          record = record_program(runtime, call, levels_, fn_, args, leaves);
+          if (record)
+            replayed_outputs.assign(record->outputs.ids.size(),
+                                    std::vector<std::shared_ptr<DeviceAllocation>>(n));
+          start_devices();
+        });
   else
     start_devices();
   runtime.run();
@@ -779,7 +815,9 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
     call.report.memory.push_back(
         {ledger.device_name(), ledger.capacity(), ledger.window_peak(), ledger.window_at_peak()});
   }
-  Tree result = assemble_outputs(output_structure, std::move(outputs), options_, call.devices,
+  auto shards =
+      record ? replayed_shards(*record, std::move(replayed_outputs)) : shards_by_leaf(std::move(outputs));
+  Tree result = assemble_outputs(output_structure, std::move(shards), options_, call.devices,
                                  n / static_cast<std::size_t>(size));
   runtime.add_call(std::move(call.report));
   return result;

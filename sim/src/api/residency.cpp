@@ -19,6 +19,9 @@ DeviceShards::DeviceShards(std::vector<Array> shards) {
   for (const Array& shard : shards) buffers_.push_back(shard.allocation());
 }
 
+DeviceShards::DeviceShards(const Array& shape, std::vector<std::shared_ptr<DeviceAllocation>> buffers)
+    : compact_(true), shape_(Array::abstract(shape.shape(), shape.dtype())), buffers_(std::move(buffers)) {}
+
 Array DeviceShards::operator[](std::size_t rank) const {
   return compact_ ? shape_.on_device(buffers_.at(rank)) : arrays_.at(rank);
 }

@@ -123,13 +123,16 @@ struct Replay {
 
 }  // namespace
 
-std::vector<Array> replay_program(DeviceContext& ctx, const ProgramRecord& record,
-                                  std::vector<Array> inputs) {
+std::vector<std::shared_ptr<DeviceAllocation>> replay_program(DeviceContext& ctx, const ProgramRecord& record,
+                                                              std::vector<Array> inputs) {
   Replay replay{ctx, std::vector<std::shared_ptr<DeviceAllocation>>(record.ids), {}};
   for (std::size_t i = 0; i < inputs.size(); ++i) replay.buffers[record.inputs[i]] = inputs[i].allocation();
   inputs = {};  // the device's handles on its inputs are the ids' now
   for (const auto& event : record.events) std::visit(replay, event);
-  return replay.arrays(record.outputs);
+  std::vector<std::shared_ptr<DeviceAllocation>> outputs;
+  outputs.reserve(record.outputs.ids.size());
+  for (const auto& id : record.outputs.ids) outputs.push_back(id ? replay.buffers[*id] : nullptr);
+  return outputs;
 }
 
 }  // namespace spmdsim::detail

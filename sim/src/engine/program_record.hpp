@@ -130,7 +130,8 @@ class ProgramRecorder final : public MemoryObserver {
 ProgramRecorder* current_recorder();
 
 // Replays `record` on ctx's device, given its handles on the call's inputs (by input leaf); returns the
-// leaves of its outputs (record.output_tree's structure).
-std::vector<Array> replay_program(DeviceContext& ctx, const ProgramRecord& record, std::vector<Array> inputs);
+// buffers of its outputs, record.outputs' leaves (null for a leaf no device buffer holds).
+std::vector<std::shared_ptr<DeviceAllocation>> replay_program(DeviceContext& ctx, const ProgramRecord& record,
+                                                              std::vector<Array> inputs);
 
 }  // namespace spmdsim::detail
