@@ -435,7 +435,9 @@ std::shared_ptr<DeviceAllocation> claim_buffer(const DeviceContext& ctx,
 
 // The leaves of the device's outputs, in order, each in the buffer claim_buffer gives it.
 std::vector<Array> claim_outputs(const DeviceContext& ctx, std::vector<Array> claimed) {
-  for (Array& leaf : claimed) leaf = leaf.on_device(claim_buffer(ctx, leaf.allocation(), leaf));
+  for (Array& leaf : claimed)
+    if (auto buffer = claim_buffer(ctx, leaf.allocation(), leaf); buffer != leaf.allocation())
+      leaf = leaf.on_device(std::move(buffer));
   return claimed;
 }
 
