@@ -158,18 +158,17 @@ class MemoryLedger {
 };
 
 // The ledger entry of one device buffer; releasing happens when the last Array sharing it goes away.
-// Holds the ledger weakly: an array outliving its Simulation releases into nothing.
+// Holds the ledger weakly: an array outliving its Simulation releases into nothing. Its size and tag are the
+// ledger's: every live buffer of every device has one of these, 48 bytes with its shared_ptr's count.
 class DeviceAllocation {
  public:
-  DeviceAllocation(std::shared_ptr<MemoryLedger> ledger, int device, Bytes bytes, MemoryTag tag,
+  DeviceAllocation(const std::shared_ptr<MemoryLedger>& ledger, int device, Bytes bytes, MemoryTag tag,
                    MemoryLabel label);
   ~DeviceAllocation();
   DeviceAllocation(const DeviceAllocation&) = delete;  // one ledger entry, one owner
   DeviceAllocation& operator=(const DeviceAllocation&) = delete;
 
   int device() const { return device_; }
-  Bytes bytes() const { return bytes_; }
-  MemoryTag tag() const { return tag_; }
   // The buffer's id in its ledger while it lives (a released id is given to a later buffer).
   std::uint64_t id() const { return id_; }
   bool belongs_to(const MemoryLedger& ledger) const { return ledger_.lock().get() == &ledger; }
@@ -178,8 +177,6 @@ class DeviceAllocation {
  private:
   std::weak_ptr<MemoryLedger> ledger_;
   int device_;
-  Bytes bytes_;
-  MemoryTag tag_;
   std::uint64_t id_;
 };
 

@@ -91,11 +91,11 @@ ProgramRecorder* current_recorder() {
 
 namespace {
 
-// A device's buffers by recorded id, and what its last collective gave.
+// A device's buffers by recorded id, and the buffers its last collective gave.
 struct Replay {
   DeviceContext& ctx;
   std::vector<std::shared_ptr<DeviceAllocation>> buffers;
-  std::vector<Array> results;
+  std::vector<std::shared_ptr<DeviceAllocation>> results;
 
   std::vector<Array> arrays(const ProgramRecord::Arrays& recorded) const {
     std::vector<Array> out;
@@ -108,16 +108,18 @@ struct Replay {
   }
 
   void operator()(const ProgramRecord::Allocate& e) { buffers[e.id] = ctx.allocate(e.bytes, e.tag, e.label); }
-  // The program's handles on a result are its ids': the result itself is dropped once bound.
-  void operator()(const ProgramRecord::BindResult& e) {
-    buffers[e.id] = std::exchange(results[e.leaf], Array()).allocation();
-  }
+  // The program's handles on a result are its ids'.
+  void operator()(const ProgramRecord::BindResult& e) { buffers[e.id] = std::move(results[e.leaf]); }
   void operator()(const ProgramRecord::Release& e) { buffers[e.id].reset(); }
   void operator()(const ProgramRecord::Retag& e) {
     if (buffers[e.id]) buffers[e.id]->retag(e.tag);
   }
   void operator()(const ProgramRecord::Compute& e) { ctx.compute(e.name, e.duration); }
-  void operator()(const ProgramRecord::Collective& e) { results = e.run(arrays(e.operands)); }
+  // Only the results' buffers are kept: the arrays' handles go at once.
+  void operator()(const ProgramRecord::Collective& e) {
+    results.clear();
+    for (const Array& result : e.run(arrays(e.operands))) results.push_back(result.allocation());
+  }
   void operator()(const ProgramRecord::Effect& e) { e.run(ctx.index_along(0)); }
 };
 
@@ -127,7 +129,9 @@ std::vector<std::shared_ptr<DeviceAllocation>> replay_program(DeviceContext& ctx
                                                               std::vector<Array> inputs) {
   Replay replay{ctx, std::vector<std::shared_ptr<DeviceAllocation>>(record.ids), {}};
   for (std::size_t i = 0; i < inputs.size(); ++i) replay.buffers[record.inputs[i]] = inputs[i].allocation();
-  inputs = {};  // the device's handles on its inputs are the ids' now
+  // The device's handles on its inputs are the ids' now. The vector goes too (`inputs = {}` would keep its
+  // storage, an array handle per input leaf on every device for the whole program).
+  std::vector<Array>().swap(inputs);
   for (const auto& event : record.events) std::visit(replay, event);
   std::vector<std::shared_ptr<DeviceAllocation>> outputs;
   outputs.reserve(record.outputs.ids.size());
