@@ -19,6 +19,14 @@ Array accounted(std::string_view name, kernels::KernelResult result) {
   return detail::account_op(name, result.cost, std::move(result.value));
 }
 
+// A C++ scalar beside `a`, typed as JAX types a Python scalar (kernels::weak_scalar). Beside an abstract
+// array nothing reads its value, so it is abstract too: no storage made per op (pmean divides every leaf of
+// every device's gradients by one).
+Array scalar_beside(double s, const Array& a) {
+  return a.is_abstract() ? Array::abstract({}, kernels::weak_scalar_dtype(s, a.dtype()))
+                         : kernels::weak_scalar(s, a.dtype());
+}
+
 }  // namespace
 
 Array add(const Array& a, const Array& b) {
@@ -53,28 +61,28 @@ Array operator/(const Array& a, const Array& b) {
   return divide(a, b);
 }
 Array operator+(const Array& a, double s) {
-  return add(a, kernels::weak_scalar(s, a.dtype()));
+  return add(a, scalar_beside(s, a));
 }
 Array operator-(const Array& a, double s) {
-  return subtract(a, kernels::weak_scalar(s, a.dtype()));
+  return subtract(a, scalar_beside(s, a));
 }
 Array operator*(const Array& a, double s) {
-  return multiply(a, kernels::weak_scalar(s, a.dtype()));
+  return multiply(a, scalar_beside(s, a));
 }
 Array operator/(const Array& a, double s) {
-  return divide(a, kernels::weak_scalar(s, a.dtype()));
+  return divide(a, scalar_beside(s, a));
 }
 Array operator+(double s, const Array& a) {
-  return add(kernels::weak_scalar(s, a.dtype()), a);
+  return add(scalar_beside(s, a), a);
 }
 Array operator-(double s, const Array& a) {
-  return subtract(kernels::weak_scalar(s, a.dtype()), a);
+  return subtract(scalar_beside(s, a), a);
 }
 Array operator*(double s, const Array& a) {
-  return multiply(kernels::weak_scalar(s, a.dtype()), a);
+  return multiply(scalar_beside(s, a), a);
 }
 Array operator/(double s, const Array& a) {
-  return divide(kernels::weak_scalar(s, a.dtype()), a);
+  return divide(scalar_beside(s, a), a);
 }
 Array operator-(const Array& a) {
   return negative(a);

@@ -119,11 +119,15 @@ Array convert(const Array& a, DType dtype) {
   return Array(a.shape(), std::move(out));
 }
 
-Array weak_scalar(double value, DType array_dtype) {
-  if (is_floating(array_dtype)) return Array::scalar(value, array_dtype);
+DType weak_scalar_dtype(double value, DType array_dtype) {
+  if (is_floating(array_dtype)) return array_dtype;
   bool is_int32 = value == std::trunc(value) && value >= std::numeric_limits<std::int32_t>::min() &&
                   value <= std::numeric_limits<std::int32_t>::max();
-  return Array::scalar(value, is_int32 ? DType::i32 : DType::f32);
+  return is_int32 ? DType::i32 : DType::f32;
+}
+
+Array weak_scalar(double value, DType array_dtype) {
+  return Array::scalar(value, weak_scalar_dtype(value, array_dtype));
 }
 
 KernelResult add(const Array& a, const Array& b) {

@@ -39,9 +39,11 @@ KernelResult sqrt(const Array& a);
 KernelResult square(const Array& a);
 KernelResult abs(const Array& a);
 KernelResult astype(const Array& a, DType dtype);
-// A C++ scalar as JAX types a Python scalar next to an array of `array_dtype`: it takes a floating array's
-// dtype; next to an int32 or bool array it is an int32 if it is a whole number that fits (a Python int),
+// The dtype of a C++ scalar as JAX types a Python scalar next to an array of `array_dtype`: a floating
+// array's dtype; next to an int32 or bool array an int32 if it is a whole number that fits (a Python int),
 // and a float32 otherwise (a Python float).
+DType weak_scalar_dtype(double value, DType array_dtype);
+// That scalar, with its value.
 Array weak_scalar(double value, DType array_dtype);
 // a's values in dtype, with XLA's conversions (float to int saturates, NaN gives 0); not an op, no cost.
 Array convert(const Array& a, DType dtype);
