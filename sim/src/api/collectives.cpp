@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -404,17 +405,21 @@ std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& lea
 // A collective over a pytree, as XLA runs it: the leaves of each call of joined_calls go to `run` together as
 // the operands of one multi-operand collective, as a psum bound on many leaves at once runs as one all-reduce
 // and XLA's combiners join the all-gathers and reduce-scatters a tree_map makes. 389 gradients then pay a
-// few collectives' latencies, not 389.
+// few collectives' latencies, not 389. Each leaf's handle goes with its call: every device holds the handles
+// of the calls still to come, not of those done.
 template <class RunOperands>
-std::vector<Array> per_joined_call(const std::vector<Array>& leaves, std::int64_t max_elements,
+std::vector<Array> per_joined_call(std::vector<Array> leaves, std::int64_t max_elements,
                                    const RunOperands& run) {
-  std::vector<Array> results(leaves.size());
-  for (const auto& call : joined_calls(leaves, max_elements)) {
-    std::vector<Array> operands;
-    operands.reserve(call.size());
-    for (std::size_t i : call) operands.push_back(leaves[i]);
-    std::vector<Array> outputs = run(operands);
-    for (std::size_t j = 0; j < call.size(); ++j) results[call[j]] = std::move(outputs[j]);
+  const auto calls = joined_calls(leaves, max_elements);
+  std::vector<std::vector<Array>> operands(calls.size());
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    operands[c].reserve(calls[c].size());
+    for (std::size_t i : calls[c]) operands[c].push_back(std::move(leaves[i]));
+  }
+  std::vector<Array> results(std::exchange(leaves, {}).size());  // the leaves' vector goes now
+  for (std::size_t c = 0; c < calls.size(); ++c) {
+    std::vector<Array> outputs = run(std::exchange(operands[c], {}));
+    for (std::size_t j = 0; j < calls[c].size(); ++j) results[calls[c][j]] = std::move(outputs[j]);
   }
   return results;
 }
@@ -454,7 +459,7 @@ Operand reduced(const Operand& x, const AxisName& axis_name, const Reduce& reduc
     leaves = x.leaves();
   std::vector<Array> results;
   if (detail::ProgramRecorder* recorder = detail::current_recorder(); recorder == nullptr) {
-    results = reduce(leaves);
+    results = reduce(std::move(leaves));
   } else {
     const detail::DeviceContext& ctx = *detail::current_device();
     ctx.axis_levels(axis_name);
@@ -474,14 +479,14 @@ double group_size(const AxisName& axis_name, const AxisIndexGroups& groups) {
 
 Array psum(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const std::vector<Array>& operand) {
+  return reduced(x, axis_name, [=](std::vector<Array> operand) {
     return std::vector{all_reduce(operand.front(), axis_name, groups, ReduceOp::sum, "psum", options)};
   });
 }
 
 Array pmean(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
             const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const std::vector<Array>& operand) {
+  return reduced(x, axis_name, [=](std::vector<Array> operand) {
     Array total = all_reduce(operand.front(), axis_name, groups, ReduceOp::sum, "pmean", options);
     return std::vector{detail::mean_of_sum(total, group_size(axis_name, groups))};
   });
@@ -489,22 +494,22 @@ Array pmean(const Array& x, const AxisName& axis_name, const AxisIndexGroups& gr
 
 Array pmax(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const std::vector<Array>& operand) {
+  return reduced(x, axis_name, [=](std::vector<Array> operand) {
     return std::vector{all_reduce(operand.front(), axis_name, groups, ReduceOp::max, "pmax", options)};
   });
 }
 
 Array pmin(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const std::vector<Array>& operand) {
+  return reduced(x, axis_name, [=](std::vector<Array> operand) {
     return std::vector{all_reduce(operand.front(), axis_name, groups, ReduceOp::min, "pmin", options)};
   });
 }
 
 Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
           const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const std::vector<Array>& operands) {
-    return per_joined_call(operands, kMaxJoinedElements, [&](const std::vector<Array>& joined) {
+  return reduced(x, axis_name, [=](std::vector<Array> operands) {
+    return per_joined_call(std::move(operands), kMaxJoinedElements, [&](const std::vector<Array>& joined) {
       return all_reduce_operands(joined, axis_name, groups, ReduceOp::sum, "psum", options);
     });
   });
@@ -512,9 +517,9 @@ Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& group
 
 Tree pmean(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](const std::vector<Array>& operands) {
+  return reduced(x, axis_name, [=](std::vector<Array> operands) {
     const double count = group_size(axis_name, groups);
-    return per_joined_call(operands, kMaxJoinedElements, [&](const std::vector<Array>& joined) {
+    return per_joined_call(std::move(operands), kMaxJoinedElements, [&](const std::vector<Array>& joined) {
       std::vector<Array> totals =
           all_reduce_operands(joined, axis_name, groups, ReduceOp::sum, "pmean", options);
       for (Array& total : totals)

@@ -40,8 +40,9 @@ class NotReplayable : public std::runtime_error {
 };
 
 // A collective as the program called it, to be called again on each device's operands (the leaves of what
-// the program passed), giving the leaves of its result.
-using RecordedCollective = std::function<std::vector<Array>(const std::vector<Array>& operands)>;
+// the program passed), giving the leaves of its result. It owns the operands' handles, and may drop each one
+// it is done with.
+using RecordedCollective = std::function<std::vector<Array>(std::vector<Array> operands)>;
 using DeviceEffect = std::function<void(int axis_index)>;
 
 // What a program did, in order.
