@@ -418,6 +418,7 @@ std::vector<Array> per_joined_call(std::vector<Array> leaves, std::int64_t max_e
   }
   std::vector<Array> results(std::exchange(leaves, {}).size());  // the leaves' vector goes now
   for (std::size_t c = 0; c < calls.size(); ++c) {
+    // The call's handles go once it returns.
     std::vector<Array> outputs = run(std::exchange(operands[c], {}));
     for (std::size_t j = 0; j < calls[c].size(); ++j) results[calls[c][j]] = std::move(outputs[j]);
   }

@@ -176,16 +176,14 @@ bool DeviceCommunicator::node_switches_reduce() const {
     const auto& hosts = ctx_.runtime().hosts();
     for (int r = 0; r < size(); ++r) {
       auto* node_switch = hosts.reducing_switch(device_of(r));
-      if (node_switch == nullptr || node_switch != hosts.reducing_switch(device_of(r - r % local)))
-        return false;
+      if (node_switch == nullptr || node_switch != hosts.reducing_switch(device_of(r - r % local))) return false;
       if (r % local == 0 && r > 0 && node_switch == hosts.reducing_switch(device_of(r - local))) return false;
     }
     return true;
   });
 }
 
-Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op,
-                                               const ChannelProtocol& protocol,
+Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
                                                const PipelinedTraffic& traffic) {
   flush_phase();
   auto shared = ctx_.call().shared_reductions.join(ctx_.rank(), ctx_.track(), group(),
@@ -429,16 +427,8 @@ Seconds in_kernel_time(const DeviceSpec& spec, const kernels::KernelResult& resu
 
 }  // namespace
 
-Seconds DeviceCommunicator::in_kernel_reduction_time(const kernels::KernelResult& result) const {
-  ReductionTime& last = last_reduction_;
-  if (result.cost.flops != last.flops || result.cost.bytes != last.bytes ||
-      result.value.dtype() != last.dtype)
-    last = {result.cost.flops, result.cost.bytes, result.value.dtype(), in_kernel_time(ctx_.spec(), result)};
-  return last.time;
-}
-
 Seconds DeviceCommunicator::reduction_time(const Array& piece, ReduceOp op) const {
-  return protocol_.reduces_in_flight ? 0 : in_kernel_reduction_time(reduce_kernel(piece, piece, op));
+  return protocol_.reduces_in_flight ? 0 : in_kernel_time(ctx_.spec(), reduce_kernel(piece, piece, op));
 }
 
 Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
@@ -455,7 +445,7 @@ Array DeviceCommunicator::combine_staged(const Array& a, const Array& b, ReduceO
 }
 
 void DeviceCommunicator::take_reduction_time(const kernels::KernelResult& result) {
-  const Seconds time = protocol_.reduces_in_flight ? 0 : in_kernel_reduction_time(result);
+  const Seconds time = protocol_.reduces_in_flight ? 0 : in_kernel_time(ctx_.spec(), result);
   XBT_VERB("%s: device %d reduces %lld element(s) in %g s%s", collective_.c_str(), ctx_.device(),
            static_cast<long long>(result.value.size()), time, phase_->messages > 0 ? " (booked)" : "");
   if (phase_->messages > 0)

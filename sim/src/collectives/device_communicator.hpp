@@ -130,8 +130,6 @@ class DeviceCommunicator final : public Communicator {
   Array arrived(int peer, Array* received);
   // `piece` placed in this device's memory as collective scratch.
   Array scratch(const Array& piece) const;
-  // The reduction's time inside the collective's kernel, where the protocol does not reduce in flight.
-  Seconds in_kernel_reduction_time(const kernels::KernelResult& result) const;
   // The reduction's time: taken now, or added to the booked phase's reductions.
   void take_reduction_time(const kernels::KernelResult& result);
   int device_of(int peer) const;
@@ -144,15 +142,6 @@ class DeviceCommunicator final : public Communicator {
   // In a channel of in_parallel: how it moves its messages, and its ring (the node of each of its ranks, for
   // the step overhead of a message that crosses nodes).
   ChannelProtocol protocol_;
-  // The last reduction's cost and time: a ring reduces pieces of one or two sizes, and the device's rates
-  // (DeviceSpec, a map of its own per device) are out of the cache each time its actor resumes.
-  struct ReductionTime {
-    double flops = -1;
-    double bytes = -1;
-    DType dtype = DType::f32;
-    Seconds time = 0;
-  };
-  mutable ReductionTime last_reduction_;
   std::shared_ptr<const ChannelRing> channel_ring_;
   // Shared with subgroups, so that finish() on the outermost communicator waits for every send and a
   // subgroup's phase is simulated before any other traffic of this device.
