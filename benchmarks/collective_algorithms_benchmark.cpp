@@ -212,9 +212,8 @@ struct Registered {
   double (*cost)(const spmdsim::CostInputs&);
 };
 
-template <class Fn>
-void append(std::vector<Registered>& all, CollectiveKind kind,
-            std::span<const spmdsim::Algorithm<Fn>> table) {
+template <class AlgorithmT>
+void append(std::vector<Registered>& all, CollectiveKind kind, std::span<const AlgorithmT> table) {
   for (const auto& a : table) all.push_back({kind, a.name, a.accepts, a.accepted_counts, a.cost});
 }
 

@@ -98,8 +98,8 @@ std::string case_name(const ::testing::TestParamInfo<Case>& test) {
 
 // The registered algorithms that run on the test cluster: all but those bound to a platform (nvls and
 // nvls_tree, tests/nvls_test.cpp; nccl_tree, tests/nccl_tree_test.cpp).
-template <class Fn>
-std::vector<Case> cases_of(std::span<const Algorithm<Fn>> table, std::initializer_list<int> counts) {
+template <class AlgorithmT>
+std::vector<Case> cases_of(std::span<const AlgorithmT> table, std::initializer_list<int> counts) {
   std::vector<Case> cases;
   for (const auto& algorithm : table)
     for (int p : counts)

@@ -3,6 +3,7 @@
 // straight-line code over the few verbs of Communicator; it never sees hosts or links.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <span>
@@ -37,6 +38,10 @@ struct ChannelProtocol {
     return slices <= 1 || rate <= 0 ? 0 : (slices - 1.0) / slices * bytes / rate;
   }
 };
+
+// The reduced values of every rank's 1-d input (flats[r], one shape and dtype for all), in the order of an
+// algorithm's floating-point operations.
+using ReductionValues = Array (*)(const std::vector<Array>& flats, ReduceOp op);
 
 // The rings of a channel-parallel algorithm: ring c lists every rank of a communicator in channel c's order.
 using ChannelRings = std::vector<std::vector<int>>;
@@ -93,14 +98,19 @@ class Communicator {
   virtual void in_parallel(const std::shared_ptr<const ChannelRings>& rings, const ChannelProtocol& protocol,
                            const std::function<void(Communicator&, int)>& body) = 0;
 
-  // Phase booking (SimulationOptions::aggregate_ring_phases, docs/performance.md#aggregated-phases): an
-  // algorithm that knows the totals of a run of exchanges with the same two peers books them instead of
-  // sending them one by one, and the communicator simulates the run as one transfer each way, the latencies
-  // of its other messages, then the reductions done meanwhile. Whether x's exchanges are booked (aggregation
-  // on, x abstract):
-  virtual bool books(const Array& x) const = 0;
+  // Phase booking (SimulationOptions::aggregate_ring_phases, docs/performance.md#aggregated-phases): a
+  // collective call runs on one of two backends behind these same verbs. The per-message one simulates every
+  // message; the phase-booking one also lets an algorithm that knows the totals of a run of exchanges with
+  // the same two peers book them instead of sending them one by one, and simulates the run as one transfer
+  // each way, the latencies of its other messages, then the reductions done meanwhile. Whether this
+  // communicator is the phase-booking one:
+  virtual bool books_phases() const = 0;
+  // Whether x's exchanges are booked: the phase-booking backend and x abstract (real data's values need their
+  // messages, unless an algorithm computes them once for the group: booked_values).
+  bool books(const Array& x) const { return books_phases() && x.is_abstract(); }
   // Books `messages` exchanges that send bytes_out in all to `to`, receive as much from `from` and spend
-  // `reducing` in reductions, as that many sendrecv_shaped and combine calls would.
+  // `reducing` in reductions, as that many sendrecv_shaped and combine calls would. Only where
+  // books_phases(): the per-message backend throws std::logic_error.
   virtual void book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) = 0;
   // The time combine takes for a piece shaped like `piece`, inside the collective.
   virtual Seconds reduction_time(const Array& piece, ReduceOp op) const = 0;
@@ -109,10 +119,16 @@ class Communicator {
   virtual Array hold_scratch(const Array& like) = 0;
   // in_parallel for bodies that only book (book_phase, hold_scratch): every channel's run is booked on this
   // device's one actor, then all of them are simulated at once, each with its protocol and timeline as its
-  // own actor would have had them, without an actor per channel.
+  // own actor would have had them, without an actor per channel. Only where books_phases(), as book_phase.
   virtual void book_in_parallel(const std::shared_ptr<const ChannelRings>& rings,
                                 const ChannelProtocol& protocol,
                                 const std::function<void(Communicator&, int)>& body) = 0;
+  // The values of an all-reduce whose run is booked from its totals instead of walked (Algorithm::booked):
+  // computed once for the whole group, `values` giving the order of the algorithm's floating-point
+  // operations, while this rank runs `book`; returned once the booked run has been simulated. On abstract
+  // data only `book` runs, and the result is shaped like flat.
+  virtual Array booked_values(const Array& flat, ReduceOp op, ReductionValues values,
+                              const std::function<void()>& book) = 0;
   // NCCL's figures for the platform's nodes, or nullptr where the platform has none (Platform::nccl).
   virtual const NcclNode* nccl_node() const = 0;
   // RCCL's figures for the platform's nodes, or nullptr where the platform has none (Platform::rccl).
@@ -189,7 +205,18 @@ struct CostInputs {
   double gamma = 0;
 };
 
-template <class Fn>
+// An algorithm's run booked from its totals in O(1) per rank, for the phase-booking backend
+// (Communicator::books_phases): the same times and memory as its run walked exchange by exchange there
+// (tests/aggregated_phases_test.cpp), without the p pieces or messages per rank the walk goes through.
+// The all-reduce's is booked on any data, its values from Communicator::booked_values; the all-gather's and
+// reduce-scatter's on abstract data only (Communicator::books).
+using BookedAllReduceFn = AllReduceFn;
+// My piece in (abstract); the other ranks' pieces out, as the collective scratch the walk holds them in.
+using BookedAllGatherFn = Array (*)(Communicator&, const Array& mine);
+// The joined block every rank reduces (abstract); my reduced block out, as the scratch the walk holds it in.
+using BookedReduceScatterFn = Array (*)(Communicator&, const Array& block, ReduceOp);
+
+template <class Fn, class BookedFn = std::nullptr_t>
 struct Algorithm {
   std::string_view name;
   std::string_view description;
@@ -203,7 +230,12 @@ struct Algorithm {
   // (Communicator::switch_reduces: nvls, nvls_tree) or NCCL's figures (Communicator::nccl_node: nccl_tree).
   // auto never picks it, since its cost is not comparable on platforms without them.
   bool platform_bound = false;
+  // Its booked run, or nullptr where the phase-booking backend walks it exchange by exchange.
+  BookedFn booked = nullptr;
 };
+using AllReduceAlgorithm = Algorithm<AllReduceFn, BookedAllReduceFn>;
+using AllGatherAlgorithm = Algorithm<AllGatherFn, BookedAllGatherFn>;
+using ReduceScatterAlgorithm = Algorithm<ReduceScatterFn, BookedReduceScatterFn>;
 
 // For algorithms that run on any number of ranks.
 inline bool any_count(int) {
@@ -213,9 +245,9 @@ inline bool power_of_two(int p) {
   return p > 0 && (p & (p - 1)) == 0;
 }
 
-std::span<const Algorithm<AllReduceFn>> all_reduce_algorithms();
-std::span<const Algorithm<AllGatherFn>> all_gather_algorithms();
-std::span<const Algorithm<ReduceScatterFn>> reduce_scatter_algorithms();
+std::span<const AllReduceAlgorithm> all_reduce_algorithms();
+std::span<const AllGatherAlgorithm> all_gather_algorithms();
+std::span<const ReduceScatterAlgorithm> reduce_scatter_algorithms();
 std::span<const Algorithm<AllToAllFn>> all_to_all_algorithms();
 
 // The algorithm names of a kind, in registry order.
@@ -250,9 +282,9 @@ int group_ring_channels(const Platform& platform, const std::vector<int>& dimens
 // Throws ValueError "unknown all_reduce algorithm 'x'; valid: ring, ..." for a name not registered.
 void check_algorithm(CollectiveKind kind, std::string_view name);
 
-const Algorithm<AllReduceFn>& find_all_reduce(std::string_view name);
-const Algorithm<AllGatherFn>& find_all_gather(std::string_view name);
-const Algorithm<ReduceScatterFn>& find_reduce_scatter(std::string_view name);
+const AllReduceAlgorithm& find_all_reduce(std::string_view name);
+const AllGatherAlgorithm& find_all_gather(std::string_view name);
+const ReduceScatterAlgorithm& find_reduce_scatter(std::string_view name);
 const Algorithm<AllToAllFn>& find_all_to_all(std::string_view name);
 const Algorithm<BroadcastFn>& find_broadcast(std::string_view name);
 const Algorithm<ReduceFn>& find_reduce(std::string_view name);

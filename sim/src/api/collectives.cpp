@@ -16,9 +16,8 @@
 #include "api/collective_calls.hpp"
 #include "api/kernels/kernels.hpp"
 #include "collectives/algorithms.hpp"
-#include "collectives/booked_ring.hpp"
+#include "collectives/call_communicator.hpp"
 #include "collectives/cost_inputs.hpp"
-#include "collectives/device_communicator.hpp"
 #include "collectives/nccl_protocols.hpp"
 #include "collectives/selection.hpp"
 #include "engine/device_context.hpp"
@@ -147,19 +146,13 @@ class CollectiveCall {
     else
       per_dimension.clear();  // the ring along every dimension
     if (!options.protocol.empty()) collectives::parse_nccl_protocol(options.protocol);
-    comm_.emplace(ctx, std::move(group), name, chunks, std::move(dimensions), std::move(per_dimension),
-                  channels, options.protocol.empty() ? runtime.collectives().protocol() : options.protocol);
+    comm_ = detail::call_communicator(
+        ctx, std::move(group), name, chunks, std::move(dimensions), std::move(per_dimension), channels,
+        options.protocol.empty() ? runtime.collectives().protocol() : options.protocol);
   }
 
   Communicator& comm() { return *comm_; }
-  DeviceCommunicator& device_comm() { return *comm_; }
   const std::string& algorithm() const { return algorithm_; }
-  // Whether the ring is booked from its totals (booked_ring.hpp) rather than walked piece by piece: an
-  // all-reduce on any data, the other collectives on abstract data only.
-  bool books_ring_all_reduce() const {
-    return algorithm_ == "ring" && comm_->size() > 1 && ctx_.runtime().collectives().aggregate_ring_phases();
-  }
-  bool books_ring(const Array& x) const { return books_ring_all_reduce() && comm_->books(x); }
   // Waits for this device's last sends and places the results in its memory.
   std::vector<Array> finish(const std::vector<Array>& results) {
     comm_->finish();
@@ -176,7 +169,7 @@ class CollectiveCall {
   const char* name_;
   MemoryLabel label_;  // the results' buffers', interned once for all of them
   CollectiveSpan span_;
-  std::optional<DeviceCommunicator> comm_;
+  std::unique_ptr<DeviceCommunicator> comm_;
   std::string algorithm_;
 };
 
@@ -282,9 +275,10 @@ std::vector<Array> all_reduce_operands(const std::vector<Array>& given, const Ax
   const Array flat = joined_flat(operands);
   CollectiveCall call(ctx, my_group(ctx, axis_name, groups), name, CollectiveKind::all_reduce, options,
                       static_cast<double>(flat.nbytes()), flat.dtype());
-  const Array reduced = call.books_ring_all_reduce()
-                            ? detail::booked_ring_all_reduce(call.device_comm(), flat, op)
-                            : find_all_reduce(call.algorithm()).run(call.comm(), flat, op);
+  const auto& algorithm = find_all_reduce(call.algorithm());
+  const Array reduced = algorithm.booked != nullptr && call.comm().books_phases()
+                            ? algorithm.booked(call.comm(), flat, op)
+                            : algorithm.run(call.comm(), flat, op);
   return call.finish(split_like(reduced, operands));
 }
 
@@ -302,17 +296,16 @@ std::vector<Array> all_gather_operands(const std::vector<Array>& operands, const
   CollectiveCall call(ctx, std::move(group), "all_gather", CollectiveKind::all_gather, options, gathered,
                       flat.dtype());
   std::vector<Array> results;
-  if (call.books_ring(flat)) {
-    const Array others =
-        collectives::book_ring_all_gather(call.comm(), {flat.size()}, flat.dtype());  // held until placed
+  const auto& algorithm = find_all_gather(call.algorithm());
+  if (algorithm.booked != nullptr && call.comm().books(flat)) {
+    const Array others = algorithm.booked(call.comm(), flat);  // held until placed
     for (std::size_t i = 0; i < operands.size(); ++i)
       results.push_back(Array::abstract(gathered_shape(operands[i].shape(), count, out_axes[i], tiled),
                                         operands[i].dtype()));
     return call.finish(results);
   }
   std::vector<std::vector<Array>> by_rank;  // each rank's piece, cut back into its operands
-  for (const Array& piece : find_all_gather(call.algorithm()).run(call.comm(), flat))
-    by_rank.push_back(split_like(piece, operands));
+  for (const Array& piece : algorithm.run(call.comm(), flat)) by_rank.push_back(split_like(piece, operands));
   for (std::size_t i = 0; i < operands.size(); ++i) {
     std::vector<Array> pieces;
     for (const auto& parts : by_rank) pieces.push_back(parts[i]);
@@ -357,10 +350,9 @@ std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, con
   const Array joined_block = joined_flat(block_shapes);
   CollectiveCall call(ctx, std::move(group), "psum_scatter", CollectiveKind::reduce_scatter, options, bytes,
                       joined_block.dtype());
-  if (call.books_ring(operands.front()))  // the operands' data, abstract or not (joined_block is abstract)
-    return call.finish(split_like(collectives::book_ring_reduce_scatter(call.comm(), {joined_block.size()},
-                                                                        joined_block.dtype(), ReduceOp::sum),
-                                  block_shapes));
+  const auto& algorithm = find_reduce_scatter(call.algorithm());
+  if (algorithm.booked != nullptr && call.comm().books(operands.front()))  // joined_block is always abstract
+    return call.finish(split_like(algorithm.booked(call.comm(), joined_block, ReduceOp::sum), block_shapes));
   std::vector<std::vector<Array>> blocks(operands.size());
   for (std::size_t i = 0; i < operands.size(); ++i)
     blocks[i] = blocks_along(operands[i], dims[i], shards, tiled);
@@ -370,7 +362,7 @@ std::vector<Array> psum_scatter_operands(const std::vector<Array>& operands, con
     for (const auto& operand_blocks : blocks) parts.push_back(operand_blocks[static_cast<std::size_t>(j)]);
     rank_blocks.push_back(joined_flat(parts));
   }
-  const Array mine = find_reduce_scatter(call.algorithm()).run(call.comm(), rank_blocks, ReduceOp::sum);
+  const Array mine = algorithm.run(call.comm(), rank_blocks, ReduceOp::sum);
   return call.finish(split_like(mine, block_shapes));
 }
 

@@ -4,7 +4,6 @@
 
 #include "collectives/chunks.hpp"
 #include "collectives/reduction_values.hpp"
-#include "collectives/shared_reduction.hpp"
 
 namespace spmdsim::collectives {
 namespace {
@@ -31,11 +30,13 @@ std::vector<PassGroup> pass_groups(RingPasses passes) {
 
 // The reductions of a reduce-scatter that folds every piece but `skipped`: each piece's own kernel time,
 // priced once per distinct size (there are at most two).
-Seconds reductions(const Communicator& comm, const FlatPieces& pieces, int skipped, DType dtype, ReduceOp op) {
+Seconds reductions(const Communicator& comm, const FlatPieces& pieces, int skipped, DType dtype,
+                   ReduceOp op) {
   const std::int64_t base = pieces.n / pieces.p;
   const std::int64_t larger = pieces.n % pieces.p;  // pieces of base + 1
   const std::int64_t skipped_larger = pieces.size(skipped) > base ? 1 : 0;
-  return static_cast<double>(larger - skipped_larger) * comm.reduction_time(Array::abstract({base + 1}, dtype), op) +
+  return static_cast<double>(larger - skipped_larger) *
+             comm.reduction_time(Array::abstract({base + 1}, dtype), op) +
          static_cast<double>(pieces.p - larger - (1 - skipped_larger)) *
              comm.reduction_time(Array::abstract({base}, dtype), op);
 }
@@ -44,8 +45,12 @@ Array scratch(Communicator& comm, std::int64_t elements, DType dtype) {
   return comm.hold_scratch(Array::abstract({elements}, dtype));
 }
 
-int next(const Communicator& comm) { return wrap(comm.rank() + 1, comm.size()); }
-int previous(const Communicator& comm) { return wrap(comm.rank() - 1, comm.size()); }
+int next(const Communicator& comm) {
+  return wrap(comm.rank() + 1, comm.size());
+}
+int previous(const Communicator& comm) {
+  return wrap(comm.rank() - 1, comm.size());
+}
 
 }  // namespace
 
@@ -58,7 +63,8 @@ void book_ring_all_reduce(Communicator& comm, RingPasses passes, DType dtype, Re
     // Reduce-scatter sends every piece but r and folds every piece but r-1; the all-gather sends every piece
     // but r+1. Both run with the same neighbours: one phase, as sendrecv_shaped books them.
     const Bytes sent = (2 * pieces.n - pieces.size(r) - pieces.size(r + 1)) * item;
-    comm.book_phase(next(comm), previous(comm), sent * group.count, 2 * (p - 1) * static_cast<int>(group.count),
+    comm.book_phase(next(comm), previous(comm), sent * group.count,
+                    2 * (p - 1) * static_cast<int>(group.count),
                     static_cast<double>(group.count) * reductions(comm, pieces, r - 1, dtype, op));
     // Held and released at once: ring_all_reduce's output buffer, all it holds (its pieces in flight are
     // staged); nothing of a pass outlives it.
@@ -90,22 +96,20 @@ Array book_ring_reduce_scatter(Communicator& comm, RingPasses passes, DType dtyp
   return scratch(comm, passes.elements, dtype);
 }
 
-}  // namespace spmdsim::collectives
-
-namespace spmdsim::detail {
-
-Array booked_ring_all_reduce(DeviceCommunicator& comm, const Array& flat, ReduceOp op) {
-  DeviceContext& ctx = comm.context();
-  std::shared_ptr<SharedReduction> values;
-  if (!flat.is_abstract()) {
-    values = ctx.call().shared_reductions.join(ctx.rank(), ctx.track(), comm.group(),
-                                               &collectives::ring_all_reduce_values);
-    values->contribute(comm.rank(), flat, op);
-  }
-  collectives::book_ring_all_reduce(comm, {flat.size()}, flat.dtype(), op);
-  if (flat.is_abstract()) return Array::abstract(flat.shape(), flat.dtype());
-  comm.finish();  // the phase first: then waiting for the values takes no simulated time if all arrived
-  return values->result();
+Array booked_ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op) {
+  if (comm.size() == 1) return flat;
+  return comm.booked_values(flat, op, &ring_all_reduce_values,
+                            [&] { book_ring_all_reduce(comm, {flat.size()}, flat.dtype(), op); });
 }
 
-}  // namespace spmdsim::detail
+Array booked_ring_all_gather(Communicator& comm, const Array& mine) {
+  if (comm.size() == 1) return Array::abstract(Shape{0}, mine.dtype());  // no other rank's piece to hold
+  return book_ring_all_gather(comm, {mine.size()}, mine.dtype());
+}
+
+Array booked_ring_reduce_scatter(Communicator& comm, const Array& block, ReduceOp op) {
+  if (comm.size() == 1) return block;  // its own block, as ring_reduce_scatter returns it
+  return book_ring_reduce_scatter(comm, {block.size()}, block.dtype(), op);
+}
+
+}  // namespace spmdsim::collectives

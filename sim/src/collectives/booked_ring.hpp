@@ -4,14 +4,14 @@
 // sendrecv_shaped and combine), without the p messages per device those walk through. At p = 1024 the walk
 // is p^2 messages per collective, which is hours for a training step of hundreds of collectives; booked, it
 // is microseconds.
-// The ring under SimulationOptions::aggregate_ring_phases (the all-reduce on any data, all-gather and
-// reduce-scatter on abstract data) and each channel of NCCL's rings on abstract data are booked so.
-// tests/aggregated_phases_test.cpp holds both to the per-message figures.
+// The ring's rows of the registry book their calls so on the phase-booking backend (Algorithm::booked), and
+// each channel of NCCL's rings on abstract data books its part so. tests/aggregated_phases_test.cpp holds
+// both to the per-message figures.
 #pragma once
 
 #include <cstdint>
 
-#include "collectives/device_communicator.hpp"
+#include "spmdsim/collective_algorithms.hpp"
 
 namespace spmdsim::collectives {
 
@@ -30,13 +30,10 @@ Array book_ring_all_gather(Communicator& comm, RingPasses passes, DType dtype);
 // ring_reduce_scatter of every pass (one block, every block alike): this rank's reduced passes, as scratch.
 Array book_ring_reduce_scatter(Communicator& comm, RingPasses passes, DType dtype, ReduceOp op);
 
+// The ring rows' booked runs (BookedAllReduceFn and its kin). The all-reduce's values on real data are
+// computed once for the whole group (Communicator::booked_values), bit for bit those of ring_all_reduce.
+Array booked_ring_all_reduce(Communicator& comm, const Array& flat, ReduceOp op);
+Array booked_ring_all_gather(Communicator& comm, const Array& mine);
+Array booked_ring_reduce_scatter(Communicator& comm, const Array& block, ReduceOp op);
+
 }  // namespace spmdsim::collectives
-
-namespace spmdsim::detail {
-
-// psum and its kin: the reduced flat array, unplaced as ring_all_reduce returns it. Abstract data is
-// booked alone; real data also has its values computed once for the whole group, bit for bit those of
-// ring_all_reduce, and shared by every member (shared_reduction.hpp).
-Array booked_ring_all_reduce(DeviceCommunicator& comm, const Array& flat, ReduceOp op);
-
-}  // namespace spmdsim::detail

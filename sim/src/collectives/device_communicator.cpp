@@ -2,10 +2,7 @@
 
 #include <algorithm>
 #include <memory>
-#include <numeric>
-#include <optional>
 #include <stdexcept>
-#include <tuple>
 
 #include <fmt/format.h>
 #include <xbt/log.h>
@@ -16,6 +13,7 @@
 #include "api/kernels/kernels.hpp"
 #include "collectives/chunks.hpp"
 #include "collectives/reduction_values.hpp"
+#include "collectives/simulated_waits.hpp"
 #include "engine/device_channels.hpp"
 
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
@@ -26,19 +24,6 @@ namespace {
 // The payload of every message whose contents both ends already know (sizes, wire traffic): never read, but
 // put_async rejects a null payload.
 int unread_payload;
-
-// The duration a wait of `duration` takes: SimGrid resolves time to 1 ns (surf/precision) and reports every
-// shorter wait on the console (a channel's pace for a few bytes at NCCL's rates on Blackwell is 0.3 ns), so
-// those are not waited.
-Seconds waited(Seconds duration) {
-  constexpr Seconds kSimGridPrecision = 1e-9;
-  return duration >= kSimGridPrecision ? duration : 0;
-}
-
-// Waits `duration` on the calling actor, as waited() says.
-void wait_for(Seconds duration) {
-  if (const Seconds wait = waited(duration); wait > 0) simgrid::s4u::this_actor::sleep_for(wait);
-}
 
 // A group of these call ranks (a part of a communicator's group), with the calling device among them.
 AxisGroup group_with(const DeviceContext& ctx, std::vector<int> call_ranks) {
@@ -56,7 +41,6 @@ DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, AxisGroup group, std:
                                        std::string protocol)
     : ctx_(ctx),
       group_(std::move(group)),
-      phase_(std::make_shared<Phase>()),
       pending_sends_(std::make_shared<std::vector<PendingSend>>()),
       collective_(std::move(collective)),
       pipeline_chunks_(pipeline_chunks),
@@ -68,36 +52,40 @@ DeviceCommunicator::DeviceCommunicator(DeviceContext& ctx, AxisGroup group, std:
     throw std::logic_error("a communicator without this device");
 }
 
+std::unique_ptr<DeviceCommunicator> DeviceCommunicator::another(AxisGroup group, std::vector<int> dimensions,
+                                                                std::vector<std::string> dimension_algorithms,
+                                                                int channels) const {
+  return std::make_unique<DeviceCommunicator>(ctx_, std::move(group), collective_, pipeline_chunks_,
+                                              std::move(dimensions), std::move(dimension_algorithms),
+                                              channels, protocol_name_);
+}
+
 std::unique_ptr<Communicator> DeviceCommunicator::subgroup(std::vector<int> members) {
   std::vector<int> call_ranks;
   for (int m : members) call_ranks.push_back(group_.ranks().at(static_cast<std::size_t>(m)));
-  auto sub = std::make_unique<DeviceCommunicator>(ctx_, group_with(ctx_, std::move(call_ranks)), collective_,
-                                                  pipeline_chunks_,
-                                                  std::vector<int>{static_cast<int>(members.size())},
-                                                  std::vector<std::string>{}, channels_, protocol_name_);
+  auto sub =
+      another(group_with(ctx_, std::move(call_ranks)), {static_cast<int>(members.size())}, {}, channels_);
   sub->lane_ = lane_;
-  sub->pending_sends_ = pending_sends_;
-  sub->phase_ = phase_;
+  sub->pending_sends_ = pending_sends_;  // waited for by the call's own communicator
   return sub;
 }
 
-DeviceCommunicator DeviceCommunicator::channel_communicator(const std::shared_ptr<const ChannelRings>& rings,
-                                                            int c, const ChannelProtocol& protocol) {
+std::unique_ptr<DeviceCommunicator> DeviceCommunicator::channel_communicator(
+    const std::shared_ptr<const ChannelRings>& rings, int c, const ChannelProtocol& protocol) const {
   const int node_size = dimensions_.size() >= 2 ? dimensions_.front() : size();
   auto ring = ctx_.call().channel_ring(group_, rings, c, node_size);
   const int position = ring->position_of.at(static_cast<std::size_t>(group_.position));
-  DeviceCommunicator comm(ctx_, AxisGroup{ring->members, position}, collective_, pipeline_chunks_,
-                          dimensions_, dimension_algorithms_, 1, protocol_name_);
-  comm.lane_ = c;
-  comm.protocol_ = protocol;
-  comm.channel_ring_ = std::move(ring);
+  auto comm = another(AxisGroup{ring->members, position}, dimensions_, dimension_algorithms_, 1);
+  comm->lane_ = c;
+  comm->protocol_ = protocol;
+  comm->channel_ring_ = std::move(ring);
   return comm;
 }
 
 void DeviceCommunicator::in_parallel(const std::shared_ptr<const ChannelRings>& rings,
                                      const ChannelProtocol& protocol,
                                      const std::function<void(Communicator&, int)>& body) {
-  flush_phase();
+  settle();
   wait_for(protocol.start_latency);
   std::vector<simgrid::s4u::ActorPtr> others;
   for (int c = 1; c < static_cast<int>(rings->size()); ++c)
@@ -106,9 +94,9 @@ void DeviceCommunicator::in_parallel(const std::shared_ptr<const ChannelRings>& 
         simgrid::s4u::this_actor::get_host(), [this, c, &rings, &protocol, &body] {
           bind_current_device(&ctx_);
           try {
-            DeviceCommunicator comm = channel_communicator(rings, c, protocol);
-            body(comm, c);
-            comm.finish();
+            auto comm = channel_communicator(rings, c, protocol);
+            body(*comm, c);
+            comm->finish();
           } catch (const simgrid::ForcefulKillException&) {
             throw;  // killed after another actor failed: let SimGrid unwind this one
           } catch (...) {
@@ -116,27 +104,11 @@ void DeviceCommunicator::in_parallel(const std::shared_ptr<const ChannelRings>& 
           }
         }));
   if (!rings->empty()) {
-    DeviceCommunicator comm = channel_communicator(rings, 0, protocol);
-    body(comm, 0);
-    comm.finish();
+    auto comm = channel_communicator(rings, 0, protocol);
+    body(*comm, 0);
+    comm->finish();
   }
   for (auto& actor : others) actor->join();
-}
-
-void DeviceCommunicator::book_in_parallel(const std::shared_ptr<const ChannelRings>& rings,
-                                          const ChannelProtocol& protocol,
-                                          const std::function<void(Communicator&, int)>& body) {
-  flush_phase();
-  wait_for(protocol.start_latency);
-  std::vector<LanePhase> phases;
-  std::vector<Array> scratch;  // released once every channel's phase has been simulated
-  for (int c = 0; c < static_cast<int>(rings->size()); ++c) {
-    DeviceCommunicator comm = channel_communicator(rings, c, protocol);
-    comm.kept_scratch_ = &scratch;
-    body(comm, c);
-    if (comm.phase_->messages > 0) phases.push_back({c, *comm.phase_});
-  }
-  simulate_phases(phases, protocol);
 }
 
 std::vector<std::string> DeviceCommunicator::dimension_algorithms() const {
@@ -176,16 +148,18 @@ bool DeviceCommunicator::node_switches_reduce() const {
     const auto& hosts = ctx_.runtime().hosts();
     for (int r = 0; r < size(); ++r) {
       auto* node_switch = hosts.reducing_switch(device_of(r));
-      if (node_switch == nullptr || node_switch != hosts.reducing_switch(device_of(r - r % local))) return false;
+      if (node_switch == nullptr || node_switch != hosts.reducing_switch(device_of(r - r % local)))
+        return false;
       if (r % local == 0 && r > 0 && node_switch == hosts.reducing_switch(device_of(r - local))) return false;
     }
     return true;
   });
 }
 
-Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
+Array DeviceCommunicator::pipelined_all_reduce(const Array& flat, ReduceOp op,
+                                               const ChannelProtocol& protocol,
                                                const PipelinedTraffic& traffic) {
-  flush_phase();
+  settle();
   auto shared = ctx_.call().shared_reductions.join(ctx_.rank(), ctx_.track(), group(),
                                                    &collectives::rank_order_all_reduce_values);
   shared->contribute(rank(), flat, op);
@@ -268,7 +242,7 @@ simgrid::s4u::CommPtr DeviceCommunicator::post_send(int peer, const Array& chunk
 }
 
 void DeviceCommunicator::exchange_sizes(int to, Bytes bytes, int from) {
-  flush_phase();
+  settle();
   int* received = nullptr;
   auto incoming = ctx_.channel(device_of(from), ctx_.device(), lane_)->get_async<int>(&received);
   note_send(to, bytes);
@@ -321,27 +295,27 @@ Array DeviceCommunicator::scratch(const Array& piece) const {
 }
 
 void DeviceCommunicator::send(int peer, const Array& chunk) {
-  flush_phase();
+  settle();
   pending_sends_->push_back({post_send(peer, chunk), chunk});
   pace(static_cast<Bytes>(chunk.nbytes()));
 }
 
 void DeviceCommunicator::send_and_wait(int peer, const Array& chunk) {
-  flush_phase();
+  settle();
   auto transfer = post_send(peer, chunk);
   pace(static_cast<Bytes>(chunk.nbytes()));
   transfer->wait();
 }
 
 Array DeviceCommunicator::recv(int peer) {
-  flush_phase();
+  settle();
   Array* received = nullptr;
   post_recv(peer, &received)->wait();
   return scratch(arrived(peer, received));
 }
 
 Array DeviceCommunicator::exchange(int to, const Array& chunk, int from) {
-  flush_phase();
+  settle();
   Array* received = nullptr;
   auto incoming = post_recv(from, &received);
   auto outgoing = post_send(to, chunk);
@@ -361,38 +335,34 @@ Array DeviceCommunicator::sendrecv_shaped(int to, const Array& chunk, int from, 
 
 Array DeviceCommunicator::sendrecv_staged(int to, const Array& chunk, int from, const Array& expected) {
   if (!chunk.is_abstract() || !expected.is_abstract()) return exchange(to, chunk, from);
-  if (books(chunk))
-    book_phase(to, from, static_cast<Bytes>(chunk.nbytes()), 1, 0);
-  else
-    exchange_sizes(to, static_cast<Bytes>(chunk.nbytes()), from);
+  exchange_sizes(to, static_cast<Bytes>(chunk.nbytes()), from);
   return expected;
 }
 
 Array DeviceCommunicator::hold_scratch(const Array& like) {
-  Array held =
-      ctx_.place(Array::abstract(like.shape(), like.dtype()), MemoryTag::collective_scratch, collective_);
-  if (kept_scratch_ != nullptr) kept_scratch_->push_back(held);
-  return held;
+  return ctx_.place(Array::abstract(like.shape(), like.dtype()), MemoryTag::collective_scratch, collective_);
 }
 
-bool DeviceCommunicator::books(const Array& x) const {
-  return ctx_.runtime().collectives().aggregate_ring_phases() && x.is_abstract();
+void DeviceCommunicator::book_phase(int, int, Bytes, int, Seconds) {
+  throw std::logic_error("a phase booked on the per-message backend (Communicator::books_phases is false)");
 }
 
-void DeviceCommunicator::book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) {
-  const int to_device = device_of(to);
-  const int from_device = device_of(from);
-  if (phase_->to != to_device || phase_->from != from_device) flush_phase();
-  phase_->to = to_device;
-  const Bytes message = messages > 0 ? bytes_out / messages : bytes_out;
-  phase_->step_overhead = visible_overhead(step_overhead(to), message);
-  std::tie(phase_->latency, phase_->overhead) = slowest_hop(to_device, from_device);
-  phase_->overhead = visible_overhead(phase_->overhead, message);
-  phase_->from = from_device;
-  phase_->bytes_out += bytes_out;
-  phase_->messages += messages;
-  phase_->reducing += reducing;
-  ctx_.times().bytes_sent += bytes_out;
+void DeviceCommunicator::book_in_parallel(const std::shared_ptr<const ChannelRings>&, const ChannelProtocol&,
+                                          const std::function<void(Communicator&, int)>&) {
+  throw std::logic_error("channels booked on the per-message backend (Communicator::books_phases is false)");
+}
+
+Array DeviceCommunicator::booked_values(const Array& flat, ReduceOp op, ReductionValues values,
+                                        const std::function<void()>& book) {
+  if (flat.is_abstract()) {
+    book();
+    return Array::abstract(flat.shape(), flat.dtype());
+  }
+  auto shared = ctx_.call().shared_reductions.join(ctx_.rank(), ctx_.track(), group(), values);
+  shared->contribute(rank(), flat, op);
+  book();
+  finish();  // the booked run first: then waiting for the values takes no simulated time if all arrived
+  return shared->result();
 }
 
 std::pair<Seconds, Seconds> DeviceCommunicator::slowest_hop(int to_device, int from_device) const {
@@ -428,7 +398,11 @@ Seconds in_kernel_time(const DeviceSpec& spec, const kernels::KernelResult& resu
 }  // namespace
 
 Seconds DeviceCommunicator::reduction_time(const Array& piece, ReduceOp op) const {
-  return protocol_.reduces_in_flight ? 0 : in_kernel_time(ctx_.spec(), reduce_kernel(piece, piece, op));
+  return in_collective_time(reduce_kernel(piece, piece, op));
+}
+
+Seconds DeviceCommunicator::in_collective_time(const kernels::KernelResult& result) const {
+  return protocol_.reduces_in_flight ? 0 : in_kernel_time(ctx_.spec(), result);
 }
 
 Array DeviceCommunicator::combine(const Array& a, const Array& b, ReduceOp op) {
@@ -445,114 +419,14 @@ Array DeviceCommunicator::combine_staged(const Array& a, const Array& b, ReduceO
 }
 
 void DeviceCommunicator::take_reduction_time(const kernels::KernelResult& result) {
-  const Seconds time = protocol_.reduces_in_flight ? 0 : in_kernel_time(ctx_.spec(), result);
-  XBT_VERB("%s: device %d reduces %lld element(s) in %g s%s", collective_.c_str(), ctx_.device(),
-           static_cast<long long>(result.value.size()), time, phase_->messages > 0 ? " (booked)" : "");
-  if (phase_->messages > 0)
-    phase_->reducing += time;
-  else
-    ctx_.execute(time);
-}
-
-void DeviceCommunicator::flush_phase() {
-  if (phase_->messages == 0) return;
-  simulate_phases({{lane_, std::exchange(*phase_, Phase{})}}, protocol_);
-}
-
-void DeviceCommunicator::simulate_phases(const std::vector<LanePhase>& phases,
-                                         const ChannelProtocol& protocol) {
-  namespace s4u = simgrid::s4u;
-  // Where each phase's run stands: its transfers (receive, send), when its pace ends, when its reductions may
-  // start (once both transfers have ended), and whether they have.
-  struct Run {
-    const Phase& phase;
-    s4u::CommPtr receive, send;
-    int* received = nullptr;  // the payload is never read: the pieces' shapes were booked on both sides
-    Seconds paced_until = 0;
-    Seconds transfers_end = 0;
-    int transfers_left = 2;
-    std::optional<Seconds> reductions_start;
-    bool reducing = false;
-  };
-  std::vector<Run> runs;
-  runs.reserve(phases.size());
-  for (const LanePhase& lane_phase : phases) {
-    const Phase& phase = lane_phase.phase;
-    XBT_VERB("%s: device %d runs a booked phase of %d messages, %lld bytes to device %d, from device %d",
-             collective_.c_str(), ctx_.device(), phase.messages, static_cast<long long>(phase.bytes_out),
-             phase.to, phase.from);
-    Run& run = runs.emplace_back(Run{.phase = phase});
-    run.receive = ctx_.channel(phase.from, ctx_.device(), lane_phase.lane)->get_async<int>(&run.received);
-  }
-  // Each send leaves after its step overhead, the shortest first, and is paced from then on. Message by
-  // message a step takes the longer of its pace and its transfer, so a run of equal steps takes the longer
-  // of its whole pace and its transfers with every latency: the pace overlaps the latencies waited below.
-  // Message by message a paced channel also leaves its links to the others between its messages; booked, its
-  // one transfer is capped at the rate that ends it with that pace (tcp_window.hpp keeps such rates).
-  const Seconds begin = s4u::Engine::get_clock();
-  std::vector<std::size_t> by_overhead(runs.size());
-  std::iota(by_overhead.begin(), by_overhead.end(), 0);
-  std::stable_sort(by_overhead.begin(), by_overhead.end(), [&](std::size_t a, std::size_t b) {
-    return waited(phases[a].phase.step_overhead) < waited(phases[b].phase.step_overhead);
-  });
-  for (std::size_t i : by_overhead) {
-    Run& run = runs[i];
-    const Phase& phase = run.phase;
-    const Seconds leaves = begin + waited(phase.step_overhead);
-    wait_for(leaves - s4u::Engine::get_clock());
-    const Seconds pace = protocol.rate > 0 ? waited(phase.bytes_out / protocol.rate) : 0;
-    run.paced_until = leaves + std::max(pace - (phase.messages - 1) * phase.latency, 0.0);
-    const double wire_bytes = phase.bytes_out * protocol.wire_bytes_per_byte;
-    run.send = ctx_.channel(ctx_.device(), phase.to, phases[i].lane)
-                   ->put_init(&unread_payload, static_cast<std::uint64_t>(wire_bytes));
-    if (const Seconds moving = pace - phase.messages * phase.latency; moving > 0)
-      run.send->set_rate(wire_bytes / moving);
-    run.send->start();
-  }
-  // A run's reductions start once its transfers and pace have ended and each further message has waited for
-  // the slowest hop; they run as executions of their own, side by side with the other runs' transfers.
-  std::vector<s4u::ExecPtr> reductions;
-  const double speed = s4u::this_actor::get_host()->get_speed();
-  std::vector<std::pair<s4u::CommPtr, Run*>> pending;
-  for (Run& run : runs) {
-    pending.emplace_back(run.receive, &run);
-    pending.emplace_back(run.send, &run);
-  }
-  for (;;) {
-    std::optional<Seconds> next;  // the earliest reductions not started whose start is known
-    for (const Run& run : runs)
-      if (!run.reducing && run.reductions_start && (!next || *run.reductions_start < *next))
-        next = run.reductions_start;
-    if (pending.empty() && !next) break;
-    const Seconds now = s4u::Engine::get_clock();
-    if (!pending.empty()) {
-      std::vector<s4u::CommPtr> waiting;
-      for (const auto& [transfer, run] : pending) waiting.push_back(transfer);
-      const ssize_t done = s4u::Comm::wait_any_for(waiting, next ? std::max(*next - now, 0.0) : -1.0);
-      if (done >= 0) {
-        Run& run = *pending[static_cast<std::size_t>(done)].second;
-        pending.erase(pending.begin() + done);
-        run.transfers_end = std::max(run.transfers_end, s4u::Engine::get_clock());
-        if (--run.transfers_left == 0)
-          run.reductions_start = std::max(run.transfers_end, run.paced_until) +
-                                 (run.phase.messages - 1) * (run.phase.latency + run.phase.overhead);
-        continue;
-      }
-    } else {
-      wait_for(*next - now);
-    }
-    for (Run& run : runs)
-      if (!run.reducing && run.reductions_start && *run.reductions_start <= *next) {
-        run.reducing = true;
-        if (run.phase.reducing > 0)
-          reductions.push_back(s4u::this_actor::exec_async(run.phase.reducing * speed));
-      }
-  }
-  for (auto& reduction : reductions) reduction->wait();
+  const Seconds time = in_collective_time(result);
+  XBT_VERB("%s: device %d reduces %lld element(s) in %g s", collective_.c_str(), ctx_.device(),
+           static_cast<long long>(result.value.size()), time);
+  ctx_.execute(time);
 }
 
 void DeviceCommunicator::finish() {
-  flush_phase();
+  settle();
   for (auto& send : *pending_sends_) send.transfer->wait();
   pending_sends_->clear();
 }

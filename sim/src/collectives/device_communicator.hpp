@@ -1,11 +1,8 @@
-// Communicator over SimGrid: each chunk is one message on the channel between two devices, whose
-// simulated size is the chunk's byte size; received chunks are collective scratch in device memory, except
-// staged ones (sendrecv_staged), which the algorithm keeps in an output buffer it holds.
-// Phase booking (Communicator::books): with SimulationOptions::aggregate_ring_phases, a run of exchanges on
-// abstract data with the same peers, booked through sendrecv_shaped and combine or from its totals
-// (book_phase), is simulated at its end as one transfer each way of the run's bytes, the latencies of its
-// other messages, then the reductions done meanwhile; book_in_parallel simulates every channel's run at once
-// on the calling actor. Memory is placed and released as in the per-message run, so peaks are the same.
+// The per-message backend of Communicator over SimGrid: each chunk is one message on the channel between two
+// devices, whose simulated size is the chunk's byte size; received chunks are collective scratch in device
+// memory, except staged ones (sendrecv_staged), which the algorithm keeps in an output buffer it holds.
+// The phase-booking backend (phase_booking_communicator.hpp) is this one with runs of exchanges booked;
+// call_communicator.hpp picks a call's.
 #pragma once
 
 #include <string>
@@ -23,7 +20,7 @@ struct KernelResult;  // api/kernels/kernels.hpp: an op's value and its cost.
 
 namespace spmdsim::detail {
 
-class DeviceCommunicator final : public Communicator {
+class DeviceCommunicator : public Communicator {
  public:
   // group: the call ranks taking part, in group order, and ctx's position among them.
   // dimension_algorithms: one per dimension, or empty for ring along every one.
@@ -61,17 +58,48 @@ class DeviceCommunicator final : public Communicator {
   Array pipelined_all_reduce(const Array& flat, ReduceOp op, const ChannelProtocol& protocol,
                              const PipelinedTraffic& traffic) override;
 
-  bool books(const Array& x) const override;
+  bool books_phases() const override { return false; }
   void book_phase(int to, int from, Bytes bytes_out, int messages, Seconds reducing) override;
   Seconds reduction_time(const Array& piece, ReduceOp op) const override;
   Array hold_scratch(const Array& like) override;
   void book_in_parallel(const std::shared_ptr<const ChannelRings>& rings, const ChannelProtocol& protocol,
                         const std::function<void(Communicator&, int)>& body) override;
+  Array booked_values(const Array& flat, ReduceOp op, ReductionValues values,
+                      const std::function<void()>& book) override;
 
-  // Simulates the booked phase, then waits for the sends still in flight: a collective ends when its last
-  // byte has left.
+  // Settles what the backend holds back (settle), then waits for the sends still in flight: a collective
+  // ends when its last byte has left.
   void finish();
+
+ protected:
+  // What a backend holds back until this device moves data of its own; every verb that moves data calls it
+  // first. Nothing here: the phase-booking backend simulates its booked run.
+  virtual void settle() {}
+  // A communicator of this backend and call over `group`.
+  virtual std::unique_ptr<DeviceCommunicator> another(AxisGroup group, std::vector<int> dimensions,
+                                                      std::vector<std::string> dimension_algorithms,
+                                                      int channels) const;
+  // The communicator of channel c of in_parallel: ring c's order, lane c, the protocol.
+  std::unique_ptr<DeviceCommunicator> channel_communicator(const std::shared_ptr<const ChannelRings>& rings,
+                                                           int c, const ChannelProtocol& protocol) const;
+  // Takes a reduction's time on this device now (the phase-booking backend may add it to its booked run).
+  virtual void take_reduction_time(const kernels::KernelResult& result);
+  // The time of a reduction inside the collective: none where the protocol reduces in flight.
+  Seconds in_collective_time(const kernels::KernelResult& result) const;
+  // sendrecv_staged of pieces whose shapes both ends know (abstract data): only their size travels.
+  void exchange_sizes(int to, Bytes bytes, int from);
+  // The slowest hop of this communicator's ring, as {route latency, step overhead}: its own two hops and, in
+  // a channel ring over several nodes (node blocks of dimensions_[0] ranks), the hop out of its node.
+  std::pair<Seconds, Seconds> slowest_hop(int to_device, int from_device) const;
+  Seconds step_overhead(int peer) const;
+  // What of `overhead` a message of `bytes` still waits once its later slices hide the rest
+  // (ChannelProtocol::slices).
+  Seconds visible_overhead(Seconds overhead, Bytes bytes) const;
+  int device_of(int peer) const;
   DeviceContext& context() const { return ctx_; }
+  const std::string& collective() const { return collective_; }
+  int lane() const { return lane_; }
+  const ChannelProtocol& channel_protocol() const { return protocol_; }
 
  private:
   // A send not waited for yet, and the buffer it reads, which stays allocated until then.
@@ -79,60 +107,22 @@ class DeviceCommunicator final : public Communicator {
     simgrid::s4u::CommPtr transfer;
     Array chunk;
   };
-  // A run of booked exchanges between this device and two others (device ids).
-  struct Phase {
-    int to = -1;
-    Seconds step_overhead = 0;  // the protocol's, per message to `to`
-    // Each further message of the run waits for the ring's slowest hop (a ring's steps are coupled): its
-    // route latency and step overhead (slowest_hop).
-    Seconds latency = 0;
-    Seconds overhead = 0;
-    int from = -1;
-    Bytes bytes_out = 0;
-    int messages = 0;
-    Seconds reducing = 0;
-  };
-  // A booked phase and the lane whose mailboxes carry it.
-  struct LanePhase {
-    int lane;
-    Phase phase;
-  };
   // Starts the side of `node_switch` in pipelined_all_reduce's traffic through it for `count` ranks from
   // `first`: an actor on the switch takes `each_way` bytes from each of them and sends them as many.
   void start_switch_ports(simgrid::s4u::Host* node_switch, int first, int count, Bytes each_way) const;
-  // Simulates the booked phase, if any; every verb but the booking ones calls it first.
-  void flush_phase();
-  // Simulates booked phases side by side, each as its own actor would (its send after its step overhead, its
-  // pace beside its transfers, its other messages' latencies, then its reductions), on the calling actor.
-  void simulate_phases(const std::vector<LanePhase>& phases, const ChannelProtocol& protocol);
-  // The communicator of channel c of in_parallel: ring c's order, lane c, the protocol, a phase of its own.
-  DeviceCommunicator channel_communicator(const std::shared_ptr<const ChannelRings>& rings, int c,
-                                          const ChannelProtocol& protocol);
   // Logs a send of `bytes` to `peer` and counts it in the device's bytes sent.
   void note_send(int peer, Bytes bytes);
   simgrid::s4u::CommPtr post_send(int peer, const Array& chunk);
   // sendrecv's transfers (the receive posted first), the piece received not placed in device memory.
   Array exchange(int to, const Array& chunk, int from);
-  // The same for pieces whose shapes both ends know (abstract data): only their size travels.
-  void exchange_sizes(int to, Bytes bytes, int from);
   // Sends `bytes` of data to device `to_device` after `overhead`, as the protocol's wire bytes.
   simgrid::s4u::CommPtr put(int to_device, void* payload, Bytes bytes, Seconds overhead);
-  Seconds step_overhead(int peer) const;
-  // What of `overhead` a message of `bytes` still waits once its later slices hide the rest
-  // (ChannelProtocol::slices).
-  Seconds visible_overhead(Seconds overhead, Bytes bytes) const;
-  // The slowest hop of this communicator's ring, as {route latency, step overhead}: its own two hops and, in
-  // a channel ring over several nodes (node blocks of dimensions_[0] ranks), the hop out of its node.
-  std::pair<Seconds, Seconds> slowest_hop(int to_device, int from_device) const;
   void pace(Bytes bytes);
   simgrid::s4u::CommPtr post_recv(int peer, Array** slot);
   // The chunk received from `peer` (the heap copy its sender made), not placed in device memory.
   Array arrived(int peer, Array* received);
   // `piece` placed in this device's memory as collective scratch.
   Array scratch(const Array& piece) const;
-  // The reduction's time: taken now, or added to the booked phase's reductions.
-  void take_reduction_time(const kernels::KernelResult& result);
-  int device_of(int peer) const;
 
   // What every message reads comes first, in as few cache lines as can hold it: at scale each device's actor
   // resumes with them out of the cache.
@@ -143,17 +133,12 @@ class DeviceCommunicator final : public Communicator {
   // the step overhead of a message that crosses nodes).
   ChannelProtocol protocol_;
   std::shared_ptr<const ChannelRing> channel_ring_;
-  // Shared with subgroups, so that finish() on the outermost communicator waits for every send and a
-  // subgroup's phase is simulated before any other traffic of this device.
-  std::shared_ptr<Phase> phase_;
+  // Shared with subgroups, so that finish() on the outermost communicator waits for every send.
   std::shared_ptr<std::vector<PendingSend>> pending_sends_;
   std::string collective_;
   int pipeline_chunks_;
   int channels_;
   std::string protocol_name_;
-  // In a channel of book_in_parallel: where hold_scratch keeps its buffers until every channel has been
-  // simulated, since the channels' actors would have held them side by side.
-  std::vector<Array>* kept_scratch_ = nullptr;
   std::vector<int> dimensions_;
   std::vector<std::string> dimension_algorithms_;
 };

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "collectives/algorithms.hpp"
+#include "collectives/booked_ring.hpp"
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/errors.hpp"
 
@@ -17,85 +18,81 @@ using namespace collectives;
 constexpr std::string_view kAnyCount = "any number of devices";
 
 constexpr std::array kAllReduce{
-    Algorithm<AllReduceFn>{"ring", "ring reduce-scatter then ring all-gather (bandwidth-optimal)",
-                           &ring_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
-    Algorithm<AllReduceFn>{"recursive_doubling", "lg p exchanges of the whole vector with r xor 2^k",
-                           &recursive_doubling_all_reduce, &recursive_doubling_all_reduce_cost, &any_count,
-                           kAnyCount},
-    Algorithm<AllReduceFn>{"rabenseifner", "recursive-halving reduce-scatter, recursive-doubling all-gather",
-                           &rabenseifner_all_reduce, &rabenseifner_all_reduce_cost, &any_count, kAnyCount},
-    Algorithm<AllReduceFn>{"binomial", "binomial reduce to rank 0, then binomial broadcast",
-                           &binomial_all_reduce, &binomial_all_reduce_cost, &any_count, kAnyCount},
-    Algorithm<AllReduceFn>{"double_binary_tree", "NCCL's two complementary trees, half the vector each",
-                           &double_binary_tree_all_reduce, &double_binary_tree_all_reduce_unpipelined_cost,
-                           &any_count, kAnyCount},
-    Algorithm<AllReduceFn>{"direct", "pairwise-exchange reduce-scatter, then every shard to every rank",
-                           &direct_all_reduce, &direct_all_reduce_cost, &any_count, kAnyCount},
-    Algorithm<AllReduceFn>{"hierarchical", "reduce-scatter in dimension 0, all-reduce across, all-gather",
-                           &hierarchical_all_reduce, &hierarchical_all_reduce_flat_cost, &any_count,
-                           kAnyCount},
-    Algorithm<AllReduceFn>{"multidim", "along each dimension its reduce-scatter, then all-gathers back",
-                           &multidim_all_reduce, &multidim_all_reduce_flat_cost, &any_count, kAnyCount},
-    Algorithm<AllReduceFn>{"torus",
-                           "a part per dimension and way at once, each multidim's rings from its own",
-                           &torus_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
-    Algorithm<AllReduceFn>{"nccl_ring",
-                           "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
-                           &nccl_ring_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
-    Algorithm<AllReduceFn>{"nvls", "NVLink SHARP: the node's switch reduces and multicasts (one node)",
-                           &nvls_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
-                           /*platform_bound=*/true},
-    Algorithm<AllReduceFn>{"nccl_tree",
-                           "NCCL's Tree: a chain through each node, a double binary tree of the nodes",
-                           &nccl_tree_all_reduce, &double_binary_tree_all_reduce_unpipelined_cost, &any_count,
-                           kAnyCount, /*platform_bound=*/true},
-    Algorithm<AllReduceFn>{
-        "nvls_tree", "NVLSTree: each node's switch reduces, a double binary tree of the nodes across them",
-        &nvls_tree_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
-        /*platform_bound=*/true},
-    Algorithm<AllReduceFn>{"nccl",
-                           "what NCCL's tuner picks (nccl_ring, nccl_tree, nvls, nvls_tree) or RCCL runs "
-                           "(MSCCL all-pairs, nccl_ring)",
-                           &nccl_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
+    AllReduceAlgorithm{"ring", "ring reduce-scatter then ring all-gather (bandwidth-optimal)",
+                       &ring_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount,
+                       /*platform_bound=*/false, &booked_ring_all_reduce},
+    AllReduceAlgorithm{"recursive_doubling", "lg p exchanges of the whole vector with r xor 2^k",
+                       &recursive_doubling_all_reduce, &recursive_doubling_all_reduce_cost, &any_count,
+                       kAnyCount},
+    AllReduceAlgorithm{"rabenseifner", "recursive-halving reduce-scatter, recursive-doubling all-gather",
+                       &rabenseifner_all_reduce, &rabenseifner_all_reduce_cost, &any_count, kAnyCount},
+    AllReduceAlgorithm{"binomial", "binomial reduce to rank 0, then binomial broadcast", &binomial_all_reduce,
+                       &binomial_all_reduce_cost, &any_count, kAnyCount},
+    AllReduceAlgorithm{"double_binary_tree", "NCCL's two complementary trees, half the vector each",
+                       &double_binary_tree_all_reduce, &double_binary_tree_all_reduce_unpipelined_cost,
+                       &any_count, kAnyCount},
+    AllReduceAlgorithm{"direct", "pairwise-exchange reduce-scatter, then every shard to every rank",
+                       &direct_all_reduce, &direct_all_reduce_cost, &any_count, kAnyCount},
+    AllReduceAlgorithm{"hierarchical", "reduce-scatter in dimension 0, all-reduce across, all-gather",
+                       &hierarchical_all_reduce, &hierarchical_all_reduce_flat_cost, &any_count, kAnyCount},
+    AllReduceAlgorithm{"multidim", "along each dimension its reduce-scatter, then all-gathers back",
+                       &multidim_all_reduce, &multidim_all_reduce_flat_cost, &any_count, kAnyCount},
+    AllReduceAlgorithm{"torus", "a part per dimension and way at once, each multidim's rings from its own",
+                       &torus_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
+    AllReduceAlgorithm{"nccl_ring", "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
+                       &nccl_ring_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
+    AllReduceAlgorithm{"nvls", "NVLink SHARP: the node's switch reduces and multicasts (one node)",
+                       &nvls_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
+                       /*platform_bound=*/true},
+    AllReduceAlgorithm{"nccl_tree",
+                       "NCCL's Tree: a chain through each node, a double binary tree of the nodes",
+                       &nccl_tree_all_reduce, &double_binary_tree_all_reduce_unpipelined_cost, &any_count,
+                       kAnyCount, /*platform_bound=*/true},
+    AllReduceAlgorithm{"nvls_tree",
+                       "NVLSTree: each node's switch reduces, a double binary tree of the nodes across them",
+                       &nvls_tree_all_reduce, &nvls_all_reduce_cost, &any_count, kAnyCount,
+                       /*platform_bound=*/true},
+    AllReduceAlgorithm{"nccl",
+                       "what NCCL's tuner picks (nccl_ring, nccl_tree, nvls, nvls_tree) or RCCL runs "
+                       "(MSCCL all-pairs, nccl_ring)",
+                       &nccl_all_reduce, &ring_all_reduce_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllGather{
-    Algorithm<AllGatherFn>{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather,
-                           &ring_all_gather_cost, &any_count, kAnyCount},
-    Algorithm<AllGatherFn>{"recursive_doubling", "lg p exchanges with r xor 2^k, the pieces held doubling",
-                           &recursive_doubling_all_gather, &recursive_doubling_all_gather_cost, &power_of_two,
-                           "powers of two"},
-    Algorithm<AllGatherFn>{"bruck", "ceil(lg p) shifts by 2^k, the pieces held doubling, then a rotation",
-                           &bruck_all_gather, &bruck_all_gather_cost, &any_count, kAnyCount},
-    Algorithm<AllGatherFn>{"direct", "every piece sent to every rank at once, received one by one",
-                           &direct_all_gather, &direct_all_gather_cost, &any_count, kAnyCount},
-    Algorithm<AllGatherFn>{"torus",
-                           "a part per dimension and way at once, each ring all-gathers from its own",
-                           &torus_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
-    Algorithm<AllGatherFn>{"nccl_ring",
-                           "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
-                           &nccl_ring_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
-    Algorithm<AllGatherFn>{"nccl", "what NCCL's tuner picks among those modelled: nccl_ring",
-                           &nccl_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
+    AllGatherAlgorithm{"ring", "p-1 neighbour steps, one piece each", &ring_all_gather, &ring_all_gather_cost,
+                       &any_count, kAnyCount, /*platform_bound=*/false, &booked_ring_all_gather},
+    AllGatherAlgorithm{"recursive_doubling", "lg p exchanges with r xor 2^k, the pieces held doubling",
+                       &recursive_doubling_all_gather, &recursive_doubling_all_gather_cost, &power_of_two,
+                       "powers of two"},
+    AllGatherAlgorithm{"bruck", "ceil(lg p) shifts by 2^k, the pieces held doubling, then a rotation",
+                       &bruck_all_gather, &bruck_all_gather_cost, &any_count, kAnyCount},
+    AllGatherAlgorithm{"direct", "every piece sent to every rank at once, received one by one",
+                       &direct_all_gather, &direct_all_gather_cost, &any_count, kAnyCount},
+    AllGatherAlgorithm{"torus", "a part per dimension and way at once, each ring all-gathers from its own",
+                       &torus_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
+    AllGatherAlgorithm{"nccl_ring", "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
+                       &nccl_ring_all_gather, &ring_all_gather_cost, &any_count, kAnyCount},
+    AllGatherAlgorithm{"nccl", "what NCCL's tuner picks among those modelled: nccl_ring", &nccl_all_gather,
+                       &ring_all_gather_cost, &any_count, kAnyCount},
 };
 constexpr std::array kReduceScatter{
-    Algorithm<ReduceScatterFn>{"ring", "p-1 neighbour steps, folding one block each", &ring_reduce_scatter,
-                               &ring_reduce_scatter_cost, &any_count, kAnyCount},
-    Algorithm<ReduceScatterFn>{"recursive_halving", "lg p exchanges with r xor 2^k, halving the blocks held",
-                               &recursive_halving_reduce_scatter, &recursive_halving_reduce_scatter_cost,
-                               &power_of_two, "powers of two"},
-    Algorithm<ReduceScatterFn>{"pairwise", "p-1 steps, block r+s to r+s, folding the one from r-s",
-                               &pairwise_reduce_scatter, &pairwise_reduce_scatter_cost, &any_count,
-                               kAnyCount},
-    Algorithm<ReduceScatterFn>{"direct", "every block sent to its rank at once, received one by one, reduced",
-                               &direct_reduce_scatter, &direct_reduce_scatter_cost, &any_count, kAnyCount},
-    Algorithm<ReduceScatterFn>{"torus",
-                               "a part per dimension and way at once, each ring reduce-scatters from its own",
-                               &torus_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
-    Algorithm<ReduceScatterFn>{"nccl_ring",
-                               "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
-                               &nccl_ring_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
-    Algorithm<ReduceScatterFn>{"nccl", "what NCCL's tuner picks among those modelled: nccl_ring",
-                               &nccl_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
+    ReduceScatterAlgorithm{"ring", "p-1 neighbour steps, folding one block each", &ring_reduce_scatter,
+                           &ring_reduce_scatter_cost, &any_count, kAnyCount, /*platform_bound=*/false,
+                           &booked_ring_reduce_scatter},
+    ReduceScatterAlgorithm{"recursive_halving", "lg p exchanges with r xor 2^k, halving the blocks held",
+                           &recursive_halving_reduce_scatter, &recursive_halving_reduce_scatter_cost,
+                           &power_of_two, "powers of two"},
+    ReduceScatterAlgorithm{"pairwise", "p-1 steps, block r+s to r+s, folding the one from r-s",
+                           &pairwise_reduce_scatter, &pairwise_reduce_scatter_cost, &any_count, kAnyCount},
+    ReduceScatterAlgorithm{"direct", "every block sent to its rank at once, received one by one, reduced",
+                           &direct_reduce_scatter, &direct_reduce_scatter_cost, &any_count, kAnyCount},
+    ReduceScatterAlgorithm{"torus",
+                           "a part per dimension and way at once, each ring reduce-scatters from its own",
+                           &torus_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
+    ReduceScatterAlgorithm{"nccl_ring",
+                           "NCCL's rings: one ring per channel, each crossing nodes on its own NIC",
+                           &nccl_ring_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
+    ReduceScatterAlgorithm{"nccl", "what NCCL's tuner picks among those modelled: nccl_ring",
+                           &nccl_reduce_scatter, &ring_reduce_scatter_cost, &any_count, kAnyCount},
 };
 constexpr std::array kAllToAll{
     Algorithm<AllToAllFn>{"pairwise", "p-1 steps, rank r exchanges with r+s and r-s", &pairwise_all_to_all,
@@ -127,11 +124,11 @@ template <class Fn>
 decltype(auto) with_table(CollectiveKind kind, Fn&& fn) {
   switch (kind) {
     case CollectiveKind::all_reduce:
-      return fn(std::span<const Algorithm<AllReduceFn>>(kAllReduce));
+      return fn(std::span<const AllReduceAlgorithm>(kAllReduce));
     case CollectiveKind::all_gather:
-      return fn(std::span<const Algorithm<AllGatherFn>>(kAllGather));
+      return fn(std::span<const AllGatherAlgorithm>(kAllGather));
     case CollectiveKind::reduce_scatter:
-      return fn(std::span<const Algorithm<ReduceScatterFn>>(kReduceScatter));
+      return fn(std::span<const ReduceScatterAlgorithm>(kReduceScatter));
     case CollectiveKind::all_to_all:
       return fn(std::span<const Algorithm<AllToAllFn>>(kAllToAll));
     case CollectiveKind::broadcast:
@@ -149,9 +146,8 @@ std::vector<std::string_view> names_of(std::span<const AlgorithmT> table) {
   return names;
 }
 
-template <class Fn>
-const Algorithm<Fn>& find_in(std::span<const Algorithm<Fn>> table, CollectiveKind kind,
-                             std::string_view name) {
+template <class AlgorithmT>
+const AlgorithmT& find_in(std::span<const AlgorithmT> table, CollectiveKind kind, std::string_view name) {
   for (const auto& a : table)
     if (a.name == name) return a;
   throw ValueError(fmt::format("unknown {} algorithm '{}'; valid: {}", collective_kind_name(kind), name,
@@ -170,13 +166,13 @@ CollectiveKind parse_collective_kind(std::string_view name) {
   throw ValueError(fmt::format("unknown collective '{}'; valid: {}", name, fmt::join(kKindNames, ", ")));
 }
 
-std::span<const Algorithm<AllReduceFn>> all_reduce_algorithms() {
+std::span<const AllReduceAlgorithm> all_reduce_algorithms() {
   return kAllReduce;
 }
-std::span<const Algorithm<AllGatherFn>> all_gather_algorithms() {
+std::span<const AllGatherAlgorithm> all_gather_algorithms() {
   return kAllGather;
 }
-std::span<const Algorithm<ReduceScatterFn>> reduce_scatter_algorithms() {
+std::span<const ReduceScatterAlgorithm> reduce_scatter_algorithms() {
   return kReduceScatter;
 }
 std::span<const Algorithm<AllToAllFn>> all_to_all_algorithms() {
@@ -243,13 +239,13 @@ void check_device_count(CollectiveKind kind, std::string_view name, int p) {
   });
 }
 
-const Algorithm<AllReduceFn>& find_all_reduce(std::string_view name) {
+const AllReduceAlgorithm& find_all_reduce(std::string_view name) {
   return find_in(all_reduce_algorithms(), CollectiveKind::all_reduce, name);
 }
-const Algorithm<AllGatherFn>& find_all_gather(std::string_view name) {
+const AllGatherAlgorithm& find_all_gather(std::string_view name) {
   return find_in(all_gather_algorithms(), CollectiveKind::all_gather, name);
 }
-const Algorithm<ReduceScatterFn>& find_reduce_scatter(std::string_view name) {
+const ReduceScatterAlgorithm& find_reduce_scatter(std::string_view name) {
   return find_in(reduce_scatter_algorithms(), CollectiveKind::reduce_scatter, name);
 }
 const Algorithm<AllToAllFn>& find_all_to_all(std::string_view name) {

@@ -7,8 +7,8 @@
 namespace spmdsim::collectives {
 namespace {
 
-template <class Fn>
-std::string_view cheapest(std::span<const Algorithm<Fn>> table, const CostInputs& c) {
+template <class AlgorithmT>
+std::string_view cheapest(std::span<const AlgorithmT> table, const CostInputs& c) {
   std::string_view best;
   double best_time = std::numeric_limits<double>::infinity();
   for (const auto& algorithm : table) {
