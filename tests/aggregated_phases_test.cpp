@@ -7,11 +7,13 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/collectives.hpp"
 #include "spmdsim/pmap.hpp"
 #include "spmdsim/simulation.hpp"
@@ -111,13 +113,19 @@ TEST_P(AggregatedPhases, AbstractRunTakesThePerMessageTimeAndMemory) {
   expect_same(run(GetParam(), true, true), per_message);
 }
 
+// The algorithms of a kind that carry a booked run (Algorithm::booked): the booked run against the walk.
+template <class AlgorithmT>
+void add_booked(std::vector<Case>& out, const char* collective, std::span<const AlgorithmT> table) {
+  for (const auto& algorithm : table)
+    if (algorithm.booked != nullptr)
+      for (int p : {2, 3, 4, 5, 8, 16}) out.push_back({collective, std::string(algorithm.name), p, {}});
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
-  for (int p : {2, 3, 4, 5, 8, 16}) {
-    out.push_back({"psum", "ring", p, {}});
-    out.push_back({"all_gather", "ring", p, {}});
-    out.push_back({"psum_scatter", "ring", p, {}});
-  }
+  add_booked(out, "psum", all_reduce_algorithms());
+  add_booked(out, "all_gather", all_gather_algorithms());
+  add_booked(out, "psum_scatter", reduce_scatter_algorithms());
   // NCCL's channels, each ring booked from its totals and all simulated at once on one actor per device.
   for (const char* collective : {"psum", "all_gather", "psum_scatter"}) {
     out.push_back({collective, "nccl_ring", 8, {}, 0, 4});
