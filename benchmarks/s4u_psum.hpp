@@ -5,7 +5,7 @@
 //
 //   run_s4u_ring_floor  the skeleton abstract-aggr simulates: each ring phase booked as one transfer each
 //                       way, a sleep for the other messages' latencies and one execution for the reductions,
-//                       as DeviceCommunicator::flush_phase books them (s4u_ring_floor.cpp);
+//                       as PhaseBookingCommunicator::settle books them (s4u_ring_floor.cpp);
 //   run_s4u_ring        the per-message ring abstract simulates: 2(p - 1) steps of one chunk each way and one
 //                       execution per reduce-scatter reduction, as DeviceCommunicator::sendrecv and combine
 //                       run them (s4u_ring.cpp).

@@ -20,7 +20,7 @@ S4uPsumRun run_s4u_ring_floor(int devices, std::int64_t bytes_per_device, int* a
       bytes_out += 4.0 * static_cast<double>(ring.piece_floats(ring.sent_piece(step)));
       if (step < p - 1) reducing += ring.reduction_s(ring.piece_floats(ring.received_piece(step)));
     }
-    // One transfer each way, the other messages' latencies, the reductions (DeviceCommunicator::flush_phase).
+    // One transfer each way, the other messages' latencies, the reductions (PhaseBookingCommunicator::simulate_phases).
     static int token;  // never read: put_async rejects a null payload
     int* received = nullptr;
     auto incoming = s4u::Mailbox::by_name("ring " + std::to_string(ring.rank))->get_async<int>(&received);
