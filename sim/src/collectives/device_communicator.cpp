@@ -21,10 +21,6 @@ XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
 namespace spmdsim::detail {
 namespace {
 
-// The payload of every message whose contents both ends already know (sizes, wire traffic): never read, but
-// put_async rejects a null payload.
-int unread_payload;
-
 // A group of these call ranks (a part of a communicator's group), with the calling device among them.
 AxisGroup group_with(const DeviceContext& ctx, std::vector<int> call_ranks) {
   const auto mine = std::find(call_ranks.begin(), call_ranks.end(), ctx.rank());

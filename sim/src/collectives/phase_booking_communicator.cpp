@@ -20,14 +20,6 @@
 XBT_LOG_EXTERNAL_DEFAULT_CATEGORY(spmdsim_coll_comm);
 
 namespace spmdsim::detail {
-namespace {
-
-// The payload of every booked run's transfers, whose contents both ends already know: never read, but
-// put_async rejects a null payload.
-int unread_payload;
-
-}  // namespace
-
 std::unique_ptr<DeviceCommunicator> PhaseBookingCommunicator::another(
     AxisGroup group, std::vector<int> dimensions, std::vector<std::string> dimension_algorithms,
     int channels) const {
