@@ -22,7 +22,7 @@ using collectives::NcclProtocol;
 
 constexpr double kGB = 1e9;
 constexpr int kDevices = 8;
-constexpr double kChannelRate = 17.11 * kGB;
+constexpr double kChannelRate = 18.0 * kGB;
 constexpr double kMiB = 1024.0 * 1024;
 
 RcclNode msccl_node() {

@@ -13,7 +13,7 @@ topologies::SwitchClusterSpec round_numbers_cluster(int num_devices) {
   spec.device.peak_flops = {{DType::f32, 1e12}};
   spec.device.memory_capacity = 1e9;
   spec.device.memory_bandwidth = 1e11;
-  spec.device.launch_overhead = 1e-6;
+  spec.device.launch_overhead = kRoundNumbersLaunch;
   spec.host_link = {10e9, 1e-6};
   spec.device_link = {100e9, 1e-6};
   return spec;

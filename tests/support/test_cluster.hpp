@@ -10,6 +10,9 @@
 
 namespace spmdsim::testing {
 
+// The round-numbers device's launch, paid by every kernel: each op and each collective.
+constexpr double kRoundNumbersLaunch = 1e-6;
+
 // Device links: 100 GB/s and 1 us per direction (alpha = 2 us between devices); host links 10 GB/s, 1 us.
 topologies::SwitchClusterSpec round_numbers_cluster(int num_devices);
 // The same with infinite FLOP/s and memory bandwidth and no launch overhead: compute takes no time.

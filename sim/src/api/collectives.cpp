@@ -20,6 +20,7 @@
 #include "collectives/cost_inputs.hpp"
 #include "collectives/nccl_protocols.hpp"
 #include "collectives/selection.hpp"
+#include "collectives/simulated_waits.hpp"
 #include "engine/device_context.hpp"
 #include "engine/program_record.hpp"
 #include "spmdsim/errors.hpp"
@@ -99,6 +100,13 @@ class CollectiveSpan {
   Seconds start_;
 };
 
+// A collective is one kernel on each device of its group (NCCL's, or XLA's collective thunk) and pays the
+// device's launch, as every kernel does (§K.7). A group of one device exchanges nothing: XLA drops the
+// collective.
+void launch_collective_kernel(const DeviceContext& ctx, int group_size) {
+  if (group_size > 1) detail::wait_for(ctx.spec().launch_overhead);
+}
+
 // The platform's logical shape applies when the group is every device in platform order.
 std::vector<int> group_dimensions(const DeviceContext& ctx, const AxisGroup& group) {
   const bool platform_prefix = group.members->in_call_order && ctx.call().devices_in_platform_order;
@@ -149,6 +157,7 @@ class CollectiveCall {
     comm_ = detail::call_communicator(
         ctx, std::move(group), name, chunks, std::move(dimensions), std::move(per_dimension), channels,
         options.protocol.empty() ? runtime.collectives().protocol() : options.protocol);
+    launch_collective_kernel(ctx, comm_->size());
   }
 
   Communicator& comm() { return *comm_; }
@@ -223,6 +232,7 @@ Array permute(const Array& x, const AxisName& axis_name, const std::vector<std::
                                  fmt::join(pairs, ", "), pairs.size() == 1 ? "," : ""));
   }
   CollectiveSpan span(ctx, name);
+  launch_collective_kernel(ctx, axis.size());
   DeviceCommunicator comm(ctx, axis, name, 1, {axis.size()});
   std::optional<Array> received;
   for (auto [src, dst] : perm)
