@@ -228,15 +228,21 @@ std::vector<Registered> registered_algorithms() {
   return all;
 }
 
-// The closed form of the run: the registered cost, except for the two algorithms whose registry rows price
-// the flat shape {p} (CostInputs has no dimensions) while the run has the cluster's shape.
-double closed_form(const Registered& algorithm, int p) {
+// The closed form of the algorithm: the registered cost, except for the two algorithms whose registry rows
+// price the flat shape {p} (CostInputs has no dimensions) while the run has the cluster's shape.
+double algorithm_closed_form(const Registered& algorithm, int p) {
   const spmdsim::CostInputs c = cluster_cost_inputs(p);
   if (algorithm.kind == CollectiveKind::all_reduce && algorithm.name == "hierarchical")
     return spmdsim::collectives::hierarchical_all_reduce_cost(c, cluster_dimensions(p));
   if (algorithm.kind == CollectiveKind::all_reduce && algorithm.name == "multidim")
     return spmdsim::collectives::multidim_all_reduce_cost(c, cluster_dimensions(p), {});
   return algorithm.cost(c);
+}
+
+// The closed form of the run: the collective kernel's launch on the cluster's device, then the algorithm.
+double closed_form(const Registered& algorithm, int p) {
+  return spmdsim::topologies::default_switch_cluster(p).device.launch_overhead +
+         algorithm_closed_form(algorithm, p);
 }
 
 struct Measurement {

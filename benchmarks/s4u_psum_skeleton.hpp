@@ -37,8 +37,9 @@ struct RingDevice {
   static double message_latency(simgrid::s4u::Host* from, simgrid::s4u::Host* to);
 };
 
-// Runs `all_reduce` on every device (p > 1) between its input's arrival and its result's departure; the
-// psum's simulated time is the longest all_reduce.
+// Runs `all_reduce` on every device (p > 1) between its input's arrival and its result's departure, after
+// the device's kernel launch as spmdsim's collective call waits it; the psum's simulated time is the longest
+// launch and all_reduce.
 S4uPsumRun run_s4u_psum(int devices, std::int64_t bytes_per_device, int* argc, char** argv,
                         const std::function<void(const RingDevice&)>& all_reduce);
 
