@@ -84,7 +84,8 @@ void TableWriter::header(const SweepInfo& info) {
     options.push_back(fmt::format("nccl_ring runs NCCL's {} protocol (--protocol)", info.protocol));
   if (!options.empty()) out_ << fmt::format("# options:  {}\n", fmt::join(options, "; "));
   out_ << "# legend:   size = S in bytes (nccl-tests' S), count = elements per rank in the call, time = the "
-          "collective on its slowest device, algbw = S/time, busbw = algbw x factor, nccl proto ch = what an "
+          "collective on its slowest device (its kernel's launch included), algbw = S/time, busbw = algbw x "
+          "factor, nccl proto ch = what an "
           "nccl or nccl_ring row runs on (NCCL's algorithm, protocol, channels), maxerr = largest |result - "
           "float64 reference| (--check; - unchecked, n/a abstract), mode = real data or abstract (shapes "
           "only)\n";
