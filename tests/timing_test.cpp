@@ -148,6 +148,49 @@ TEST(AbstractMode, CostsAndSizesExactlyAsRealArrays) {
   }
 }
 
+// A collective is one kernel on each device of its group: it pays the device's launch once per call, before
+// its algorithm (docs/collectives.md#the-kernel-launch). A group of one device pays none.
+constexpr double kLaunch = 5e-6;
+
+Simulation launching_simulation(int p) {
+  auto cluster = testing::free_compute_cluster(p);
+  cluster.device.launch_overhead = kLaunch;
+  return Simulation(topologies::switch_cluster(cluster), {alpha_beta_config(), {}});
+}
+
+TEST(CollectiveLaunch, APsumPaysItsDevicesLaunchBeforeItsRing) {
+  const int p = 4;
+  const std::int64_t floats = 4096;
+  auto sim = launching_simulation(p);
+  const auto call = run_psum(sim, p, floats, /*abstract=*/true);
+  const double n = static_cast<double>(floats) * 4;
+  for (const auto& times : call.times)
+    expect_seconds(times.communication.at("psum"),
+                   kLaunch + 2 * (p - 1) * kAlpha + 2.0 * (p - 1) / p * n * kBeta);
+}
+
+TEST(CollectiveLaunch, AGroupOfOneDevicePaysNone) {
+  auto sim = launching_simulation(1);
+  const auto call = run_psum(sim, 1, 4096, /*abstract=*/true);
+  const auto& communication = call.times.at(0).communication;
+  EXPECT_EQ(communication.count("psum") ? communication.at("psum") : 0.0, 0.0);
+}
+
+// Each device sends its block to the other at once: one message each way, alpha + n beta after the launch.
+TEST(CollectiveLaunch, APpermutePaysItToo) {
+  const std::int64_t floats = 4096;
+  auto sim = launching_simulation(2);
+  auto swap = pmap(
+      [](const Args& a) -> Tree {
+        return ppermute(a[0].array(), "i", {{0, 1}, {1, 0}});
+      },
+      {.axis_name = "i"});
+  swap(sim, {Array::abstract({2, floats})});
+  const double n = static_cast<double>(floats) * 4;
+  for (const auto& times : sim.report().calls.back().times)
+    expect_seconds(times.communication.at("ppermute"), kLaunch + kAlpha + n * kBeta);
+}
+
 // A matmul that reads an operand transposed takes the time of the product of an operand already laid out
 // so (one kernel, no copy); matmul(transpose(x), y) also pays for the copy.
 TEST(MatmulTime, ATransposedOperandCostsNoCopy) {
