@@ -187,7 +187,8 @@ TEST(CollectiveLaunch, APpermutePaysItToo) {
       {.axis_name = "i"});
   swap(sim, {Array::abstract({2, floats})});
   const double n = static_cast<double>(floats) * 4;
-  for (const auto& times : sim.report().calls.back().times)
+  const SimulationReport report = sim.report();
+  for (const auto& times : report.calls.back().times)
     expect_seconds(times.communication.at("ppermute"), kLaunch + kAlpha + n * kBeta);
 }
 
