@@ -6,12 +6,14 @@
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "cli_run.hpp"
 #include "commands/calibrate/calibration.hpp"
+#include "commands/calibrate/constant_fit.hpp"
 #include "commands/calibrate/curve_comparison.hpp"
 #include "commands/calibrate/published_curves.hpp"
 #include "spmdsim/simulation.hpp"
@@ -124,8 +126,8 @@ TEST(PublishedCurves, RowsOfOneCurveJoinWhereverTheyStand) {
   ASSERT_EQ(curves[0].points.size(), 2u);
   EXPECT_EQ(curves[0].points[1].bytes, 2048);
   EXPECT_EQ(curves[0].points[1].busbw, 3e9);
-  EXPECT_TRUE(curves[0].points[0].fitted);
-  EXPECT_FALSE(curves[0].points[1].fitted);
+  EXPECT_EQ(curves[0].points[0].fitted, "a rate");
+  EXPECT_EQ(curves[0].points[1].fitted, "");
   EXPECT_EQ(curves[1].nodes, 4);
   EXPECT_EQ(curves[1].devices, 32);
 }
@@ -152,6 +154,70 @@ TEST(PublishedCurves, BusbwFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(cli::busbw_factor("all_reduce", 8), 1.75);
   EXPECT_DOUBLE_EQ(cli::busbw_factor("all_gather", 8), 0.875);
   EXPECT_DOUBLE_EQ(cli::busbw_factor("reduce_scatter", 32), 31.0 / 32);
+}
+
+// The constants fitted to published points (constant_fit.hpp).
+
+TEST(GridMinimum, RefinesToTheLeastOfAParabola) {
+  int calls = 0;
+  const auto parabola = [&](const std::vector<double>& xs) {
+    ++calls;
+    std::vector<double> fs;
+    for (double x : xs) fs.push_back((x - 3.217) * (x - 3.217) + 1);
+    return fs;
+  };
+  const auto minimum = cli::grid_minimum(parabola, 0, 10, 11, 3);
+  EXPECT_EQ(calls, 3);
+  EXPECT_NEAR(minimum.at, 3.217, 10.0 * 0.2 * 0.2 / 2);  // (hi - lo) x (2 / (points - 1))^levels / 2
+  EXPECT_DOUBLE_EQ(minimum.value, (minimum.at - 3.217) * (minimum.at - 3.217) + 1);
+  ASSERT_EQ(minimum.first_level.size(), 11u);
+  EXPECT_EQ(minimum.first_level[3].first, 3);
+  EXPECT_DOUBLE_EQ(minimum.first_level[3].second, 0.217 * 0.217 + 1);
+}
+
+TEST(GridMinimum, StaysAtAnEndWhereTheLeastIs) {
+  const auto rising = [](const std::vector<double>& xs) { return xs; };
+  EXPECT_EQ(cli::grid_minimum(rising, 1, 2, 5, 4).at, 1);
+}
+
+TEST(GridMinimum, RejectsAGridItCannotRefine) {
+  const auto identity = [](const std::vector<double>& xs) { return xs; };
+  EXPECT_THROW(cli::grid_minimum(identity, 0, 1, 2, 1), std::invalid_argument);
+  EXPECT_THROW(cli::grid_minimum(identity, 1, 1, 5, 1), std::invalid_argument);
+}
+
+TEST(FittableConstants, EveryConstantTheDataFileNamesCanBeFittedAgain) {
+  std::set<std::string> named;
+  for (const auto& curve : cli::published_curves())
+    for (const auto& point : curve.points)
+      if (!point.fitted.empty()) named.insert(point.fitted);
+  ASSERT_FALSE(named.empty());
+  for (const auto& name : named) EXPECT_NO_THROW(cli::fittable_constant(name)) << name;
+  for (const auto& constant : cli::fittable_constants()) {
+    EXPECT_TRUE(named.contains(std::string(constant.name))) << constant.name << " has no published point";
+    EXPECT_GT(constant.value(topologies::node_preset(constant.preset)), 0) << constant.name;
+  }
+}
+
+TEST(FittableConstants, AnUnknownNameListsTheFittableOnes) {
+  try {
+    cli::fittable_constant("dgx_h100 NVLS rate");
+    FAIL() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "no fittable constant 'dgx_h100 NVLS rate'; fittable: mi300x_8gpu MSCCL channel rate");
+  }
+}
+
+// A preset's fitted figure is what the fit gives today, to the figure's precision: a change of the model
+// that moves the fit fails here until the figure is fitted again (`spmdsim calibrate --fit`).
+TEST(FittableConstants, EachPresetHoldsItsFit) {
+  for (const auto& constant : cli::fittable_constants()) {
+    const auto fit = cli::fit_constant(constant, "nccl", {}, 2);
+    EXPECT_NEAR(fit.minimum.at, fit.preset_value, 0.05) << constant.name << " fits at " << fit.minimum.at;
+    EXPECT_LE(fit.minimum.value, fit.preset_sum_squares) << constant.name;
+    EXPECT_GT(fit.points, 0) << constant.name;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------

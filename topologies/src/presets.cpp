@@ -468,7 +468,7 @@ RcclNode rccl_mi300x() {
                     "(src/graph/topo.h GFX94X_XGMI_WIDTH), as NCCL's nvlBw x links; fitted: the MSCCL "
                     "all-pairs channel rate, 18.0 GB/s, to AMD's rccl-tests all-reduce curve from 32 KiB to "
                     "16 MiB (ROCm blog mi300x-rccl-xgmi, 2025-03-02, one process per GPU; least squares of the "
-                    "relative errors), the other published MI300X curves held out"};
+                    "relative errors; spmdsim calibrate --fit), the other published MI300X curves held out"};
 }
 
 constexpr std::string_view kFitted =

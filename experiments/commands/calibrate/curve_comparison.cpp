@@ -105,9 +105,9 @@ std::string curve_algorithm(const PublishedCurve& curve, const std::string& requ
                               : requested;
 }
 
-std::vector<double> simulate_curve(const PublishedCurve& curve, const std::string& algorithm,
+std::vector<double> simulate_curve(const PublishedCurve& curve, const topologies::NodePreset& preset,
+                                   const std::string& algorithm,
                                    const std::vector<std::string>& simgrid_args) {
-  const auto& preset = topologies::node_preset(curve.preset);
   const PlatformBuilder builder =
       curve.nodes == 1 ? topologies::node_platform(preset)
                        : topologies::multi_node_cluster({.node = preset.spec(), .num_nodes = curve.nodes});
@@ -179,7 +179,7 @@ std::string targets_met(const std::vector<CurveComparison>& comparisons, bool fi
   for (const auto& c : comparisons)
     for (std::size_t i = 0; i < c.simulated.size(); ++i) {
       const auto& p = c.curve->points[i];
-      if (p.fitted != fitted) continue;
+      if (p.fitted.empty() == fitted) continue;
       const double error = std::abs(relative_error(c.simulated[i], p.busbw));
       ++all;
       all_met += error <= 0.15;
@@ -201,7 +201,7 @@ std::string targets_met(const std::vector<CurveComparison>& comparisons) {
 
 // What one point was simulated as, and "(fit)" after it where a constant was fitted to it.
 std::string simulated_as_text(const CurveComparison& c, const PublishedPoint& p) {
-  return p.fitted ? simulated_as(c, p.bytes) + " (fit)" : simulated_as(c, p.bytes);
+  return !p.fitted.empty() ? simulated_as(c, p.bytes) + " (fit)" : simulated_as(c, p.bytes);
 }
 
 std::string summary(const CurveComparison& c) {
@@ -235,7 +235,8 @@ void write_curve_markdown(std::ostream& out, const std::vector<CurveComparison>&
       << "with its source), simulated on the curve's preset and node count (rail-optimised nodes) with the\n"
       << "algorithm named. One constant is fitted to these points: mi300x_8gpu's MSCCL channel rate\n"
       << "(RCCL's all-pairs all-reduce up to 16 MiB, docs/collectives.md#msccl), to the points of AMD's\n"
-      << "blog curve from 32 KiB to 16 MiB, marked (fit). Every other point is held out: `nccl` and\n"
+      << "blog curve from 32 KiB to 16 MiB, marked (fit); `spmdsim calibrate --fit` fits it again.\n"
+      << "Every other point is held out: `nccl` and\n"
       << "`nccl_ring` on the NVIDIA presets run on NCCL 2.30.7's own figures (channels, protocol latencies\n"
       << "and bandwidths, the NVLS graphs and efficiency, the trees' caps and size corrections;\n"
       << "docs/collectives.md#protocols to #tree), on the MI300X on RCCL's, and the fitted model\n"

@@ -1,7 +1,8 @@
 // Whole published curves beside the simulation: each point of a published curve (published_curves.hpp)
 // simulated on the curve's preset and node count with one algorithm, and the errors, for `spmdsim calibrate
 // --curves`. Nothing is fitted here: the presets' constants come from their own calibration (calibration.hpp,
-// one node, ring, 1-16 GiB), so every other point is held out.
+// one node, ring, 1-16 GiB) and from the fits to the points the data file marks (constant_fit.hpp); every
+// other point is held out.
 #pragma once
 
 #include <ostream>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "commands/calibrate/published_curves.hpp"
+#include "spmdsim/topologies/presets.hpp"
 
 namespace spmdsim::cli {
 
@@ -23,9 +25,11 @@ double busbw_factor(const std::string& collective, int n);
 std::string curve_algorithm(const PublishedCurve& curve, const std::string& requested);
 
 // The simulated busbw (B/s) of each of the curve's points: its collective on float32 shapes (abstract), on
-// the curve's preset (one node, or its nodes rail-optimised) under the preset's network model, with
-// `algorithm`; settings in `simgrid_args` take precedence. Creates the process's one SimGrid engine.
-std::vector<double> simulate_curve(const PublishedCurve& curve, const std::string& algorithm,
+// `preset` (the curve's, or a copy with a constant changed: constant_fit.hpp; one node, or the curve's nodes
+// rail-optimised) under the preset's network model, with `algorithm`; settings in `simgrid_args` take
+// precedence. Creates the process's one SimGrid engine.
+std::vector<double> simulate_curve(const PublishedCurve& curve, const topologies::NodePreset& preset,
+                                   const std::string& algorithm,
                                    const std::vector<std::string>& simgrid_args);
 
 struct CurveComparison {

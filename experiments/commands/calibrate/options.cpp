@@ -41,7 +41,10 @@ std::optional<CalibrateOptions> parse(const std::vector<std::string>& args) {
       "also simulate every published curve (32 KiB-16 GiB, 1-8 nodes; data/published_busbw.csv) point by "
       "point")("curve-algorithm", po::value(&options.curve_algorithm)->default_value("nccl"),
                "the all_reduce, all_gather and reduce_scatter algorithm the curves are simulated with (nccl: NCCL's "
-               "choice, and nccl_ring on the curves NCCL ran as Ring)");
+               "choice, and nccl_ring on the curves NCCL ran as Ring)")(
+      "fit", po::bool_switch(&options.fit),
+      "also fit again each preset constant that published points were fitted to (data/published_busbw.csv's "
+      "fitted column), simulating them as --curves does, and print the fit beside the preset's value");
   const OptionValues values(args, described);
   if (values.map().count("help")) {
     std::cout

@@ -14,6 +14,7 @@ struct CalibrateOptions {
   std::string docs_path;                               // empty: do not write
   bool curves = false;                                 // also the published curves (curve_comparison.hpp)
   std::string curve_algorithm = "nccl";           // what simulates them
+  bool fit = false;  // also refit the constants published points were fitted to (constant_fit.hpp)
 };
 
 // The options of `args` (SimGrid's taken out); nothing when --help was asked for (and printed). Throws

@@ -45,7 +45,7 @@ std::vector<PublishedCurve> parse_published_curves(std::string_view csv) {
                        .tool = f[9],
                        .source = f[11]};
     const PublishedPoint point{
-        .bytes = std::stod(f[6]), .busbw = std::stod(f[7]) * 1e9, .fitted = f[12] != "-"};
+        .bytes = std::stod(f[6]), .busbw = std::stod(f[7]) * 1e9, .fitted = f[12] == "-" ? "" : f[12]};
     auto same = std::find_if(curves.begin(), curves.end(), [&](const PublishedCurve& c) {
       return c.system == key.system && c.nodes == key.nodes && c.collective == key.collective &&
              c.nccl_algorithm == key.nccl_algorithm && c.source == key.source;

@@ -10,9 +10,9 @@
 namespace spmdsim::cli {
 
 struct PublishedPoint {
-  double bytes = 0;     // nccl-tests' S
-  double busbw = 0;     // B/s
-  bool fitted = false;  // a model constant was fitted to it (the file's `fitted` column); else held out
+  double bytes = 0;    // nccl-tests' S
+  double busbw = 0;    // B/s
+  std::string fitted;  // the model constant fitted to it (the file's `fitted` column); empty: held out
 };
 
 struct PublishedCurve {

@@ -1,12 +1,15 @@
 #include "commands/calibrate/run.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "commands/calibrate/calibration.hpp"
+#include "commands/calibrate/constant_fit.hpp"
 #include "commands/calibrate/curve_comparison.hpp"
 #include "commands/calibrate/options.hpp"
 #include "common/command_line.hpp"
@@ -43,7 +46,8 @@ std::vector<double> simulate_curve_in_child(const PublishedCurve& curve, const s
   const std::string text =
       run_in_child(fmt::format("simulating {} x {} {}", curve.nodes, curve.preset, curve.collective), [&] {
         std::string lines;
-        for (double busbw : simulate_curve(curve, algorithm, simgrid_args))
+        for (double busbw :
+             simulate_curve(curve, topologies::node_preset(curve.preset), algorithm, simgrid_args))
           lines += fmt::format("{:.17g}\n", busbw);
         return lines;
       });
@@ -79,6 +83,13 @@ int run(const std::string& program, const std::vector<std::string>& args) {
       curves.push_back({&curve, algorithm, simulate_curve_in_child(curve, algorithm, simgrid_args)});
     }
     write_curve_table(std::cout, curves);
+  }
+  if (parsed->fit) {
+    std::vector<ConstantFit> fits;
+    const int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (const auto& constant : fittable_constants())
+      fits.push_back(fit_constant(constant, parsed->curve_algorithm, simgrid_args, parallel));
+    write_fit_table(std::cout, fits);
   }
   if (!parsed->docs_path.empty()) {
     outputs.write(parsed->docs_path, [&](std::ostream& out) {
