@@ -213,7 +213,7 @@ TEST(FittableConstants, AnUnknownNameListsTheFittableOnes) {
 // that moves the fit fails here until the figure is fitted again (`spmdsim calibrate --fit`).
 TEST(FittableConstants, EachPresetHoldsItsFit) {
   for (const auto& constant : cli::fittable_constants()) {
-    const auto fit = cli::fit_constant(constant, "nccl", {}, 2);
+    const auto fit = cli::fit_constant(constant, {}, 2);
     EXPECT_NEAR(fit.minimum.at, fit.preset_value, 0.05) << constant.name << " fits at " << fit.minimum.at;
     EXPECT_LE(fit.minimum.value, fit.preset_sum_squares) << constant.name;
     EXPECT_GT(fit.points, 0) << constant.name;

@@ -26,10 +26,11 @@ std::vector<PublishedCurve> fitted_curves(const FittableConstant& constant) {
   return curves;
 }
 
-// The sum over `curve`'s points of the squared relative errors of their busbw simulated on `preset`.
-double sum_of_squares(const PublishedCurve& curve, const NodePreset& preset, const std::string& algorithm,
+// The sum over `curve`'s points of the squared relative errors of their busbw simulated on `preset` with
+// `nccl`, what runs the presets' collectives by default, with which the constants were fitted.
+double sum_of_squares(const PublishedCurve& curve, const NodePreset& preset,
                       const std::vector<std::string>& simgrid_args) {
-  const auto busbw = simulate_curve(curve, preset, curve_algorithm(curve, algorithm), simgrid_args);
+  const auto busbw = simulate_curve(curve, preset, curve_algorithm(curve, "nccl"), simgrid_args);
   double sum = 0;
   for (std::size_t i = 0; i < busbw.size(); ++i) {
     const double error = relative_error(busbw[i], curve.points[i].busbw);
@@ -83,8 +84,8 @@ GridMinimum grid_minimum(const std::function<std::vector<double>(const std::vect
   return minimum;
 }
 
-ConstantFit fit_constant(const FittableConstant& constant, const std::string& algorithm,
-                         const std::vector<std::string>& simgrid_args, int parallel) {
+ConstantFit fit_constant(const FittableConstant& constant, const std::vector<std::string>& simgrid_args,
+                         int parallel) {
   const NodePreset& preset = topologies::node_preset(constant.preset);
   const auto curves = fitted_curves(constant);
   if (curves.empty())
@@ -99,7 +100,7 @@ ConstantFit fit_constant(const FittableConstant& constant, const std::string& al
             {fmt::format("fitting the {} at {:g} {}", constant.name, value, constant.unit), [&, value] {
                NodePreset changed = preset;
                constant.set(changed, value * constant.unit_value);
-               return fmt::format("{:.17g}", sum_of_squares(curve, changed, algorithm, simgrid_args));
+               return fmt::format("{:.17g}", sum_of_squares(curve, changed, simgrid_args));
              }});
     std::vector<double> totals(values.size(), 0.0);
     const auto texts = run_in_children(runs, parallel, nullptr);

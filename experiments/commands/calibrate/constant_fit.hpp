@@ -50,10 +50,10 @@ struct ConstantFit {
   double preset_sum_squares = 0;  // at the preset's value
 };
 
-// Fits `constant` to its points: each candidate value's points simulated with `algorithm` (curve_algorithm's
-// request) in child processes, up to `parallel` at once, over [0.5, 1.5] x the preset's value.
-ConstantFit fit_constant(const FittableConstant& constant, const std::string& algorithm,
-                         const std::vector<std::string>& simgrid_args, int parallel);
+// Fits `constant` to its points: each candidate value's points simulated with `nccl` (as --curves simulates
+// them by default) in child processes, up to `parallel` at once, over [0.5, 1.5] x the preset's value.
+ConstantFit fit_constant(const FittableConstant& constant, const std::vector<std::string>& simgrid_args,
+                         int parallel);
 
 // Reporter: per constant, its first grid, the fit and the preset's value with their sums of squares.
 void write_fit_table(std::ostream& out, const std::vector<ConstantFit>& fits);

@@ -44,7 +44,8 @@ std::optional<CalibrateOptions> parse(const std::vector<std::string>& args) {
                "choice, and nccl_ring on the curves NCCL ran as Ring)")(
       "fit", po::bool_switch(&options.fit),
       "also fit again each preset constant that published points were fitted to (data/published_busbw.csv's "
-      "fitted column), simulating them as --curves does, and print the fit beside the preset's value");
+      "fitted column), simulating them as --curves does with nccl (whatever --curve-algorithm says), and print "
+      "the fit beside the preset's value");
   const OptionValues values(args, described);
   if (values.map().count("help")) {
     std::cout

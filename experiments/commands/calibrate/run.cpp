@@ -88,7 +88,7 @@ int run(const std::string& program, const std::vector<std::string>& args) {
     std::vector<ConstantFit> fits;
     const int parallel = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (const auto& constant : fittable_constants())
-      fits.push_back(fit_constant(constant, parsed->curve_algorithm, simgrid_args, parallel));
+      fits.push_back(fit_constant(constant, simgrid_args, parallel));
     write_fit_table(std::cout, fits);
   }
   if (!parsed->docs_path.empty()) {
