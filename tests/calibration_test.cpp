@@ -168,7 +168,7 @@ TEST(GridMinimum, RefinesToTheLeastOfAParabola) {
   };
   const auto minimum = cli::grid_minimum(parabola, 0, 10, 11, 3);
   EXPECT_EQ(calls, 3);
-  EXPECT_NEAR(minimum.at, 3.217, 10.0 * 0.2 * 0.2 / 2);  // (hi - lo) x (2 / (points - 1))^levels / 2
+  EXPECT_NEAR(minimum.at, 3.217, 10.0 * 4 / 1000 / 2);  // half the last spacing: 10 x 2^2 / 10^3 / 2
   EXPECT_DOUBLE_EQ(minimum.value, (minimum.at - 3.217) * (minimum.at - 3.217) + 1);
   ASSERT_EQ(minimum.first_level.size(), 11u);
   EXPECT_EQ(minimum.first_level[3].first, 3);

@@ -31,8 +31,8 @@ const FittableConstant& fittable_constant(std::string_view name);
 
 // The least of f over [lo, hi] by grid refinement: f at `points` evenly spaced values (ends included), then
 // again over the two intervals beside the least of them, `levels` times in all. f takes a batch of values
-// and returns f of each, so a level's values can be simulated side by side. Exact to (hi - lo) x
-// (2 / (points - 1))^levels / 2 for a function unimodal around its least.
+// and returns f of each, so a level's values can be simulated side by side. For a function unimodal around
+// its least, exact to half the last grid's spacing, (hi - lo) x 2^(levels - 1) / (points - 1)^levels / 2.
 struct GridMinimum {
   double at = 0;
   double value = 0;
