@@ -73,9 +73,12 @@ GridMinimum grid_minimum(const std::function<std::vector<double>(const std::vect
     std::vector<double> xs;
     for (int i = 0; i < points; ++i) xs.push_back(lo + (hi - lo) * i / (points - 1));
     const auto fs = f(xs);
-    if (fs.size() != xs.size()) throw std::logic_error("grid_minimum: f gave one value per x");
+    if (fs.size() != xs.size()) throw std::logic_error("grid_minimum: f must give one value per x");
     const auto least = static_cast<std::size_t>(std::min_element(fs.begin(), fs.end()) - fs.begin());
-    if (level == 0 || fs[least] < minimum.value) minimum.at = xs[least], minimum.value = fs[least];
+    if (level == 0 || fs[least] < minimum.value) {
+      minimum.at = xs[least];
+      minimum.value = fs[least];
+    }
     if (level == 0)
       for (std::size_t i = 0; i < xs.size(); ++i) minimum.first_level.emplace_back(xs[i], fs[i]);
     lo = xs[least == 0 ? 0 : least - 1];
@@ -116,10 +119,9 @@ ConstantFit fit_constant(const FittableConstant& constant, const std::vector<std
 }
 
 void write_fit_table(std::ostream& out, const std::vector<ConstantFit>& fits) {
-  out << "\n# spmdsim calibrate --fit: each constant published points were fitted to, fitted again: the sum "
-         "of "
-         "squared\n# relative busbw errors of its points (simulated as --curves simulates them) on a grid, "
-         "refined twice around its least\n";
+  out << "\n# spmdsim calibrate --fit: each constant published points were fitted to, fitted again: the sum\n"
+         "# of squared relative busbw errors of its points (simulated with nccl, as --curves simulates\n"
+         "# them) on a grid, refined twice around its least\n";
   for (const auto& fit : fits) {
     const auto& c = *fit.constant;
     out << fmt::format("\n# {} ({}), {} points of {} curve{}\n{:>10}  {:>14}\n", c.name, c.unit, fit.points,
