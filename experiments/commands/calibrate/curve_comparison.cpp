@@ -46,10 +46,9 @@ Call call_for(const std::string& collective, double bytes, int n) {
   throw std::invalid_argument(fmt::format("published curve of an unknown collective '{}'", collective));
 }
 
-// The channels the curve's run had: the library's for its shape, or as many as NCCL_MIN_CTAS=N in its NCCL
-// setting asked for, to which NCCL copies its channels (src/graph/connect.cc:503-505).
-int curve_channels(const PublishedCurve& curve) {
-  const auto& node = topologies::node_preset(curve.preset);
+// The channels the curve's run had on `node`: the library's for its shape, or as many as NCCL_MIN_CTAS=N in
+// its NCCL setting asked for, to which NCCL copies its channels (src/graph/connect.cc:503-505).
+int curve_channels(const PublishedCurve& curve, const topologies::NodePreset& node) {
   const auto nccl = topologies::platform_nccl(node.spec());
   const int channels =
       default_ring_channels(nccl ? &*nccl : nullptr, node.fabric == topologies::NodeFabric::full_mesh,
@@ -77,7 +76,7 @@ std::string simulated_as(const CurveComparison& c, double bytes) {
       c.curve->nodes == 1 ? std::vector<int>{n} : std::vector<int>{n / c.curve->nodes, c.curve->nodes};
   // Each node's switch reduces where the preset's does (topologies' node_shape).
   const bool switches_reduce = node.fabric == topologies::NodeFabric::nvswitch;
-  const int channels = curve_channels(*c.curve);
+  const int channels = curve_channels(*c.curve, node);
   const auto choice =
       nccl ? nccl_choice(*nccl, c.algorithm, kind, dimensions, per_rank, 4, channels, "", switches_reduce)
            : rccl_choice(*node.rccl, c.algorithm, kind, dimensions, per_rank, 4, channels, "");
@@ -119,7 +118,7 @@ std::vector<double> simulate_curve(const PublishedCurve& curve, const topologies
   if (n != curve.devices)
     throw std::logic_error(
         fmt::format("{} x {} has {} devices, the curve {}", curve.nodes, curve.preset, n, curve.devices));
-  const CollectiveOptions options{.algorithm = algorithm, .channels = curve_channels(curve)};
+  const CollectiveOptions options{.algorithm = algorithm, .channels = curve_channels(curve, preset)};
   std::vector<double> busbw;
   for (const auto& point : curve.points) {
     const Call call = call_for(curve.collective, point.bytes, n);
