@@ -14,6 +14,7 @@
 #include "cli_run.hpp"
 #include "commands/calibrate/calibration.hpp"
 #include "commands/calibrate/constant_fit.hpp"
+#include "commands/calibrate/curve_agreement.hpp"
 #include "commands/calibrate/curve_comparison.hpp"
 #include "commands/calibrate/published_curves.hpp"
 #include "spmdsim/simulation.hpp"
@@ -101,13 +102,10 @@ TEST(SuggestedCorrection, IsZeroWhenTheLinkAloneCannotReachTheTarget) {
 
 TEST(CalibrationSettings, CommandLineOverridesThePresetsSettings) {
   const auto& preset = topologies::node_preset("dgx_h100");
-  EXPECT_EQ(
-      cli::calibration_settings(preset, {}),
-      spmdsim::alpha_beta_config());
-  EXPECT_EQ(
-      cli::calibration_settings(preset, {"--cfg=network/model:LV08", "--log=root.thres:critical"}),
-      (std::vector<std::string>{"network/crosstraffic:0", "network/TCP-gamma:0", "network/optim:Full",
-                                "network/model:LV08"}));
+  EXPECT_EQ(cli::calibration_settings(preset, {}), spmdsim::alpha_beta_config());
+  EXPECT_EQ(cli::calibration_settings(preset, {"--cfg=network/model:LV08", "--log=root.thres:critical"}),
+            (std::vector<std::string>{"network/crosstraffic:0", "network/TCP-gamma:0", "network/optim:Full",
+                                      "network/model:LV08"}));
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -154,6 +152,60 @@ TEST(PublishedCurves, BusbwFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(cli::busbw_factor("all_reduce", 8), 1.75);
   EXPECT_DOUBLE_EQ(cli::busbw_factor("all_gather", 8), 0.875);
   EXPECT_DOUBLE_EQ(cli::busbw_factor("reduce_scatter", 32), 31.0 / 32);
+}
+
+// Published points the simulation cannot tell apart (curve_agreement.hpp).
+
+TEST(CurveAgreement, OnePredictionIsAtBestHalfTheSpreadFromBothEnds) {
+  // 300 and 200: the prediction 240 is 20% from both; any other is further from one of them.
+  EXPECT_DOUBLE_EQ(cli::least_common_error({300, 200, 250}), 0.2);
+  EXPECT_DOUBLE_EQ(cli::least_common_error({5}), 0);
+  EXPECT_THROW(cli::least_common_error({}), std::invalid_argument);
+  EXPECT_THROW(cli::least_common_error({0, 1}), std::invalid_argument);
+}
+
+TEST(CurveAgreement, CountsTheValuesOneWindowOfTheTargetHolds) {
+  // Within 5% of one prediction: values at most 1.05 / 0.95 = 1.105 apart.
+  EXPECT_EQ(cli::most_within_one_prediction({100, 110, 112, 300, 320}, 0.05), 2);
+  EXPECT_EQ(cli::most_within_one_prediction({100, 110, 110.5}, 0.05), 3);
+  // Within 15%: a factor 1.15 / 0.85 = 1.353.
+  EXPECT_EQ(cli::most_within_one_prediction({100, 135, 136, 190}, 0.15), 2);
+  EXPECT_EQ(cli::most_within_one_prediction({}, 0.15), 0);
+  EXPECT_THROW(cli::most_within_one_prediction({1}, 1.0), std::invalid_argument);
+}
+
+TEST(CurveAgreement, GroupsHeldOutPointsSimulatedAlikeAndCountsWhatNoPredictionMeets) {
+  const auto curves = cli::parse_published_curves(
+      "system,preset,nodes,gpus,collective,nccl_algorithm,size_bytes,busbw_gbps,half,tool,nccl_version,"
+      "source,fitted\n"
+      "a,dgx_h100,4,32,all_reduce,default,1048576,24,op,nccl-tests,2.27,s,-\n"
+      "a,dgx_h100,4,32,all_reduce,default,268435456,294,op,nccl-tests,2.27,s,-\n"
+      "b,dgx_h100,4,32,all_reduce,default,1048576,6,op,nccl-tests,2.27,s,-\n"
+      "b,dgx_h100,4,32,all_reduce,default,268435456,234,op,nccl-tests,2.27,s,-\n"
+      "c,dgx_h100,4,32,all_reduce,default,268435456,300,op,nccl-tests,2.27,s,a rate\n"
+      "d,dgx_h100,2,16,all_reduce,default,268435456,100,op,nccl-tests,2.27,s,-\n");
+  ASSERT_EQ(curves.size(), 4u);
+  const std::vector<cli::CurveComparison> comparisons = {
+      {&curves[0], "nccl", {25e9, 300e9}},
+      {&curves[1], "nccl", {25e9, 300e9}},
+      {&curves[2], "nccl", {300e9}},  // fitted: not held out
+      {&curves[3], "nccl", {300e9}},  // another node count
+  };
+  const auto groups = cli::alike_points(comparisons);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].bytes, 1048576);
+  EXPECT_EQ(groups[0].published, (std::vector<double>{24e9, 6e9}));
+  EXPECT_EQ(groups[1].curves, (std::vector<const cli::CurveComparison*>{&comparisons[0], &comparisons[1]}));
+  // 294 and 234 at 256 MiB are 11.4% from one prediction at best: one misses 5%, none need miss 15%; 24 and 6
+  // at 1 MiB, 60%: one misses 15%.
+  const auto unreachable = cli::unreachable_points(groups);
+  EXPECT_EQ(unreachable.large, 1);
+  EXPECT_EQ(unreachable.every_size, 1);
+  // Points simulated differently are not alike, whatever their curves share.
+  const std::vector<cli::CurveComparison> apart = {{&curves[0], "nccl", {25e9, 300e9}},
+                                                   {&curves[1], "nccl", {26e9, 300e9}}};
+  ASSERT_EQ(cli::alike_points(apart).size(), 1u);
+  EXPECT_EQ(cli::alike_points(apart)[0].bytes, 268435456);
 }
 
 // The constants fitted to published points (constant_fit.hpp).
@@ -253,10 +305,9 @@ TEST(CalibrateCommand, UnknownPresetExitsTwoWithTheValidOnes) {
   const auto run = run_calibrate("--presets dgx_a100,dgx_a800", testing::scratch_dir());
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.out, "");
-  EXPECT_EQ(
-      run.err,
-      "spmdsim calibrate: unknown node preset 'dgx_a800' in --presets; valid: dgx_a100, dgx_a100_40gb, "
-      "dgx_h100, hgx_h200, dgx_b200, mi300x_8gpu\n(see spmdsim calibrate --help)\n");
+  EXPECT_EQ(run.err,
+            "spmdsim calibrate: unknown node preset 'dgx_a800' in --presets; valid: dgx_a100, dgx_a100_40gb, "
+            "dgx_h100, hgx_h200, dgx_b200, mi300x_8gpu\n(see spmdsim calibrate --help)\n");
 }
 
 }  // namespace

@@ -17,14 +17,6 @@
 namespace spmdsim::cli {
 namespace {
 
-constexpr double kLargeFrom = 64.0 * (1 << 20);  // the "large" sizes: 64 MiB and up
-
-std::string size_text(double bytes) {
-  for (auto [unit, scale] : {std::pair{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}})
-    if (bytes >= scale) return fmt::format("{:g} {}", bytes / scale, unit);
-  return fmt::format("{:g} B", bytes);
-}
-
 std::string percent(double fraction) {
   return fmt::format("{:+.1f}%", 100 * fraction);
 }
@@ -84,6 +76,12 @@ std::string simulated_as(const CurveComparison& c, double bytes) {
 }
 
 }  // namespace
+
+std::string size_text(double bytes) {
+  for (auto [unit, scale] : {std::pair{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}})
+    if (bytes >= scale) return fmt::format("{:g} {}", bytes / scale, unit);
+  return fmt::format("{:g} B", bytes);
+}
 
 double busbw_factor(const std::string& collective, int n) {
   return collective == "all_reduce" ? 2.0 * (n - 1) / n : (n - 1.0) / n;
@@ -181,10 +179,10 @@ std::string targets_met(const std::vector<CurveComparison>& comparisons, bool fi
       if (p.fitted.empty() == fitted) continue;
       const double error = std::abs(relative_error(c.simulated[i], p.busbw));
       ++all;
-      all_met += error <= 0.15;
-      if (p.bytes >= kLargeFrom) {
+      all_met += error <= kEverySizeTarget;
+      if (p.bytes >= kLargeFromBytes) {
         ++large;
-        large_met += error <= 0.05;
+        large_met += error <= kLargeTarget;
       }
     }
   const std::string large_text =
@@ -204,8 +202,8 @@ std::string simulated_as_text(const CurveComparison& c, const PublishedPoint& p)
 }
 
 std::string summary(const CurveComparison& c) {
-  return fmt::format("largest |error|: {} at >= 64 MiB, {} at every size", largest_error_text(c, kLargeFrom),
-                     largest_error_text(c, 0));
+  return fmt::format("largest |error|: {} at >= 64 MiB, {} at every size",
+                     largest_error_text(c, kLargeFromBytes), largest_error_text(c, 0));
 }
 
 }  // namespace
@@ -329,8 +327,8 @@ void write_curve_markdown(std::ostream& out, const std::vector<CurveComparison>&
   for (const auto& c : comparisons)
     out << fmt::format("| {} {}, {} x {} ({}) | {}, {} | {} | {} | {} |\n", c.curve->collective,
                        c.curve->preset, c.curve->nodes, c.curve->devices / c.curve->nodes, c.curve->system,
-                       c.curve->nccl_algorithm, c.curve->tool, c.algorithm, largest_error_text(c, kLargeFrom),
-                       largest_error_text(c, 0));
+                       c.curve->nccl_algorithm, c.curve->tool, c.algorithm,
+                       largest_error_text(c, kLargeFromBytes), largest_error_text(c, 0));
   for (const auto& c : comparisons) {
     out << fmt::format("\n### {}\n\n", title(c))
         << "| size | published (GB/s) | simulated (GB/s) | error | simulated as |\n"

@@ -14,6 +14,14 @@
 
 namespace spmdsim::cli {
 
+// The comparison's targets: |error| <= 5% at >= 64 MiB, <= 15% at every size.
+inline constexpr double kLargeFromBytes = 64.0 * (1 << 20);
+inline constexpr double kLargeTarget = 0.05;
+inline constexpr double kEverySizeTarget = 0.15;
+
+// A size as the tables print it: "64 MiB", "512 KiB", "8 B".
+std::string size_text(double bytes);
+
 // nccl-tests' busbw factor of a collective on n ranks (REFERENCES §2.1): 2(n-1)/n for all_reduce, (n-1)/n for
 // all_gather and reduce_scatter.
 double busbw_factor(const std::string& collective, int n);

@@ -10,6 +10,7 @@
 
 #include "commands/calibrate/calibration.hpp"
 #include "commands/calibrate/constant_fit.hpp"
+#include "commands/calibrate/curve_agreement.hpp"
 #include "commands/calibrate/curve_comparison.hpp"
 #include "commands/calibrate/options.hpp"
 #include "common/command_line.hpp"
@@ -83,6 +84,7 @@ int run(const std::string& program, const std::vector<std::string>& args) {
       curves.push_back({&curve, algorithm, simulate_curve_in_child(curve, algorithm, simgrid_args)});
     }
     write_curve_table(std::cout, curves);
+    write_agreement_table(std::cout, alike_points(curves));
   }
   if (parsed->fit) {
     std::vector<ConstantFit> fits;
@@ -94,7 +96,9 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   if (!parsed->docs_path.empty()) {
     outputs.write(parsed->docs_path, [&](std::ostream& out) {
       write_calibration_markdown(out, results);
-      if (!curves.empty()) write_curve_markdown(out, curves);
+      if (curves.empty()) return;
+      write_curve_markdown(out, curves);
+      write_agreement_markdown(out, alike_points(curves));
     });
     outputs.commit();
     std::cout << fmt::format("\n# wrote {}\n", parsed->docs_path);
