@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace spmdsim::cli {
 namespace {
@@ -34,15 +36,15 @@ std::vector<const AlikePoints*> beyond_target(const std::vector<AlikePoints>& gr
 }
 
 std::string published_text(const AlikePoints& g) {
-  std::string text;
-  for (double busbw : g.published) text += fmt::format("{}{:.2f}", text.empty() ? "" : ", ", busbw / 1e9);
-  return text;
+  std::vector<double> gbps;
+  for (double busbw : g.published) gbps.push_back(busbw / 1e9);
+  return fmt::format("{:.2f}", fmt::join(gbps, ", "));
 }
 
 std::string systems_text(const AlikePoints& g) {
-  std::string text;
-  for (const auto* c : g.curves) text += fmt::format("{}{}", text.empty() ? "" : "; ", c->curve->system);
-  return text;
+  std::vector<std::string_view> systems;
+  for (const auto* c : g.curves) systems.push_back(c->curve->system);
+  return fmt::format("{}", fmt::join(systems, "; "));
 }
 
 std::string configuration_text(const AlikePoints& g) {

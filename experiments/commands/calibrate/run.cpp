@@ -78,13 +78,15 @@ int run(const std::string& program, const std::vector<std::string>& args) {
   }
   write_calibration_table(std::cout, results);
   std::vector<CurveComparison> curves;
+  std::vector<AlikePoints> alike;
   if (parsed->curves) {
     for (const auto& curve : published_curves()) {
       const std::string algorithm = curve_algorithm(curve, parsed->curve_algorithm);
       curves.push_back({&curve, algorithm, simulate_curve_in_child(curve, algorithm, simgrid_args)});
     }
     write_curve_table(std::cout, curves);
-    write_agreement_table(std::cout, alike_points(curves));
+    alike = alike_points(curves);
+    write_agreement_table(std::cout, alike);
   }
   if (parsed->fit) {
     std::vector<ConstantFit> fits;
@@ -98,7 +100,7 @@ int run(const std::string& program, const std::vector<std::string>& args) {
       write_calibration_markdown(out, results);
       if (curves.empty()) return;
       write_curve_markdown(out, curves);
-      write_agreement_markdown(out, alike_points(curves));
+      write_agreement_markdown(out, alike);
     });
     outputs.commit();
     std::cout << fmt::format("\n# wrote {}\n", parsed->docs_path);
