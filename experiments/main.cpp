@@ -47,8 +47,8 @@ constexpr Command kCommands[] = {
      "regenerates docs/calibration.md",
      &cli::calibrate::run},
     {"kernels",
-     "the device presets' matmul kernel class against published GEMM throughput by shape and dtype, fit "
-     "and held-out points",
+     "the device presets' kernel classes against published measurements: GEMM throughput by shape and "
+     "dtype (fit and held-out points), streaming kernels' memory bandwidth by size",
      &cli::kernels::run},
     {"train",
      "strong and weak scaling of data-parallel training of the MLP or a transformer over device counts: "

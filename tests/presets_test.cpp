@@ -209,7 +209,7 @@ TEST(PresetsCommand, TableMatchesGoldenFile) {
   expect_matches_golden(run.out, "presets.txt");
 }
 
-// `spmdsim kernels`: the presets' matmul kernel class against the published GEMM points.
+// `spmdsim kernels`: the presets' kernel classes against the published GEMM and streaming points.
 TEST(KernelsCommand, TableMatchesGoldenFile) {
   const auto run = testing::run_cli(SPMDSIM_CLI, "kernels", "", scratch_dir());
   ASSERT_EQ(run.status, 0) << run.err;

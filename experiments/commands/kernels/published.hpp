@@ -1,8 +1,10 @@
 // The published per-kernel measurements `spmdsim kernels` compares the device presets' kernel classes with:
-// GEMM throughput by shape and dtype. Each point says whether a preset's constant was taken from it (fit)
-// or not (held out); docs/presets.md, "Kernel-class references", gives the sources.
+// GEMM throughput by shape and dtype, and streaming kernels' achieved memory bandwidth by size. Each GEMM
+// point says whether a preset's constant was taken from it (fit) or not (held out); no constant comes from a
+// streaming point. docs/presets.md, "Kernel-class references", gives the sources.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,5 +23,23 @@ struct PublishedMatmul {
 };
 
 const std::vector<PublishedMatmul>& published_matmuls();
+
+// A streaming kernel: BabelStream's copy and triad, an elementwise add, a fused row-wise kernel (LayerNorm,
+// SwiGLU). Its rate is its bytes (each input read once, each output written once) over its time, as the
+// benchmark counts them.
+struct PublishedStreaming {
+  std::string_view device;  // a device preset
+  std::string_view kernel;
+  std::string shape;  // as printed
+  DType dtype;
+  double bytes = 0;
+  double flops = 0;
+  double gbps = 0;  // published GB/s (1e9 B/s), or bytes over the published time
+  bool back_to_back =
+      false;  // timed among kernels launched back to back; else alone, one kernel timed by itself
+  std::string_view source;
+};
+
+const std::vector<PublishedStreaming>& published_streaming();
 
 }  // namespace spmdsim::cli::kernels
