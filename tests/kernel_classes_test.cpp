@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "spmdsim/device_spec.hpp"
+#include "spmdsim/errors.hpp"
 #include "spmdsim/topologies/presets.hpp"
 
 namespace spmdsim {
@@ -69,6 +70,32 @@ TEST(KernelClasses, AttentionRateFollowsItsCurveInLogSequence) {
   EXPECT_DOUBLE_EQ(
       spec.kernel_time({.flops = 4e9, .bytes = 1e3, .attention = AttentionShape{2048, 64}}, DType::bf16),
       2e-6 + 4e9 / 30e12);
+}
+
+TEST(KernelClasses, AttentionRateTakesTheCurvesOfTheShapesKernel) {
+  DeviceSpec spec = round_device();
+  spec.attention.push_back({64, {{1024, 0.1}, {4096, 0.2}}, AttentionKernel::flash_triton});
+  EXPECT_DOUBLE_EQ(spec.attention_rate({2048, 64}, DType::bf16), 100e12 * 0.3);  // FlashAttention-2's curve
+  EXPECT_DOUBLE_EQ(spec.attention_rate({2048, 64, AttentionKernel::flash_triton}, DType::bf16),
+                   100e12 * 0.15);
+  EXPECT_TRUE(spec.rates_attention_kernel(AttentionKernel::flash_triton));
+}
+
+// A device with curves, none of the kernel asked for, refuses it; without any curve every kernel runs at
+// the matmul rate.
+TEST(KernelClasses, AttentionRateOfAKernelWithoutItsCurveIsAValueError) {
+  DeviceSpec spec = round_device();
+  EXPECT_FALSE(spec.rates_attention_kernel(AttentionKernel::flash_triton));
+  try {
+    spec.attention_rate({2048, 64, AttentionKernel::flash_triton}, DType::bf16);
+    FAIL() << "no error";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(),
+                 "device 'round' has no published rate of the FlashAttention Triton attention kernel");
+  }
+  spec.attention.clear();
+  EXPECT_TRUE(spec.rates_attention_kernel(AttentionKernel::flash_triton));
+  EXPECT_DOUBLE_EQ(spec.attention_rate({2048, 64, AttentionKernel::flash_triton}, DType::bf16), 100e12 * 0.8);
 }
 
 TEST(KernelClasses, ValidateNamesTheBadField) {

@@ -293,6 +293,39 @@ TEST(TransformerBlock, FusedAttentionKeepsNoScoresAndChargesTheKernelsOwnCount) 
   EXPECT_NEAR(kernel_flops(call, "flash_attention_backward"), 2.5 * 2 * b * s * s * h, 1e-9 * projections);
 }
 
+// fused-triton is the fused kernel at the rate of FlashAttention's Triton curve: the same FLOPs and memory,
+// charged at that curve's fraction of the peak where fused takes FlashAttention-2's.
+TEST(TransformerBlock, FusedTritonAttentionRunsAtItsKernelsCurve) {
+  const double s = 32, b = kBatch, h = 64, a = 8;
+  auto spec = flop_counting_device();
+  spec.device.attention = {{64, {{32, 0.5}}, AttentionKernel::flash2},
+                           {64, {{32, 0.25}}, AttentionKernel::flash_triton}};
+  Simulation sim(topologies::switch_cluster(spec));
+  for (const Attention attention : {Attention::fused, Attention::fused_triton}) {
+    SCOPED_TRACE(attention_name(attention));
+    TransformerConfig config = kSmall;
+    config.attention = attention;
+    const Transformer model(config);
+    const Tree block = model.init_abstract(DType::bf16)[1];
+    const Array x = Array::abstract({1, kBatch * 32, 64}, DType::f32);
+    MemoryByTag after_forward;
+    auto both = pmap(
+        [&](const Args& args) -> Tree {
+          BlockForward fwd = model.block_forward(args[0].tree(), astype(args[1].array(), DType::bf16));
+          after_forward = live_memory();
+          return Tree(model.block_backward(args[0].tree(), std::move(fwd.saved), fwd.out).dx);
+        },
+        {.in_axes = Axes::tuple({none, 0}), .out_axes = Axes(0), .name = "forward_backward"});
+    both(sim, {block, x});
+    EXPECT_EQ(after_forward[tags::activations], 34 * s * b * h + 4 * a * s * b);
+    const double fraction = attention == Attention::fused ? 0.5 : 0.25;
+    const CallReport call = last_call(sim, "forward_backward");
+    const double count = 2 * b * s * s * h;
+    EXPECT_NEAR(kernel_flops(call, "flash_attention"), count / fraction, 1e-9 * count);
+    EXPECT_NEAR(kernel_flops(call, "flash_attention_backward"), 2.5 * count / fraction, 1e-9 * count);
+  }
+}
+
 // Without dropout a block keeps no mask and the attention-over-v matmul reads the probabilities themselves:
 // 32 sbh (+ 2as^2b of probabilities, naive, none; + 4asb of log-sum-exp, fused), as the closed form says;
 // the matmuls charged are the same as with dropout.

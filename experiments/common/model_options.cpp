@@ -45,9 +45,9 @@ models::Recompute parse_recompute(const std::string& name) {
 }
 
 models::Attention parse_attention(const std::string& name) {
-  for (auto a : {models::Attention::fused, models::Attention::naive})
+  for (auto a : {models::Attention::fused, models::Attention::fused_triton, models::Attention::naive})
     if (name == models::attention_name(a)) return a;
-  throw UsageError(fmt::format("unknown --attention '{}'; valid: fused, naive", name));
+  throw UsageError(fmt::format("unknown --attention '{}'; valid: fused, fused-triton, naive", name));
 }
 
 models::LossForm parse_loss(const std::string& name) {
@@ -112,7 +112,8 @@ void add_model_shape_options(po::options_description& options, ModelRequest& req
       "transformers: activation recomputation none (default), selective (the attention core) or full "
       "(every block)")(
       "attention", po::value(&request.attention),
-      "transformers: the attention core as one FlashAttention-style kernel, fused (default), or "
+      "transformers: the attention core as one FlashAttention-style kernel at FlashAttention-2's rate, "
+      "fused (default), the same at FlashAttention's Triton kernel's rate, fused-triton (A100 presets), or "
       "materialised with its [s, s] scores in device memory, naive")(
       "loss", po::value(&request.loss),
       "transformers: the cross-entropy as one kernel, fused (default, as XLA fuses it), or as PyTorch's "

@@ -162,8 +162,8 @@ struct FusedAttention {
 // float32 log-sum-exp. The body computes them with the materialised ops, which the kernel neither charges nor
 // places (their max stands in for the log-sum-exp: same shape).
 FusedAttention fused_attention_forward(const Array& qkv, std::int64_t seq, std::int64_t heads, double flops,
-                                       bool with_dropout) {
-  const AttentionShape shape{seq, qkv.shape()[1] / (3 * heads)};
+                                       bool with_dropout, AttentionKernel kernel) {
+  const AttentionShape shape{seq, qkv.shape()[1] / (3 * heads), kernel};
   std::vector<Array> out = fused_attention("flash_attention", {qkv}, shape, flops, [&] {
     const Heads x = split_qkv(qkv, seq, heads);
     const AttentionProbs p = attention_probs(x.q, x.k, with_dropout);
@@ -176,9 +176,9 @@ FusedAttention fused_attention_forward(const Array& qkv, std::int64_t seq, std::
 // gradient, recomputes the scores and writes the packed dqkv [b*s, 3h], at 2.5x the forward's FLOPs
 // (FlashAttention's count).
 Array fused_attention_backward(const Array& qkv, const Array& out, const Array& lse, const Array& d_out,
-                               std::int64_t seq, std::int64_t heads, double forward_flops,
-                               bool with_dropout) {
-  const AttentionShape shape{seq, qkv.shape()[1] / (3 * heads)};
+                               std::int64_t seq, std::int64_t heads, double forward_flops, bool with_dropout,
+                               AttentionKernel kernel) {
+  const AttentionShape shape{seq, qkv.shape()[1] / (3 * heads), kernel};
   const double scale = 1.0 / std::sqrt(static_cast<double>(shape.head_dim));
   return fused_attention("flash_attention_backward", {qkv, out, lse, d_out}, shape, 2.5 * forward_flops,
                          [&] {
@@ -246,7 +246,19 @@ TransformerConfig gpt_7b() {
 }
 
 std::string_view attention_name(Attention attention) {
-  return attention == Attention::fused ? "fused" : "naive";
+  switch (attention) {
+    case Attention::fused:
+      return "fused";
+    case Attention::fused_triton:
+      return "fused-triton";
+    case Attention::naive:
+      return "naive";
+  }
+  return "?";
+}
+
+bool is_fused(Attention attention) {
+  return attention != Attention::naive;
 }
 
 std::string_view loss_form_name(LossForm loss) {
@@ -348,7 +360,7 @@ double Transformer::activation_bytes_per_block(std::int64_t micro_batch, Recompu
   const double as2b = static_cast<double>(c.heads) * s * s * b;
   const double mask = 1;  // bytes per dropout-mask element
   const double masks = c.dropout ? mask * 2 * sbh : 0;
-  if (c.attention == Attention::fused) {
+  if (is_fused(c.attention)) {
     const double lse = 4 * static_cast<double>(c.heads) * s * b;
     return recompute == Recompute::full ? e * sbh : e * (8 * sbh + 2 * sbf) + masks + lse;
   }
@@ -390,10 +402,10 @@ BlockForward Transformer::block_forward(const Tree& block, const Array& x, Recom
 
   BlockActivations kept{.recompute = recompute, .input = x};
   kept.ln_1 = layer_norm(x, block["ln_1"]);
-  if (config_.attention == Attention::fused) {
+  if (is_fused(config_.attention)) {
     kept.qkv = dense(kept.ln_1, attention["qkv"]);
     FusedAttention fa = fused_attention_forward(
-        kept.qkv, s, a, fused_attention_forward_flops(x.shape()[0] / s), config_.dropout);
+        kept.qkv, s, a, fused_attention_forward_flops(x.shape()[0] / s), config_.dropout, attention_kernel());
     kept.context = std::move(fa.out);
     kept.lse = std::move(fa.lse);
   } else {
@@ -459,14 +471,14 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
 
   // Attention branch: mid = input + dropout(proj(attention(ln_1(input)))).
   InputAndGrads proj =
-      dense_backward(config_.attention == Attention::fused ? saved.context : release(saved.context),
-                     attention["proj"], through_dropout(d_mid, saved.proj_keep, config_.dropout));
+      dense_backward(is_fused(config_.attention) ? saved.context : release(saved.context), attention["proj"],
+                     through_dropout(d_mid, saved.proj_keep, config_.dropout));
   Array d_qkv;
-  if (config_.attention == Attention::fused) {
+  if (is_fused(config_.attention)) {
     const std::int64_t batch = proj.dx.shape()[0] / s;
     d_qkv = fused_attention_backward(release(saved.qkv), release(saved.context), release(saved.lse),
                                      release(proj.dx), s, a, fused_attention_forward_flops(batch),
-                                     config_.dropout);
+                                     config_.dropout, attention_kernel());
   } else {
     const Array d_context = split_heads(release(proj.dx), s, a);
     const Array v = release(saved.v);

@@ -56,9 +56,13 @@ void add_kernel_rows(std::vector<Row>& rows, const DevicePreset& d) {
                             fmt::format("{:g}", d.memory_efficiency.value), ""));
   rows.push_back(figure_row("launch_overhead", "kernel launch", d.launch_overhead,
                             microseconds(d.launch_overhead.value), "s"));
-  for (const AttentionFigure& a : d.attention)
-    rows.push_back({fmt::format("attention.d{}", a.head_dim), fmt::format("attention d{}", a.head_dim),
+  for (const AttentionFigure& a : d.attention) {
+    // FlashAttention-2's rows keep their names; another kernel's say which.
+    const bool flash2 = a.kernel == AttentionKernel::flash2;
+    rows.push_back({fmt::format("attention.{}d{}", flash2 ? "" : "triton.", a.head_dim),
+                    fmt::format("{} d{}", flash2 ? "attention" : "triton attn", a.head_dim),
                     attention_text(a), std::nullopt, "", std::string(a.source)});
+  }
 }
 
 Section devices_section() {

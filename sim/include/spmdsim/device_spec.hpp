@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,10 +25,16 @@ struct MatmulShape {
   std::int64_t k = 0;
 };
 
-// A fused (FlashAttention-style) attention kernel: its sequence length and head dimension.
+// The fused attention kernels with published rates: FlashAttention-2 (flash-attn 2.x) and FlashAttention's
+// Triton kernel (flash-attn 1.x's flash_attn_triton, which MosaicML's llm-foundry runs as attn_impl triton).
+enum class AttentionKernel { flash2, flash_triton };
+std::string_view attention_kernel_name(AttentionKernel kernel);
+
+// A fused (FlashAttention-style) attention kernel: its sequence length, head dimension and implementation.
 struct AttentionShape {
   std::int64_t seq = 0;
   std::int64_t head_dim = 0;
+  AttentionKernel kernel = AttentionKernel::flash2;
 };
 
 // The FLOPs and bytes of one kernel, and its class where it is not a streaming (memory-bound) kernel.
@@ -63,6 +70,7 @@ struct MatmulTiling {
 struct AttentionCurve {
   std::int64_t head_dim = 0;
   std::vector<std::pair<std::int64_t, double>> points;  // (seq, fraction of the matmul peak)
+  AttentionKernel kernel = AttentionKernel::flash2;
   bool operator==(const AttentionCurve&) const = default;
 };
 
@@ -92,9 +100,12 @@ struct DeviceSpec {
   // The matrix unit's time for `flops` of a GEMM of `shape`: flops / (peak * efficiency) divided by the
   // tiling's wave efficiency (the fraction of the units' tile slots the GEMM fills).
   Seconds matmul_time(Flops flops, const MatmulShape& shape, DType dtype) const;
-  // The achieved rate of the fused attention kernel (curve of the nearest head dimension, linear in
-  // log2(seq) between points, flat beyond the ends).
+  // The achieved rate of the fused attention kernel (its kernel's curve of the nearest head dimension, linear
+  // in log2(seq) between points, flat beyond the ends); without curves, the matmul rate. A ValueError when
+  // the device has curves but none for the shape's kernel.
   FlopsPerSecond attention_rate(const AttentionShape& shape, DType dtype) const;
+  // Whether attention_rate has a rate for `kernel`: a curve of it, or no curves at all.
+  bool rates_attention_kernel(AttentionKernel kernel) const;
   // The matrix unit's rate for a dtype: its entry in `matmul`, else peak_flops_for(dtype) at efficiency 1.
   MatmulRate matmul_rate(DType dtype) const;
   // The fraction of tile slots a GEMM fills: (batch * m * n) / (waves * units * tile_m * tile_n).

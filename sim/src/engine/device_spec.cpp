@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "spmdsim/errors.hpp"
+
 namespace spmdsim {
 
 FlopsPerSecond DeviceSpec::peak_flops_for(DType dtype) const {
@@ -48,12 +50,26 @@ Seconds DeviceSpec::matmul_time(Flops flops, const MatmulShape& shape, DType dty
   return flops / (rate.peak * rate.efficiency * wave_efficiency(shape));
 }
 
+std::string_view attention_kernel_name(AttentionKernel kernel) {
+  return kernel == AttentionKernel::flash2 ? "FlashAttention-2" : "FlashAttention Triton";
+}
+
+bool DeviceSpec::rates_attention_kernel(AttentionKernel kernel) const {
+  return attention.empty() ||
+         std::any_of(attention.begin(), attention.end(), [&](const auto& c) { return c.kernel == kernel; });
+}
+
 FlopsPerSecond DeviceSpec::attention_rate(const AttentionShape& shape, DType dtype) const {
   const MatmulRate rate = matmul_rate(dtype);
   if (attention.empty()) return rate.peak * rate.efficiency;
-  const AttentionCurve* curve = &attention.front();
+  const AttentionCurve* curve = nullptr;
   for (const AttentionCurve& c : attention)
-    if (std::llabs(c.head_dim - shape.head_dim) < std::llabs(curve->head_dim - shape.head_dim)) curve = &c;
+    if (c.kernel == shape.kernel && (curve == nullptr || std::llabs(c.head_dim - shape.head_dim) <
+                                                             std::llabs(curve->head_dim - shape.head_dim)))
+      curve = &c;
+  if (curve == nullptr)
+    throw ValueError(fmt::format("device '{}' has no published rate of the {} attention kernel", model,
+                                 attention_kernel_name(shape.kernel)));
   const auto& points = curve->points;
   if (shape.seq <= points.front().first) return rate.peak * points.front().second;
   if (shape.seq >= points.back().first) return rate.peak * points.back().second;

@@ -60,6 +60,7 @@ struct AttentionFigure {
   std::int64_t head_dim = 0;
   std::vector<std::pair<std::int64_t, double>> points;  // (seq, fraction of the bf16 peak)
   std::string_view source;
+  AttentionKernel kernel = AttentionKernel::flash2;
 };
 
 struct DevicePreset {
