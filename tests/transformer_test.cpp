@@ -269,10 +269,9 @@ INSTANTIATE_TEST_SUITE_P(Transformer, TransformerBlock,
 // With fused attention a block keeps 34 sbh + 4 asb bytes (no scores, the float32 log-sum-exp); the
 // attention's two score matmuls leave the matmul kernels for one flash_attention kernel forward (2 b s^2 h,
 // causal) and one backward (2.5x); every other matmul is charged as before.
-TEST(TransformerBlock, FusedAttentionKeepsNoScoresAndChargesTheKernelsOwnCount) {
-  const Transformer model(kSmall);
-  const double s = 32, b = kBatch, h = 64, a = 8, f = 4 * h;
-  Simulation sim(topologies::switch_cluster(flop_counting_device()));
+// One block of `model`, forward then backward, on kSmall's input, as the call "forward_backward"; returns the
+// device's live memory between the two.
+MemoryByTag block_forward_backward(Simulation& sim, const Transformer& model) {
   const Tree block = model.init_abstract(DType::bf16)[1];
   const Array x = Array::abstract({1, kBatch * 32, 64}, DType::f32);
   MemoryByTag after_forward;
@@ -280,12 +279,18 @@ TEST(TransformerBlock, FusedAttentionKeepsNoScoresAndChargesTheKernelsOwnCount) 
       [&](const Args& args) -> Tree {
         BlockForward fwd = model.block_forward(args[0].tree(), astype(args[1].array(), DType::bf16));
         after_forward = live_memory();
-        BlockBackward bwd = model.block_backward(args[0].tree(), std::move(fwd.saved), fwd.out);
-        return Tree(bwd.dx);
+        return Tree(model.block_backward(args[0].tree(), std::move(fwd.saved), fwd.out).dx);
       },
       {.in_axes = Axes::tuple({none, 0}), .out_axes = Axes(0), .name = "forward_backward"});
   both(sim, {block, x});
-  EXPECT_EQ(after_forward[tags::activations], 34 * s * b * h + 4 * a * s * b);
+  return after_forward;
+}
+
+TEST(TransformerBlock, FusedAttentionKeepsNoScoresAndChargesTheKernelsOwnCount) {
+  const double s = 32, b = kBatch, h = 64, a = 8, f = 4 * h;
+  Simulation sim(topologies::switch_cluster(flop_counting_device()));
+  EXPECT_EQ(block_forward_backward(sim, Transformer(kSmall))[tags::activations],
+            34 * s * b * h + 4 * a * s * b);
   const CallReport call = last_call(sim, "forward_backward");
   const double projections = b * s * (8 * h * h + 4 * h * f);
   EXPECT_NEAR(matmul_flops(call), 3 * projections, 1e-9 * projections);
@@ -305,19 +310,8 @@ TEST(TransformerBlock, FusedTritonAttentionRunsAtItsKernelsCurve) {
     SCOPED_TRACE(attention_name(attention));
     TransformerConfig config = kSmall;
     config.attention = attention;
-    const Transformer model(config);
-    const Tree block = model.init_abstract(DType::bf16)[1];
-    const Array x = Array::abstract({1, kBatch * 32, 64}, DType::f32);
-    MemoryByTag after_forward;
-    auto both = pmap(
-        [&](const Args& args) -> Tree {
-          BlockForward fwd = model.block_forward(args[0].tree(), astype(args[1].array(), DType::bf16));
-          after_forward = live_memory();
-          return Tree(model.block_backward(args[0].tree(), std::move(fwd.saved), fwd.out).dx);
-        },
-        {.in_axes = Axes::tuple({none, 0}), .out_axes = Axes(0), .name = "forward_backward"});
-    both(sim, {block, x});
-    EXPECT_EQ(after_forward[tags::activations], 34 * s * b * h + 4 * a * s * b);
+    EXPECT_EQ(block_forward_backward(sim, Transformer(config))[tags::activations],
+              34 * s * b * h + 4 * a * s * b);
     const double fraction = attention == Attention::fused ? 0.5 : 0.25;
     const CallReport call = last_call(sim, "forward_backward");
     const double count = 2 * b * s * s * h;
