@@ -358,8 +358,7 @@ std::vector<LinkPreset> make_links() {
        {64 * kGB, "§1.7 [S1] peer-to-peer 64 GB/s per direction"},
        {0, "left out: no published latency"},
        Figure{48 * kGB,
-              "§1.7 [V] RCCL's xGMI link bandwidth for gfx94x (ROCm/rccl src/graph/topo.h:33 "
-              "GFX94X_XGMI_WIDTH), "
+              "§1.7 [V] RCCL's xGMI link bandwidth for gfx94x (ROCm/rccl src/graph/topo.h:33 GFX94X_XGMI_WIDTH), "
               "as NCCL's nvlBw for NVLink; AMD: ~48 GB/s usable per link, 75% of the peak (ROCm blog, "
               "mi300x-rccl-xgmi, 2025-03-02)"},
        &nvlink_model()},
@@ -383,15 +382,15 @@ const std::vector<double> kLargeMessages = {1 * kGiB, 4 * kGiB, 16 * kGiB};
 constexpr double kNcclGB = 1e9;
 // search.cc:1051-1067, speedArrayIntra per architecture (GB/s a graph channel may carry inside a node).
 const std::vector<double> kSearchSpeedsBeforeHopper = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0,
-                                                       9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
-const std::vector<double> kSearchSpeedsHopper = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0,
-                                                 15.0, 12.0, 11.0, 6.0,  3.0};
+                                                      9.0,  7.0,  6.0,  5.0,  4.0,  3.0};
+const std::vector<double> kSearchSpeedsHopper = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
 const std::vector<double> kSearchSpeedsBlackwell = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
                                                     40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
 // search.cc:1051-1065, speedArrayInter before SM90, of SM90 and of SM100 (GB/s a graph channel may carry when
 // the group spans nodes).
-const std::vector<double> kInterSearchSpeedsBeforeHopper = {
-    48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.4, 1.2, 0.24, 0.12};
+const std::vector<double> kInterSearchSpeedsBeforeHopper = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0,
+                                                            12.0, 10.0, 9.0,  7.0,  6.0,  5.0,  4.0,
+                                                            3.0,  2.4,  1.2,  0.24, 0.12};
 const std::vector<double> kInterSearchSpeedsHopper = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                                       15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 const std::vector<double> kInterSearchSpeedsBlackwell = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0,
@@ -414,11 +413,10 @@ NcclNode nccl_ampere() {
           .inter_search_speeds = in_bytes(kInterSearchSpeedsBeforeHopper),
           .tree_channel_bandwidth = {24.0 * kNcclGB, 23.6 * kNcclGB, 17.8 * kNcclGB},
           .tree_ll128_channel_bandwidth = {20.0 * kNcclGB, 20.0 * kNcclGB, 20.0 * kNcclGB},
-          .source =
-              "NCCL 2.30.7: 24 ring channels (logged on HGX A100, nccl-tests#100); ring graph 12 x 20 "
-              "GB/s (search.cc, 12 NVLinks x 20); llMaxBws Ampere, across nodes AMD's (the DGX A100's "
-              "EPYC hosts), perChMaxRingLL128Bws 20, perChMaxTreeBws 24 / 23.6 / 17.8, "
-              "perChMaxTreeLL128Bws 20 (tuning.cc); no NVLS (nvlsEfficiency 0 before Hopper)"};
+          .source = "NCCL 2.30.7: 24 ring channels (logged on HGX A100, nccl-tests#100); ring graph 12 x 20 "
+                    "GB/s (search.cc, 12 NVLinks x 20); llMaxBws Ampere, across nodes AMD's (the DGX A100's "
+                    "EPYC hosts), perChMaxRingLL128Bws 20, perChMaxTreeBws 24 / 23.6 / 17.8, "
+                    "perChMaxTreeLL128Bws 20 (tuning.cc); no NVLS (nvlsEfficiency 0 before Hopper)"};
 }
 NcclNode nccl_hopper() {
   return {.ring_channels = 24,
@@ -436,14 +434,13 @@ NcclNode nccl_hopper() {
           .nvls_tree_max_chunk = {128 * kKiB, 128 * kKiB, 64 * kKiB},
           .tree_channel_bandwidth = {38.7 * kNcclGB, 41.4 * kNcclGB, 36.0 * kNcclGB},
           .tree_ll128_channel_bandwidth = {36.7 * kNcclGB, 36.7 * kNcclGB, 29.0 * kNcclGB},
-          .source =
-              "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring "
-              "graph 12 x 30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, "
-              "across nodes Intel's (the DGX H100/H200's Xeon hosts), perChMaxRingLL128Bws 36.7, "
-              "nvlsEfficiency 0.85, perChMaxNVLSTreeBws 57.7 / 45.5, perChMaxTreeBws 38.7 / 41.4 / 36, "
-              "perChMaxTreeLL128Bws 36.7 / 36.7 / 29 (tuning.cc); NVLS and NVLSTree on 16 CTAs, "
-              "NVLSTree's chunks 128 KiB, 64 KiB from 4 nodes (transport/nvls.cc: SM90 CTAs, "
-              "NVLS_CHUNKSIZE, the tree's fallback)"};
+          .source = "NCCL 2.30.7: 24 ring channels (channel ids to 23 logged on H100 nodes, nccl#1259); ring "
+                    "graph 12 x 30 GB/s (search.cc SM90 speeds, 18 NVLinks x 20.6 = 370.8); llMaxBws Hopper, "
+                    "across nodes Intel's (the DGX H100/H200's Xeon hosts), perChMaxRingLL128Bws 36.7, "
+                    "nvlsEfficiency 0.85, perChMaxNVLSTreeBws 57.7 / 45.5, perChMaxTreeBws 38.7 / 41.4 / 36, "
+                    "perChMaxTreeLL128Bws 36.7 / 36.7 / 29 (tuning.cc); NVLS and NVLSTree on 16 CTAs, "
+                    "NVLSTree's chunks 128 KiB, 64 KiB from 4 nodes (transport/nvls.cc: SM90 CTAs, "
+                    "NVLS_CHUNKSIZE, the tree's fallback)"};
 }
 NcclNode nccl_blackwell() {
   return {.ring_channels = 24,
@@ -462,26 +459,24 @@ NcclNode nccl_blackwell() {
           .nvls_tree_size_correction = true,
           .tree_channel_bandwidth = {70.0 * kNcclGB, 42.8 * kNcclGB, 24.0 * kNcclGB},
           .tree_ll128_channel_bandwidth = {55.6 * kNcclGB, 31.67 * kNcclGB, 20.0 * kNcclGB},
-          .source =
-              "NCCL 2.30.7: llMaxBws Blackwell, across nodes Intel's (the DGX B200's Xeon hosts), "
-              "perChMaxRingLL128Bws 40, nvlsEfficiency 0.74, perChMaxNVLSTreeBws 96 / 80 with the tree "
-              "correction per size (x86 hosts), perChMaxTreeBws 70 / 42.8 / 24, perChMaxTreeLL128Bws "
-              "55.6 / 31.67 / 20 (tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x "
-              "40.1 = 721.8: 12 channels at 60 fit); NVLS on 24 CTAs, NVLSTree on 32 on 2 nodes, 24 on "
-              "more, chunks of 64 KiB (transport/nvls.cc, SM100 tuning: 8 GPUs per node, 400 Gb/s NICs "
-              "behind PCIe switches, 50 GB/s as topo.cc counts them); assumed: Hopper's 24 ring "
-              "channels"};
+          .source = "NCCL 2.30.7: llMaxBws Blackwell, across nodes Intel's (the DGX B200's Xeon hosts), "
+                    "perChMaxRingLL128Bws 40, nvlsEfficiency 0.74, perChMaxNVLSTreeBws 96 / 80 with the tree "
+                    "correction per size (x86 hosts), perChMaxTreeBws 70 / 42.8 / 24, perChMaxTreeLL128Bws "
+                    "55.6 / 31.67 / 20 (tuning.cc); ring graph 12 x 60 GB/s (SM100 speeds, 18 NVLinks x "
+                    "40.1 = 721.8: 12 channels at 60 fit); NVLS on 24 CTAs, NVLSTree on 32 on 2 nodes, 24 on "
+                    "more, chunks of 64 KiB (transport/nvls.cc, SM100 tuning: 8 GPUs per node, 400 Gb/s NICs "
+                    "behind PCIe switches, 50 GB/s as topo.cc counts them); assumed: Hopper's 24 ring "
+                    "channels"};
 }
 
 RcclNode rccl_mi300x() {
   return {.bus_bandwidth = 7 * 48 * kNcclGB,
           .msccl_channel_bandwidth = 18.0e9,
-          .source =
-              "ROCm/rccl 0cbce2a7: the ring graph of 8 MI300X over their 7 xGMI links, 48 GB/s each "
-              "(src/graph/topo.h GFX94X_XGMI_WIDTH), as NCCL's nvlBw x links; fitted: the MSCCL "
-              "all-pairs channel rate, 18.0 GB/s, to AMD's rccl-tests all-reduce curve from 32 KiB to "
-              "16 MiB (ROCm blog mi300x-rccl-xgmi, 2025-03-02, one process per GPU; least squares of the "
-              "relative errors; spmdsim calibrate --fit), the other published MI300X curves held out"};
+          .source = "ROCm/rccl 0cbce2a7: the ring graph of 8 MI300X over their 7 xGMI links, 48 GB/s each "
+                    "(src/graph/topo.h GFX94X_XGMI_WIDTH), as NCCL's nvlBw x links; fitted: the MSCCL "
+                    "all-pairs channel rate, 18.0 GB/s, to AMD's rccl-tests all-reduce curve from 32 KiB to "
+                    "16 MiB (ROCm blog mi300x-rccl-xgmi, 2025-03-02, one process per GPU; least squares of the "
+                    "relative errors; spmdsim calibrate --fit), the other published MI300X curves held out"};
 }
 
 constexpr std::string_view kFitted =
@@ -516,11 +511,10 @@ NodePreset dgx_a100(std::string_view name, std::string_view description, std::st
 std::vector<NodePreset> make_nodes() {
   return {
       dgx_a100("dgx_a100", "NVIDIA DGX A100: 8 x A100 SXM4 80GB, 6 NVSwitch", "a100", {1.172, kFitted}, {}),
-      dgx_a100(
-          "dgx_a100_40gb", "NVIDIA DGX A100 (320 GB): 8 x A100 SXM4 40GB, 6 NVSwitch", "a100_40gb",
-          {1.172, "fitted: dgx_a100's correction, on the same NVLink3 and NVSwitch fabric"},
-          "the 80 GB node's measurement, on the same NVLink3 and NVSwitch fabric; none published for the "
-          "40 GB node"),
+      dgx_a100("dgx_a100_40gb", "NVIDIA DGX A100 (320 GB): 8 x A100 SXM4 40GB, 6 NVSwitch", "a100_40gb",
+               {1.172, "fitted: dgx_a100's correction, on the same NVLink3 and NVSwitch fabric"},
+               "the 80 GB node's measurement, on the same NVLink3 and NVSwitch fabric; none published for the "
+               "40 GB node"),
       {"dgx_h100",
        "NVIDIA DGX H100: 8 x H100 SXM5 80GB, 4 NVSwitch",
        "h100",
