@@ -305,6 +305,12 @@ std::vector<BadInput> bad_inputs() {
        "--max-live-parameters must be a whole number from 1 to 1000000000000000 (got '-5')"},
       {"TooManyDevicesForThePreset", "--preset dgx_h100 --devices 16",
        "--devices 16 is more than the 8 devices of --preset dgx_h100 (--nodes N joins N of them)"},
+      {"TritonAttentionWithoutItsRate",
+       "--model gpt2_small --preset dgx_h100 --devices 2 --strategy dp "
+       "--attention fused-triton",
+       "--attention fused-triton: the NVIDIA H100 SXM5 80GB devices have no published rate of "
+       "FlashAttention's "
+       "Triton kernel; presets with one: a100, a100_40gb (and the nodes of them); use --attention fused"},
   };
 }
 

@@ -18,6 +18,7 @@ MemoryMeasurement measure_memory(const MemorySetup& setup, const ChosenPlatform&
       start_training_simulation(platform, std::move(simgrid_argv), setup.devices,
                                 {.aggregate_ring_phases = true, .timelines = setup.keep_timeline});
   Simulation& sim = *simulation;
+  check_attention_kernel(sim, setup.devices, setup.model);
   MemoryMeasurement m;
   m.platform = sim.platform().description;
   m.simgrid = simgrid_settings();

@@ -54,21 +54,6 @@ void check_float32_peak(const Simulation& sim, int devices) {
   }
 }
 
-// A fused attention kernel whose rate a device has not published would stop the first step: refuse it before.
-void check_attention_kernel(const Simulation& sim, int devices, const TrainingSetup& setup) {
-  if (!setup.model.is_transformer() || setup.model.transformer->attention != models::Attention::fused_triton)
-    return;
-  for (int d = 0; d < devices; ++d) {
-    const DeviceSpec& spec = sim.platform().devices[static_cast<std::size_t>(d)].spec;
-    if (!spec.rates_attention_kernel(AttentionKernel::flash_triton))
-      throw UsageError(
-          fmt::format("--attention fused-triton: the {} devices have no published rate of "
-                      "FlashAttention's Triton kernel; presets with one: a100, a100_40gb (and "
-                      "the nodes of them); use --attention fused",
-                      spec.model));
-  }
-}
-
 // Leaves `value` to the process's exit: never destroyed.
 template <class T>
 void leave_to_exit(T&& value) {
@@ -98,6 +83,19 @@ HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::in
   return demand;
 }
 
+void check_attention_kernel(const Simulation& sim, int devices, const ModelChoice& model) {
+  if (!model.is_transformer() || model.transformer->attention != models::Attention::fused_triton) return;
+  for (int d = 0; d < devices; ++d) {
+    const DeviceSpec& spec = sim.platform().devices[static_cast<std::size_t>(d)].spec;
+    if (!spec.rates_attention_kernel(AttentionKernel::flash_triton))
+      throw UsageError(
+          fmt::format("--attention fused-triton: the {} devices have no published rate of "
+                      "FlashAttention's Triton kernel; presets with one: a100, a100_40gb (and "
+                      "the nodes of them); use --attention fused",
+                      spec.model));
+  }
+}
+
 std::unique_ptr<Simulation> start_training_simulation(const ChosenPlatform& platform,
                                                       std::vector<std::string> simgrid_argv, int devices,
                                                       SimulationOptions options,
@@ -120,7 +118,7 @@ TrainingResult run_training(const TrainingSetup& setup, const ChosenPlatform& pl
                                  .timelines = !trace_path.empty()},  // only a trace reads the spans
                                 setup.algorithm);
   Simulation& sim = *simulation;
-  check_attention_kernel(sim, devices, setup);
+  check_attention_kernel(sim, devices, setup.model);
 
   const models::TrainStep step(setup.model.trainable(), setup.optimizer, devices, setup.train_options);
   // A transformer's state is made on the devices, as a training loop finds it (sending a Psi-sized state from
