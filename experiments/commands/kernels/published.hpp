@@ -35,8 +35,8 @@ struct PublishedStreaming {
   double bytes = 0;
   double flops = 0;
   double gbps = 0;  // published GB/s (1e9 B/s), or bytes over the published time
-  bool back_to_back =
-      false;  // timed among kernels launched back to back; else alone, one kernel timed by itself
+  // Timed among kernels launched back to back; else alone, one kernel timed by itself.
+  bool back_to_back = false;
   std::string_view source;
 };
 

@@ -4,10 +4,12 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/command_line.hpp"
 #include "common/output_files.hpp"
@@ -17,6 +19,7 @@
 #include "spmdsim/models/mlp.hpp"
 #include "spmdsim/report_writers.hpp"
 #include "spmdsim/simulation.hpp"
+#include "spmdsim/topologies/presets.hpp"
 
 namespace spmdsim::cli {
 namespace {
@@ -87,12 +90,18 @@ void check_attention_kernel(const Simulation& sim, int devices, const ModelChoic
   if (!model.is_transformer() || model.transformer->attention != models::Attention::fused_triton) return;
   for (int d = 0; d < devices; ++d) {
     const DeviceSpec& spec = sim.platform().devices[static_cast<std::size_t>(d)].spec;
-    if (!spec.rates_attention_kernel(AttentionKernel::flash_triton))
-      throw UsageError(
-          fmt::format("--attention fused-triton: the {} devices have no published rate of "
-                      "FlashAttention's Triton kernel; presets with one: a100, a100_40gb (and "
-                      "the nodes of them); use --attention fused",
-                      spec.model));
+    if (!spec.rates_attention_kernel(AttentionKernel::flash_triton)) {
+      std::vector<std::string_view> rated;
+      for (const topologies::DevicePreset& preset : topologies::device_presets())
+        if (std::ranges::any_of(preset.attention, [](const topologies::AttentionFigure& a) {
+              return a.kernel == AttentionKernel::flash_triton;
+            }))
+          rated.push_back(preset.name);
+      throw UsageError(fmt::format(
+          "--attention fused-triton: the {} devices have no published rate of FlashAttention's Triton "
+          "kernel; presets with one: {} (and the nodes of them); use --attention fused",
+          spec.model, fmt::join(rated, ", ")));
+    }
   }
 }
 
