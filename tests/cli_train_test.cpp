@@ -281,6 +281,31 @@ TEST(Train, Zero3PrefetchHidesGathersAndDepthZeroExposesThem) {
   EXPECT_EQ(unprefetched.at("last_loss").get<double>(), prefetched.at("last_loss").get<double>());
 }
 
+// With two micro-batches ZeRO-2 reduce-scatters the gradients of each; --no-sync on only the last one's, the
+// sum of both, kept whole until then: less communication, a higher peak, the same loss.
+TEST(Train, NoSyncReducesOnceAndKeepsWholeGradients) {
+  const std::string run = "--strategy zero2 --devices 4 --batch 64 --micro-batches 2 --steps 1";
+  const auto every = run_json(run).at("rows").at(0);
+  const auto once = run_json(run + " --no-sync on").at("rows").at(0);
+  EXPECT_LT(once.at("communication_us").get<double>(), every.at("communication_us").get<double>());
+  EXPECT_GT(once.at("peak_memory_bytes").get<double>(), every.at("peak_memory_bytes").get<double>());
+  EXPECT_EQ(once.at("last_loss").get<double>(), every.at("last_loss").get<double>());
+}
+
+// Mixed precision reduces the bf16 gradients in bf16 by default; --reduce-dtype f32 casts them first and moves
+// twice the bytes, which the header states.
+TEST(Train, ReduceDtypeF32ReducesFloat32Gradients) {
+  const std::string run = "--devices 4 --batch 64 --steps 1 --precision mixed_bf16";
+  const auto bf16 = run_json(run);
+  const auto f32 = run_json(run + " --reduce-dtype f32");
+  EXPECT_EQ(bf16.at("reduce_dtype"), "bfloat16");
+  EXPECT_EQ(f32.at("reduce_dtype"), "float32");
+  EXPECT_GT(f32.at("rows").at(0).at("communication_us").get<double>(),
+            bf16.at("rows").at(0).at("communication_us").get<double>());
+  const auto text = run_train(run + " --reduce-dtype f32", scratch_dir());
+  EXPECT_NE(text.out.find("mixed_bf16 (gradients reduced in float32)"), std::string::npos) << text.out;
+}
+
 // --aggregate books each ring phase of the abstract gradient all-reduce as one transfer each way: under the
 // presets' alpha-beta model the step takes the same simulated time as message by message.
 TEST(Train, AggregatedRingPhasesGiveTheSameStepTime) {
@@ -393,6 +418,12 @@ std::vector<BadInput> bad_inputs() {
        "--wrap-units must be a whole number from 0 to 999999999 (got '-1')"},
       {"ZeroMaxLiveParameters", "--strategy zero3 --max-live-parameters 0",
        "--max-live-parameters must be a whole number from 1 to 1000000000000000 (got '0')"},
+      {"ReduceDtypeUnderFp32", "--reduce-dtype f32", "--reduce-dtype applies to --precision mixed_bf16 only"},
+      {"UnknownReduceDtype", "--precision mixed_bf16 --reduce-dtype fp16",
+       "unknown --reduce-dtype 'fp16'; valid: bf16, f32"},
+      {"NoSyncNotOnOrOff", "--strategy zero3 --no-sync yes", "unknown --no-sync 'yes'; valid: on, off"},
+      {"NoSyncForZero1", "--strategy zero1 --no-sync on",
+       "--no-sync applies to --strategy zero2 or zero3 only"},
       {"BatchNotDivisible", "--devices 1,3 --batch 64",
        "--batch 64 is not divisible by 3 devices: each device gets an equal share of the global batch"},
       {"ZeroDevices", "--devices 0", "--devices: '0' is not a device count from 1 to 131072"},

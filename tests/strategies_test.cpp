@@ -183,6 +183,26 @@ const std::vector<StrategyCase> kStrategyCases = {
      DType::bf16,
      kDefaultBucketBytes,
      {.prefetch_units = 2, .wrap_units = 0}},
+    // Accumulation under FSDP's no_sync (one reduction of the summed gradients) and, in bfloat16, every
+    // micro-batch reduce-scattered and its shards summed.
+    {"zero2_no_sync_accumulate3_adam",
+     Strategy::zero2,
+     Optimizer::Kind::adam,
+     3,
+     Precision::fp32,
+     DType::bf16,
+     kDefaultBucketBytes,
+     {.reduce_bucket_elements = 150, .no_sync = true}},
+    {"zero3_no_sync_accumulate3_momentum",
+     Strategy::zero3,
+     Optimizer::Kind::momentum,
+     3,
+     Precision::fp32,
+     DType::bf16,
+     kDefaultBucketBytes,
+     {.no_sync = true}},
+    {"mixed_zero2_accumulate3_momentum", Strategy::zero2, Optimizer::Kind::momentum, 3,
+     Precision::mixed_bf16},
 };
 
 // What one step on one device with the whole batch gives: the reference, computed on the host with the

@@ -44,10 +44,11 @@ double ring_reduce_scatter(double bytes) {
   return find_reduce_scatter("ring").cost({.p = kDevices, .n = bytes, .alpha = kAlpha, .beta = kBeta});
 }
 
-DeviceTimes zero3_step(const topologies::SwitchClusterSpec& cluster, ZeroOptions zero) {
+DeviceTimes zero3_step(const topologies::SwitchClusterSpec& cluster, ZeroOptions zero,
+                       int micro_batches = 1) {
   Simulation sim(topologies::switch_cluster(cluster), {alpha_beta_config(), {}});
   const TrainStep step(kSquareMlp, Optimizer::sgd(0.1), kDevices,
-                       {.strategy = Strategy::zero3, .zero = zero});
+                       {.strategy = Strategy::zero3, .micro_batches = micro_batches, .zero = zero});
   step(sim, step.init(kSquareMlp.init_abstract()), Array::abstract({kDevices, 512, 1024}),
        Array::abstract({kDevices, 512}, DType::i32));
   return sim.report().calls.back().times[0];
@@ -78,6 +79,18 @@ TEST(Zero3Prefetch, FreeComputeHidesNothing) {
   EXPECT_EQ(t.hidden_communication(), 0);
   expect_seconds(t.stream_total(), 6 * ring_all_gather(kUnitBytes) + ring_reduce_scatter(3 * kUnitBytes));
   expect_seconds(t.stream_waits, t.stream_total());
+}
+
+// Two micro-batches gather every unit again for the second, and reduce-scatter each one's gradients (one
+// bucket of the three layers); under no_sync only the last, the sum of both.
+TEST(Zero3Accumulation, EveryMicroBatchIsReduceScattered) {
+  expect_seconds(zero3_step(testing::free_compute_cluster(kDevices), {}, 2).stream_total(),
+                 12 * ring_all_gather(kUnitBytes) + 2 * ring_reduce_scatter(3 * kUnitBytes));
+}
+
+TEST(Zero3Accumulation, NoSyncReducesOnlyTheLast) {
+  expect_seconds(zero3_step(testing::free_compute_cluster(kDevices), {.no_sync = true}, 2).stream_total(),
+                 12 * ring_all_gather(kUnitBytes) + ring_reduce_scatter(3 * kUnitBytes));
 }
 
 // Without prefetching each gather starts when the pass asks for its unit: all of them exposed.
@@ -148,12 +161,13 @@ const TransformerConfig kSmall{
     .layers = 4, .hidden = 512, .heads = 8, .seq_len = 64, .vocab = 256, .tied_embeddings = false};
 constexpr std::int64_t kBatch = 1;  // sequences per device
 
-MemoryByTag pass_peak(Strategy strategy, ZeroOptions zero) {
+MemoryByTag pass_peak(Strategy strategy, ZeroOptions zero, int micro_batches = 1) {
   Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(kDevices)),
                  {alpha_beta_config(), {}});
   const FullyRecomputed model{Transformer(kSmall)};
-  const TrainStep step(model, Optimizer::adam(1e-3), kDevices, {.strategy = strategy, .zero = zero});
-  const Array tokens = Array::abstract({kDevices, kBatch, kSmall.seq_len}, DType::i32);
+  const TrainStep step(model, Optimizer::adam(1e-3), kDevices,
+                       {.strategy = strategy, .micro_batches = micro_batches, .zero = zero});
+  const Array tokens = Array::abstract({kDevices, kBatch * micro_batches, kSmall.seq_len}, DType::i32);
   step(sim, step.init_on_devices(sim), tokens, tokens);
   return step.peak_before_update()[0];
 }
@@ -168,30 +182,38 @@ MemoryByTag pass_peak(Strategy strategy, ZeroOptions zero) {
 //   zero3      the model states, the checkpoints, the gathered unit in use and the one prefetched, and one
 //              bucket (or, where the peak falls on a gather, that gather's receive buffers).
 // Each within 10% of the simulated peak before the update.
-class ZeroPeak : public ::testing::TestWithParam<Strategy> {};
+constexpr double kGradientBytes = 4;
 
-TEST_P(ZeroPeak, IsStatesCheckpointsAndWhatIsInFlight) {
-  const Strategy strategy = GetParam();
+double gradient_bytes() {
+  return kGradientBytes * static_cast<double>(Transformer(kSmall).num_parameters());
+}
+
+double peak_closed_form(Strategy strategy) {
   const Transformer t(kSmall);
-  const double psi = static_cast<double>(t.num_parameters());
-  const double p = 4, g = 4, k = 8;
-  const double states = zero_model_state_bytes(strategy, t.num_parameters(), kDevices, p, g, k);
+  const double states = zero_model_state_bytes(strategy, t.num_parameters(), kDevices, 4, kGradientBytes, 8);
   const double checkpoints =
       static_cast<double>(kSmall.layers) * t.activation_bytes_per_block(kBatch, Recompute::full, DType::f32);
   const double unit = static_cast<double>(t.parameters_per_block()) * 4;
   const double bucket = unit;
-  double closed_form = 0;
   switch (strategy) {
     case Strategy::zero2:
-      closed_form = states + checkpoints + 2 * bucket;
-      break;
+      return states + checkpoints + 2 * bucket;
     case Strategy::zero3:
-      closed_form = states + checkpoints + 2 * unit + bucket;
-      break;
+      return states + checkpoints + 2 * unit + bucket;
     default:
-      closed_form = states + g * psi;
+      return states + gradient_bytes();
   }
-  const MemoryByTag peak = pass_peak(strategy, {.reduce_bucket_elements = t.parameters_per_block()});
+}
+
+ZeroOptions one_block_buckets() {
+  return {.reduce_bucket_elements = Transformer(kSmall).parameters_per_block()};
+}
+
+class ZeroPeak : public ::testing::TestWithParam<Strategy> {};
+
+TEST_P(ZeroPeak, IsStatesCheckpointsAndWhatIsInFlight) {
+  const double closed_form = peak_closed_form(GetParam());
+  const MemoryByTag peak = pass_peak(GetParam(), one_block_buckets());
   EXPECT_NEAR(peak.total(), closed_form, 0.10 * closed_form);
   RecordProperty("peak_bytes", std::to_string(peak.total()));
   RecordProperty("closed_form_bytes", std::to_string(closed_form));
@@ -199,6 +221,29 @@ TEST_P(ZeroPeak, IsStatesCheckpointsAndWhatIsInFlight) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ZeroPeak,
                          ::testing::Values(Strategy::dp, Strategy::zero1, Strategy::zero2, Strategy::zero3),
+                         [](const auto& test) { return std::string(strategy_name(test.param)); });
+
+// Over two micro-batches a device that reduce-scatters each keeps the first one's gradient shards (G Psi / N)
+// through the second: one micro-batch's peak and those shards. Under no_sync it keeps the first one's whole
+// gradients (G Psi) instead of its shards through the second backward, on top of what is in flight. Each
+// within 10% of the simulated peak; the two differ by G Psi (1 - 2 / N), enough that neither peak is within
+// 10% of the other's closed form.
+class ZeroAccumulationPeak : public ::testing::TestWithParam<Strategy> {};
+
+TEST_P(ZeroAccumulationPeak, ReducingEveryMicroBatchKeepsShards) {
+  const double closed_form = peak_closed_form(GetParam()) + gradient_bytes() / kDevices;
+  EXPECT_NEAR(pass_peak(GetParam(), one_block_buckets(), 2).total(), closed_form, 0.10 * closed_form);
+}
+
+TEST_P(ZeroAccumulationPeak, NoSyncKeepsWholeGradients) {
+  ZeroOptions no_sync = one_block_buckets();
+  no_sync.no_sync = true;
+  const double closed_form = peak_closed_form(GetParam()) + gradient_bytes() * (1 - 1.0 / kDevices);
+  EXPECT_NEAR(pass_peak(GetParam(), no_sync, 2).total(), closed_form, 0.10 * closed_form);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, ZeroAccumulationPeak,
+                         ::testing::Values(Strategy::zero2, Strategy::zero3),
                          [](const auto& test) { return std::string(strategy_name(test.param)); });
 
 // ---------------------------------------------------------------------------------------------------------

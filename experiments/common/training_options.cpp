@@ -34,6 +34,21 @@ std::string_view precision_name(models::Precision precision) {
   return precision == models::Precision::fp32 ? "fp32" : "mixed_bf16";
 }
 
+DType parse_reduce_dtype(const std::string& text, models::Precision precision) {
+  if (text.empty()) return DType::bf16;
+  if (precision != models::Precision::mixed_bf16)
+    throw UsageError("--reduce-dtype applies to --precision mixed_bf16 only");
+  if (text == "bf16") return DType::bf16;
+  if (text == "f32") return DType::f32;
+  throw UsageError(fmt::format("unknown --reduce-dtype '{}'; valid: bf16, f32", text));
+}
+
+std::string precision_text(const models::TrainOptions& options) {
+  const std::string name(precision_name(options.precision));
+  if (options.precision != models::Precision::mixed_bf16 || options.reduce_dtype == DType::bf16) return name;
+  return fmt::format("{} (gradients reduced in {})", name, dtype_name(options.reduce_dtype));
+}
+
 models::Strategy parse_strategy_option(const std::string& name) {
   try {
     return models::parse_strategy(name);
@@ -50,8 +65,9 @@ std::string strategy_names_text() {
 
 std::string zero_options_text(const models::ZeroOptions& zero, models::Strategy strategy) {
   if (strategy != models::Strategy::zero2 && strategy != models::Strategy::zero3) return {};
-  std::string text = fmt::format("reduce buckets of {} elements, overlap_comm {}",
-                                 zero.reduce_bucket_elements, zero.overlaps(strategy) ? "on" : "off");
+  std::string text =
+      fmt::format("reduce buckets of {} elements, overlap_comm {}{}", zero.reduce_bucket_elements,
+                  zero.overlaps(strategy) ? "on" : "off", zero.no_sync ? ", no_sync" : "");
   if (strategy == models::Strategy::zero3)
     text += fmt::format(
         "; prefetch {} wrap unit(s) of {} and under {} elements, at most {} live", zero.prefetch_units,
@@ -81,7 +97,12 @@ void add_zero_options(boost::program_options::options_description& options, Zero
       "wrap-units", po::value(&request.wrap_units),
       "zero3: fetch units (layers) per FSDP wrap unit, gathered as one all-gather and kept while the pass "
       "works on them; 0: the whole model as one unit, FSDP's default without an auto_wrap_policy (default 1, "
-      "one per layer, as transformer_auto_wrap_policy)");
+      "one per layer, as transformer_auto_wrap_policy)")(
+      "no-sync", po::value(&request.no_sync),
+      "zero2, zero3 with --micro-batches: on, the micro-batches before the last only accumulate full-size "
+      "gradients and the last one's backward reduce-scatters their sum (FSDP's no_sync); off, every "
+      "micro-batch's backward reduce-scatters its own and each device sums its shards (default off, as "
+      "DeepSpeed and FSDP outside no_sync)");
 }
 
 models::ZeroOptions parse_zero_options(const ZeroRequest& request,
@@ -119,6 +140,8 @@ models::ZeroOptions parse_zero_options(const ZeroRequest& request,
         parse_count(request.max_live_parameters, "--max-live-parameters", 1, kMaxElements);
   if (for_strategies(request.wrap_units, "wrap-units", {Strategy::zero3}, "zero3"))
     zero.wrap_units = static_cast<int>(parse_count(request.wrap_units, "--wrap-units", 0));
+  if (for_strategies(request.no_sync, "no-sync", {Strategy::zero2, Strategy::zero3}, "zero2 or zero3"))
+    zero.no_sync = parse_on_off(request.no_sync, "--no-sync");
   return zero;
 }
 

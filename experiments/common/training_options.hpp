@@ -46,6 +46,16 @@ inline constexpr const char* kDonateStateHelp =
 models::Precision parse_precision(const std::string& name);
 std::string_view precision_name(models::Precision precision);
 
+// What --reduce-dtype does, for the commands that take it.
+inline constexpr const char* kReduceDtypeHelp =
+    "mixed_bf16 only: the dtype the gradients are all-reduced or reduce-scattered in, bf16 (default) or f32 "
+    "(cast before the reduction, as FSDP's MixedPrecision(reduce_dtype=torch.float32))";
+// --reduce-dtype as given (empty: bf16) under `precision`; UsageError for another dtype, or for any under
+// fp32.
+DType parse_reduce_dtype(const std::string& text, models::Precision precision);
+// The precision as the commands' headers state it: its name, and the reduce dtype where it is not bf16's.
+std::string precision_text(const models::TrainOptions& options);
+
 // A registered strategy; UsageError "--strategy: unknown training strategy ..." otherwise.
 models::Strategy parse_strategy_option(const std::string& name);
 
@@ -56,7 +66,7 @@ std::string strategy_names_text();
 // default).
 struct ZeroRequest {
   std::string reduce_bucket_size, overlap_comm, prefetch_depth, prefetch_bucket_size, max_live_parameters,
-      wrap_units;
+      wrap_units, no_sync;
 };
 // The ZeRO knobs `strategy` uses, as the commands' headers state them; empty for the strategies without any.
 std::string zero_options_text(const models::ZeroOptions& zero, models::Strategy strategy);

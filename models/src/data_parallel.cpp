@@ -34,6 +34,14 @@ Tree add_trees(const Tree& a, const Tree& b) {
   return a.map([&](const Array& leaf) { return leaf + right.at(next++); });
 }
 
+// Reduced gradients of one more micro-batch added to the earlier ones' (none yet: empty).
+std::vector<Array> add_reduced(std::vector<Array> earlier, std::vector<Array> more) {
+  if (earlier.empty()) return more;
+  for (std::size_t i = 0; i < more.size(); ++i)
+    more[i] = tag_as(std::exchange(earlier[i], Array()) + more[i], tags::gradients);
+  return more;
+}
+
 }  // namespace
 
 struct TrainStep::Plan {
@@ -105,27 +113,35 @@ Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
         fmt::format("{}: a per-device batch of {} examples cannot be cut into {} equal micro-batches",
                     options.name, batch, k));
   const auto micro = batch / k;
-  // With buckets, the last micro-batch's backward hands each unit's gradients, summed with the earlier
-  // micro-batches', to the reducer as it finishes them and keeps none (the earlier backwards only
-  // accumulate, as under DDP's no_sync).
+  // With buckets, a backward hands each unit's gradients to the reducer as it finishes them and keeps none.
+  // Sharded gradients are reduced so in every micro-batch, and each device sums its shards (DeepSpeed's ZeRO
+  // 2 and 3, FSDP outside no_sync). Otherwise only the last micro-batch's backward reduces, each unit's
+  // gradients summed with the earlier micro-batches', which only accumulate (DDP's and FSDP's no_sync).
+  const bool reduces_every_micro_batch = strategy.shards_gradients() && !options.zero.no_sync;
   std::optional<BucketReducer> reducer;
-  if (!buckets.empty())
-    reducer.emplace(buckets, unit_offsets,
-                    [&](std::vector<Array> grads) { return strategy.start_bucket(here, std::move(grads)); });
+  std::vector<Array> reduced_earlier;  // this device's part of the earlier micro-batches' reduced gradients
   std::vector<Tree> accumulated(abstract_params.size());
   Array loss;
   for (int m = 0; m < k; ++m) {
     GradsReady ready;
-    if (reducer && m == k - 1)
+    if (!buckets.empty() && (reduces_every_micro_batch || m == k - 1)) {
+      reducer.emplace(buckets, unit_offsets, [&](std::vector<Array> grads) {
+        return strategy.start_bucket(here, std::move(grads));
+      });
       ready = [&](int unit, Tree unit_grads) {
         Tree& earlier = accumulated[static_cast<std::size_t>(unit)];
-        if (k > 1) unit_grads = add_trees(std::exchange(earlier, Tree()), unit_grads);
+        if (m > 0 && !reduces_every_micro_batch)
+          unit_grads = add_trees(std::exchange(earlier, Tree()), unit_grads);
         reducer->add(unit, reduction_input(tag_as(unit_grads, tags::gradients), k));
       };
+    }
     LossAndGrads lg = k == 1 ? model.value_and_grad(fetch, x, y, ready)
                              : model.value_and_grad(fetch, slice(x, 0, m * micro, (m + 1) * micro),
                                                     slice(y, 0, m * micro, (m + 1) * micro), ready);
     loss = m == 0 ? lg.loss : loss + lg.loss;
+    // A backward's reductions are waited for before the next micro-batch starts, as FSDP's post-backward
+    // callback and DeepSpeed's reduction stream do; the last one's after the loss is summed, as before.
+    if (ready && m < k - 1) reduced_earlier = add_reduced(std::move(reduced_earlier), reducer->finish());
     if (ready) continue;
     for (std::size_t u = 0; u < accumulated.size(); ++u)
       accumulated[u] = m == 0 ? lg.grads[u] : tag_as(add_trees(accumulated[u], lg.grads[u]), tags::gradients);
@@ -135,7 +151,7 @@ Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
   // Reduce: the mean over devices, bucket by bucket as the backward went, or as the strategy reduces it
   // whole.
   Tree grads = reducer
-                   ? abstract_params.rebuild(reducer->finish())
+                   ? abstract_params.rebuild(add_reduced(std::move(reduced_earlier), reducer->finish()))
                    : strategy.reduce(here, reduction_input(Tree::list(std::exchange(accumulated, {})), k));
   loss = pmean(loss, axis);
 

@@ -34,8 +34,8 @@ std::int64_t fit_unit(const MemoryCommandOptions& options) {
 }
 
 std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, model_list, strategy_list, batch, micro_batches, precision, fit, fit_max, jobs, shard,
-      donate_state;
+  std::string devices, model_list, strategy_list, batch, micro_batches, precision, reduce_dtype, fit, fit_max,
+      jobs, shard, donate_state;
   PlatformRequest platform;
   ModelRequest model;
   ZeroRequest zero;
@@ -56,6 +56,7 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       "gradient accumulation: micro-batches per device and step (dividing --batch)")(
       "precision", po::value(&precision)->default_value("mixed_bf16"),
       "mixed_bf16 (bf16 params and gradients, fp32 master weights: the ZeRO paper's case) or fp32")(
+      "reduce-dtype", po::value(&reduce_dtype), kReduceDtypeHelp)(
       "optimizer", po::value(&options.optimizer_name)->default_value("adam"), "adam, momentum (0.9) or sgd")(
       "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp)(
       "donate-state", po::value(&donate_state)->default_value("off"), kDonateStateHelp);
@@ -116,7 +117,7 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   });
   setup.train_options.zero =
       values.attributed({"reduce-bucket-size", "overlap-comm", "prefetch-depth", "prefetch-bucket-size",
-                         "max-live-parameters", "wrap-units", "strategy"},
+                         "max-live-parameters", "wrap-units", "no-sync", "strategy"},
                         [&] { return parse_zero_options(zero, options.strategies); });
   options.jobs = values.attributed({"jobs"}, [&] { return parse_jobs(jobs); });
   setup.per_device_batch = values.attributed({"batch"}, [&] { return parse_count(batch, "--batch", 1); });
@@ -124,6 +125,9 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       values.attributed({"micro-batches"}, [&] { return parse_count(micro_batches, "--micro-batches", 1); }));
   setup.train_options.precision =
       values.attributed({"precision"}, [&] { return parse_precision(precision); });
+  setup.train_options.reduce_dtype = values.attributed({"reduce-dtype", "precision"}, [&] {
+    return parse_reduce_dtype(reduce_dtype, setup.train_options.precision);
+  });
   setup.train_options.donate_state =
       values.attributed({"donate-state"}, [&] { return parse_on_off(donate_state, "--donate-state"); });
   setup.optimizer = values.attributed({"optimizer", "fused-optimizer"}, [&] {

@@ -54,7 +54,7 @@ void write_header(std::ostream& out, const MemoryCommandOptions& options, const 
       << fmt::format("# simgrid:  {} ({})\n", fmt::join(setting_texts(first), ", "), simgrid_source)
       << fmt::format("# training: {} devices, {}{}, {}, micro-batches {}{}{}\n", setup.devices,
                      options.optimizer_name, options.fused_optimizer ? " fused" : "",
-                     precision_name(setup.train_options.precision), setup.train_options.micro_batches,
+                     precision_text(setup.train_options), setup.train_options.micro_batches,
                      setup.train_options.donate_state ? ", state donated to the update" : "",
                      options.fit == FitTarget::batch
                          ? std::string()
@@ -138,6 +138,9 @@ nlohmann::ordered_json command_json(const MemoryCommandOptions& options,
   for (const auto& model : options.models) j["models"].push_back(model.to_json());
   j["micro_batches"] = setup.train_options.micro_batches;
   j["precision"] = precision_name(setup.train_options.precision);
+  j["reduce_dtype"] = dtype_name(setup.train_options.precision == models::Precision::mixed_bf16
+                                     ? setup.train_options.reduce_dtype
+                                     : DType::f32);
   j["optimizer"] = options.optimizer_name;
   j["fused_optimizer"] = options.fused_optimizer;
   j["donate_state"] = setup.train_options.donate_state;

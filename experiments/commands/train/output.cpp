@@ -79,7 +79,7 @@ void write_table(std::ostream& out, const TrainCommandOptions& options, const st
              "scaling, {} {}; {} steps{}{}; {}\n",
              strategy_text(setup.train_options),
              options.optimizer_name + (options.fused_optimizer ? " fused" : ""),
-             setup.optimizer.learning_rate(), precision_name(setup.train_options.precision),
+             setup.optimizer.learning_rate(), precision_text(setup.train_options),
              setup.train_options.micro_batches,
              setup.train_options.donate_state ? ", state donated to the update" : "",
              setup.fusion ? "on" : "off", collective_algorithm(options), scaling_name(options.scaling),
@@ -123,6 +123,9 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
                           : nlohmann::ordered_json(nullptr);
   j["micro_batches"] = setup.train_options.micro_batches;
   j["precision"] = precision_name(setup.train_options.precision);
+  j["reduce_dtype"] = dtype_name(setup.train_options.precision == models::Precision::mixed_bf16
+                                     ? setup.train_options.reduce_dtype
+                                     : DType::f32);
   j["optimizer"] = options.optimizer_name;
   j["fused_optimizer"] = options.fused_optimizer;
   j["donate_state"] = setup.train_options.donate_state;

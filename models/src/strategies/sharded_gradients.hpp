@@ -16,6 +16,7 @@ namespace spmdsim::models {
 class ShardedGradients : public TrainingStrategy {
  public:
   bool shards_optimizer_state() const override { return true; }
+  bool shards_gradients() const override { return true; }
   std::vector<GradientBucket> gradient_buckets(const std::vector<Bytes>& leaf_bytes, Bytes itemsize,
                                                const TrainOptions& options) const override;
   BucketResult start_bucket(const DeviceStep& step, std::vector<Array> grads) const override;

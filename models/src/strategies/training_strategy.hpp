@@ -43,9 +43,12 @@ class TrainingStrategy {
   // Layout: true where each device holds its flat shard of every leaf, false where it holds the whole tree.
   virtual bool shards_params() const { return false; }
   virtual bool shards_optimizer_state() const { return false; }
+  // True where each device keeps only its shard of the reduced gradients (ZeRO-2 and 3).
+  virtual bool shards_gradients() const { return false; }
 
   // Once per train step, from the size of each gradient leaf (in the reduce dtype, flattening order), that
-  // dtype's size and the options: the buckets the gradients are reduced in while the last backward runs.
+  // dtype's size and the options: the buckets the gradients are reduced in while a backward runs (the last,
+  // or every micro-batch's where the gradients are sharded and zero.no_sync is off).
   // Empty: they are reduced whole by reduce(), once the backward is over.
   virtual std::vector<GradientBucket> gradient_buckets(const std::vector<Bytes>& leaf_bytes, Bytes itemsize,
                                                        const TrainOptions& options) const;

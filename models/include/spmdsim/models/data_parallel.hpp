@@ -33,7 +33,10 @@
 //
 // Orthogonal options:
 //   micro_batches k  gradient accumulation: each device's batch is cut into k equal micro-batches; their
-//                    gradients are summed, divided by k, and reduced once.
+//                    gradients are summed and divided by k. dp, dp-overlap and zero1 reduce that sum once
+//                    (DDP's no_sync); zero2 and zero3 reduce-scatter every micro-batch's gradients as its
+//                    backward completes them and sum their shards (DeepSpeed), or with zero.no_sync reduce
+//                    the sum once, as FSDP's no_sync.
 //   mixed_bf16       bf16 compute with fp32 master weights: params are a bf16 copy, the optimizer state holds
 //                    the fp32 master weights ('master') next to the optimizer's own state ('opt'); forward
 //                    and backward run in bf16 (loss in fp32), gradients are bf16. reduce_dtype chooses the
@@ -110,6 +113,11 @@ struct ZeroOptions {
   // gathered as one collective and kept while the pass works on them; 0: the whole model as one unit (FSDP's
   // default without an auto_wrap_policy). 1, one per layer, is what transformer_auto_wrap_policy gives.
   int wrap_units = 1;
+  // zero2, zero3 with micro_batches > 1: the micro-batches before the last only accumulate full-size
+  // gradients, and the last one's backward reduce-scatters their sum (FSDP's no_sync). Off: every
+  // micro-batch's backward reduce-scatters its own gradients and each device sums its shards, as DeepSpeed's
+  // stages 2 and 3 always do and FSDP does outside no_sync (Composer's trainer under FSDP).
+  bool no_sync = false;
 
   bool overlaps(Strategy strategy) const { return overlap_comm.value_or(strategy == Strategy::zero3); }
 };
