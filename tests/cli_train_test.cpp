@@ -290,6 +290,8 @@ TEST(Train, NoSyncReducesOnceAndKeepsWholeGradients) {
   EXPECT_LT(once.at("communication_us").get<double>(), every.at("communication_us").get<double>());
   EXPECT_GT(once.at("peak_memory_bytes").get<double>(), every.at("peak_memory_bytes").get<double>());
   EXPECT_EQ(once.at("last_loss").get<double>(), every.at("last_loss").get<double>());
+  const auto text = run_train(run + " --no-sync on", scratch_dir());
+  EXPECT_NE(text.out.find("overlap_comm off, no_sync"), std::string::npos) << text.out;
 }
 
 // Mixed precision reduces the bf16 gradients in bf16 by default; --reduce-dtype f32 casts them first and moves

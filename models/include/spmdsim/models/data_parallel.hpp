@@ -12,7 +12,7 @@
 //          sharding.hpp); gradients all-reduced (pmean) as in dp; each device updates its shard of the
 //          params with its shard of the state, then the params are all-gathered.
 //   zero2  ZeRO stage 2 (P_os+g): as zero1, but the gradients are reduce-scattered (psum_scatter / N) in
-//          buckets of zero.reduce_bucket_elements as the last backward completes them (DeepSpeed's
+//          buckets of zero.reduce_bucket_elements as each backward completes them (DeepSpeed's
 //          reduce_bucket_size; on the communication stream under overlap_comm), so each device keeps its 1/N
 //          shard of the averaged gradients and, of the full-size ones, only the buckets not yet reduced.
 //   dp-overlap  dp with the gradients bucketed and all-reduced while the backward pass continues, as PyTorch
