@@ -476,13 +476,18 @@ std::vector<DeviceShards> shards_by_leaf(std::vector<std::vector<Array>> by_devi
   return by_leaf;
 }
 
-// Each output leaf's shards from each device's buffer of it (a replayed call): the record's shape once.
+// Each output leaf's shards from each device's buffers of the leaves (a replayed call): the record's shape
+// once.
 std::vector<DeviceShards> replayed_shards(
     const detail::ProgramRecord& record,
-    std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> by_leaf) {
+    std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> by_device) {
   std::vector<DeviceShards> shards;
-  for (std::size_t i = 0; i < by_leaf.size(); ++i)
-    shards.emplace_back(record.outputs.shapes[i], std::move(by_leaf[i]));
+  for (std::size_t i = 0; i < record.outputs.shapes.size(); ++i) {
+    std::vector<std::shared_ptr<DeviceAllocation>> buffers;
+    buffers.reserve(by_device.size());
+    for (auto& device_buffers : by_device) buffers.push_back(std::move(device_buffers[i]));
+    shards.emplace_back(record.outputs.shapes[i], std::move(buffers));
+  }
   return shards;
 }
 
@@ -741,8 +746,9 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
   XBT_VERB("%s on %zu devices, %zu argument leaves", options_.name.c_str(), n, leaves.size());
 
   std::vector<std::vector<Array>> outputs(n);  // each device's output leaves, where it runs the function
-  // [leaf][rank]: each device's buffer of each output leaf, where it replays the record
-  std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> replayed_outputs;
+  // [rank][leaf]: each device's buffer of each output leaf, where it replays the record (by device, so that
+  // each device writes its own row)
+  std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> replayed_outputs(n);
   Tree output_structure;
   std::vector<std::unique_ptr<DeviceContext>> contexts;
   for (std::size_t rank = 0; rank < n; ++rank)
@@ -767,8 +773,10 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
               auto out = detail::replay_program(*ctx, *record, std::move(inputs));
               if (rank == 0) output_structure = record->output_tree;
               ctx->finish_stream();  // collectives still on the device's stream are waited for
+              auto& buffers = replayed_outputs[rank];
+              buffers.reserve(out.size());
               for (std::size_t i = 0; i < out.size(); ++i)
-                replayed_outputs[i][rank] = claim_buffer(*ctx, std::move(out[i]), record->outputs.shapes[i]);
+                buffers.push_back(claim_buffer(*ctx, std::move(out[i]), record->outputs.shapes[i]));
             } else {
               std::vector<Array> out;
               {  // the function's arguments and output tree go before the stream is waited for
@@ -797,9 +805,6 @@ Tree PmappedFunction::operator()(Simulation& sim, const Args& args) const {
     simgrid::s4u::Actor::create(
         options_.name + ":recording", runtime.hosts().device(call.devices.front()), [&] {
           record = record_program(runtime, call, levels_, fn_, args, leaves);
-          if (record)
-            replayed_outputs.assign(record->outputs.ids.size(),
-                                    std::vector<std::shared_ptr<DeviceAllocation>>(n));
           start_devices();
         });
   else
