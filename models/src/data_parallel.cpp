@@ -62,7 +62,7 @@ struct TrainStep::Plan {
 
   bool mixed() const { return options.precision == Precision::mixed_bf16; }
   DType compute_dtype() const { return mixed() ? DType::bf16 : DType::f32; }
-  DType reduce_dtype() const { return mixed() ? options.reduce_dtype : compute_dtype(); }
+  DType reduce_dtype() const { return options.reduction_dtype(); }
   PrefetchLimits prefetch_limits() const {
     return {options.zero.prefetch_units, options.zero.prefetch_elements, options.zero.max_live_elements};
   }

@@ -123,9 +123,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
                           : nlohmann::ordered_json(nullptr);
   j["micro_batches"] = setup.train_options.micro_batches;
   j["precision"] = precision_name(setup.train_options.precision);
-  j["reduce_dtype"] = dtype_name(setup.train_options.precision == models::Precision::mixed_bf16
-                                     ? setup.train_options.reduce_dtype
-                                     : DType::f32);
+  j["reduce_dtype"] = dtype_name(setup.train_options.reduction_dtype());
   j["optimizer"] = options.optimizer_name;
   j["fused_optimizer"] = options.fused_optimizer;
   j["donate_state"] = setup.train_options.donate_state;

@@ -93,10 +93,7 @@ void check_attention_kernel(const Simulation& sim, int devices, const ModelChoic
     if (!spec.rates_attention_kernel(AttentionKernel::flash_triton)) {
       std::vector<std::string_view> rated;
       for (const topologies::DevicePreset& preset : topologies::device_presets())
-        if (std::ranges::any_of(preset.attention, [](const topologies::AttentionFigure& a) {
-              return a.kernel == AttentionKernel::flash_triton;
-            }))
-          rated.push_back(preset.name);
+        if (preset.spec().rates_attention_kernel(AttentionKernel::flash_triton)) rated.push_back(preset.name);
       throw UsageError(fmt::format(
           "--attention fused-triton: the {} devices have no published rate of FlashAttention's Triton "
           "kernel; presets with one: {} (and the nodes of them); use --attention fused",

@@ -463,16 +463,20 @@ int out_axis_in_range(int axis, std::int64_t out_rank) {
   return axis < 0 ? static_cast<int>(axis + out_rank) : axis;
 }
 
-// Each output leaf's shards from each device's output leaves (a call that runs the function on every device):
-// each device's leaf moves into its shard, so a call on thousands of devices copies no handle twice.
+// Leaf i of every device, in device order: each device's part moves into it, so a call on thousands of
+// devices copies no handle twice.
+template <class Part>
+std::vector<Part> column(std::vector<std::vector<Part>>& by_device, std::size_t i) {
+  std::vector<Part> parts;
+  parts.reserve(by_device.size());
+  for (auto& device_parts : by_device) parts.push_back(std::move(device_parts[i]));
+  return parts;
+}
+
+// Each output leaf's shards from each device's output leaves (a call that runs the function on every device).
 std::vector<DeviceShards> shards_by_leaf(std::vector<std::vector<Array>> by_device) {
   std::vector<DeviceShards> by_leaf;
-  for (std::size_t i = 0; i < by_device.front().size(); ++i) {
-    std::vector<Array> shards;
-    shards.reserve(by_device.size());
-    for (auto& device_leaves : by_device) shards.push_back(std::move(device_leaves[i]));
-    by_leaf.emplace_back(std::move(shards));
-  }
+  for (std::size_t i = 0; i < by_device.front().size(); ++i) by_leaf.emplace_back(column(by_device, i));
   return by_leaf;
 }
 
@@ -481,14 +485,10 @@ std::vector<DeviceShards> shards_by_leaf(std::vector<std::vector<Array>> by_devi
 std::vector<DeviceShards> replayed_shards(
     const detail::ProgramRecord& record,
     std::vector<std::vector<std::shared_ptr<DeviceAllocation>>> by_device) {
-  std::vector<DeviceShards> shards;
-  for (std::size_t i = 0; i < record.outputs.shapes.size(); ++i) {
-    std::vector<std::shared_ptr<DeviceAllocation>> buffers;
-    buffers.reserve(by_device.size());
-    for (auto& device_buffers : by_device) buffers.push_back(std::move(device_buffers[i]));
-    shards.emplace_back(record.outputs.shapes[i], std::move(buffers));
-  }
-  return shards;
+  std::vector<DeviceShards> by_leaf;
+  for (std::size_t i = 0; i < record.outputs.shapes.size(); ++i)
+    by_leaf.emplace_back(record.outputs.shapes[i], column(by_device, i));
+  return by_leaf;
 }
 
 // The host's view of the call's results, a tree of `structure` (the first device's outputs) from each output

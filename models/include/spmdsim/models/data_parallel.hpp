@@ -146,6 +146,9 @@ struct TrainOptions {
   // strategies, whose devices each keep their own shards, and dp-overlap's asynchronous buckets run it on
   // every device anyway. Off: every device runs it (to compare, or to time the simulator).
   bool trace_once = true;
+
+  // The dtype the step reduces its gradients in: reduce_dtype under mixed_bf16, float32 under fp32.
+  DType reduction_dtype() const { return precision == Precision::mixed_bf16 ? reduce_dtype : DType::f32; }
 };
 
 // Model state in a strategy's layout: host arrays from init(), device-resident after a step.
