@@ -82,6 +82,33 @@ TEST(Memory, ModelStatesAreTheZeroPapersForMixedPrecisionAdam) {
   }
 }
 
+// Gradients reduced in float32 are kept in float32 (G = 4); with float32 param shards (FSDP's layout, zero3
+// only) the shards are the master weights, counted as fp32's P = G = 4, K = 8. The other strategies of the
+// sweep keep their own layout. Both formulas hold to Adam's count.
+TEST(Memory, ModelStatesFollowTheReduceAndParamShardDtypes) {
+  const double psi = 110336, n = 4;
+  const std::string args = fmt::format("{} --strategy zero2,zero3 --reduce-dtype f32", kSmallTransformer);
+  const auto deepspeed = run_json(args);
+  const auto fsdp = run_json(args + " --param-shard-dtype f32");
+  EXPECT_EQ(deepspeed.at("param_shard_dtype"), "bfloat16");
+  EXPECT_EQ(fsdp.at("param_shard_dtype"), "float32");
+  const std::map<std::string, double> deepspeed_states = {{"zero2", 2 * psi + 16 * psi / n},
+                                                          {"zero3", 18 * psi / n}};
+  const std::map<std::string, double> fsdp_states = {{"zero2", 2 * psi + 16 * psi / n},
+                                                     {"zero3", 16 * psi / n}};
+  for (const auto& [json, states] : {std::pair{deepspeed, deepspeed_states}, std::pair{fsdp, fsdp_states}})
+    for (const auto& row : json.at("rows")) {
+      const std::string strategy = row["strategy"];
+      EXPECT_EQ(row["zero_formula_bytes"].get<double>(), states.at(strategy)) << strategy;
+      EXPECT_EQ(row["model_states_bytes"].get<double>(), states.at(strategy) + 4) << strategy;
+    }
+  const auto run = run_memory(args + " --param-shard-dtype f32", scratch_dir());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("mixed_bf16 (float32 param shards, gradients reduced in float32)"),
+            std::string::npos)
+      << run.out;
+}
+
 // --fused-optimizer: each parameter's update is one kernel with no intermediates in device memory. The MLP's
 // peak under Adam is at the update, so it drops by the unfused update's intermediates (temporaries); the
 // model states are the same.
@@ -274,6 +301,10 @@ std::vector<BadInput> bad_inputs() {
       {"ReduceDtypeUnderFp32", "--precision fp32 --reduce-dtype f32",
        "--reduce-dtype applies to --precision mixed_bf16 only"},
       {"NoSyncForDp", "--strategy dp --no-sync on", "--no-sync applies to --strategy zero2 or zero3 only"},
+      {"ParamShardDtypeUnderFp32", "--precision fp32 --param-shard-dtype f32",
+       "--param-shard-dtype applies to --precision mixed_bf16 only"},
+      {"ParamShardDtypeWithoutZero3", "--strategy dp,zero2 --param-shard-dtype f32",
+       "--param-shard-dtype applies to --strategy zero3 only"},
       {"MicroBatchesNotDividing", "--batch 4 --micro-batches 3",
        "--batch 4 is not divisible by --micro-batches 3"},
       {"UnknownFit", "--fit seq_len", "unknown --fit 'seq_len'; valid: batch, layers"},

@@ -308,6 +308,27 @@ TEST(Train, ReduceDtypeF32ReducesFloat32Gradients) {
   EXPECT_NE(text.out.find("mixed_bf16 (gradients reduced in float32)"), std::string::npos) << text.out;
 }
 
+// --param-shard-dtype f32 keeps zero3's param shards in float32, cast to bfloat16 for each gather (FSDP's
+// layout): the same loss and the same gathers, of which the casts' compute hides more; the JSON and the
+// header state it.
+TEST(Train, ParamShardDtypeF32KeepsFloat32Shards) {
+  const std::string run = "--strategy zero3 --devices 4 --batch 64 --steps 1 --precision mixed_bf16";
+  const auto bf16 = run_json(run);
+  const auto f32 = run_json(run + " --param-shard-dtype f32");
+  EXPECT_EQ(bf16.at("param_shard_dtype"), "bfloat16");
+  EXPECT_EQ(f32.at("param_shard_dtype"), "float32");
+  const auto& b = bf16.at("rows").at(0);
+  const auto& f = f32.at("rows").at(0);
+  EXPECT_EQ(f.at("last_loss").get<double>(), b.at("last_loss").get<double>());
+  const auto all_communication = [](const nlohmann::json& row) {
+    return row.at("communication_us").get<double>() + row.at("hidden_communication_us").get<double>();
+  };
+  EXPECT_NEAR(all_communication(f), all_communication(b), 1e-9 * all_communication(b));
+  EXPECT_GT(f.at("compute_us").get<double>(), b.at("compute_us").get<double>());
+  const auto text = run_train(run + " --param-shard-dtype f32", scratch_dir());
+  EXPECT_NE(text.out.find("mixed_bf16 (float32 param shards)"), std::string::npos) << text.out;
+}
+
 // --aggregate books each ring phase of the abstract gradient all-reduce as one transfer each way: under the
 // presets' alpha-beta model the step takes the same simulated time as message by message.
 TEST(Train, AggregatedRingPhasesGiveTheSameStepTime) {
@@ -421,6 +442,12 @@ std::vector<BadInput> bad_inputs() {
       {"ZeroMaxLiveParameters", "--strategy zero3 --max-live-parameters 0",
        "--max-live-parameters must be a whole number from 1 to 1000000000000000 (got '0')"},
       {"ReduceDtypeUnderFp32", "--reduce-dtype f32", "--reduce-dtype applies to --precision mixed_bf16 only"},
+      {"ParamShardDtypeUnderFp32", "--strategy zero3 --param-shard-dtype f32",
+       "--param-shard-dtype applies to --precision mixed_bf16 only"},
+      {"ParamShardDtypeForZero2", "--strategy zero2 --precision mixed_bf16 --param-shard-dtype f32",
+       "--param-shard-dtype applies to --strategy zero3 only"},
+      {"UnknownParamShardDtype", "--strategy zero3 --precision mixed_bf16 --param-shard-dtype fp16",
+       "unknown --param-shard-dtype 'fp16'; valid: bf16, f32"},
       {"UnknownReduceDtype", "--precision mixed_bf16 --reduce-dtype fp16",
        "unknown --reduce-dtype 'fp16'; valid: bf16, f32"},
       {"NoSyncNotOnOrOff", "--strategy zero3 --no-sync yes", "unknown --no-sync 'yes'; valid: on, off"},

@@ -98,6 +98,7 @@ struct StrategyCase {
   DType reduce_dtype = DType::bf16;
   Bytes bucket_bytes = kDefaultBucketBytes;  // dp-overlap
   ZeroOptions zero = {};                     // zero2, zero3
+  DType param_shard_dtype = DType::bf16;     // mixed zero3
 };
 
 Optimizer make_optimizer(Optimizer::Kind kind) {
@@ -203,6 +204,25 @@ const std::vector<StrategyCase> kStrategyCases = {
      {.no_sync = true}},
     {"mixed_zero2_accumulate3_momentum", Strategy::zero2, Optimizer::Kind::momentum, 3,
      Precision::mixed_bf16},
+    // FSDP's mixed precision: float32 param shards, cast for each gather, float32 gradient shards.
+    {"mixed_zero3_fp32_shards_adam",
+     Strategy::zero3,
+     Optimizer::Kind::adam,
+     1,
+     Precision::mixed_bf16,
+     DType::bf16,
+     kDefaultBucketBytes,
+     {},
+     DType::f32},
+    {"mixed_zero3_fp32_shards_reduce_f32_accumulate3_momentum",
+     Strategy::zero3,
+     Optimizer::Kind::momentum,
+     3,
+     Precision::mixed_bf16,
+     DType::f32,
+     kDefaultBucketBytes,
+     {.reduce_bucket_elements = 150},
+     DType::f32},
 };
 
 // What one step on one device with the whole batch gives: the reference, computed on the host with the
@@ -276,6 +296,7 @@ TEST_P(StrategyEquivalence, MatchesOneDeviceWithTheWholeBatchAndReplicasStayIden
                   .micro_batches = c.micro_batches,
                   .precision = c.precision,
                   .reduce_dtype = c.reduce_dtype,
+                  .param_shard_dtype = c.param_shard_dtype,
                   .bucket_bytes = c.bucket_bytes,
                   .zero = c.zero});
   TrainState state = step.init(params0);
@@ -389,6 +410,60 @@ TEST_P(ModelStateMemory, Float32AdamShardsEachPart) {
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ModelStateMemory, kEveryStrategyOnUpToEightDevices,
                          strategy_and_devices_name);
+
+// FSDP's mixed precision under zero3: the float32 param shards are the master weights and the reduced
+// gradient shards are kept in float32, whichever dtype they were reduced in: 4 + 4 + 8 bytes per parameter
+// over N, the paper's 16 Psi / N counted with fp32's P, G and K. The DeepSpeed layout with float32 reduction
+// holds 2 Psi / N more (its bfloat16 shards beside fp32 masters, float32 gradient shards).
+class Fp32ParamShardsMemory : public ::testing::TestWithParam<std::tuple<DType, int>> {};
+
+TEST_P(Fp32ParamShardsMemory, MixedPrecisionAdamKeepsFsdpModelStates) {
+  const auto [reduce_dtype, n] = GetParam();
+  Simulation sim(topologies::switch_cluster(testing::round_numbers_cluster(n)));
+  const double psi = static_cast<double>(kMemoryModel.num_parameters());
+  TrainStep step(kMemoryModel, Optimizer::adam(1e-3), n,
+                 {.strategy = Strategy::zero3,
+                  .precision = Precision::mixed_bf16,
+                  .reduce_dtype = reduce_dtype,
+                  .param_shard_dtype = DType::f32});
+  TrainState state = step.init(kMemoryModel.init_abstract());
+  for (const Array& leaf : state.params.leaves()) EXPECT_EQ(leaf.dtype(), DType::f32);
+  // Adam's count, momentum and variance: no master copy
+  EXPECT_EQ(state.opt_state.leaves().size(), 1 + 2 * state.params.leaves().size());
+  step(sim, state, Array::abstract({n, 8, 784}), Array::abstract({n, 8}, DType::i32));
+  EXPECT_EQ(zero_model_state_bytes(Strategy::zero3, kMemoryModel.num_parameters(), n, 4, 4, 8), 16 * psi / n);
+  for (const MemoryByTag& memory : step.memory_before_update()) {
+    EXPECT_EQ(memory[tags::parameters], 4 * psi / n);
+    EXPECT_EQ(memory[tags::gradients], 4 * psi / n);
+    EXPECT_EQ(memory[tags::optimizer_state], 8 * psi / n + kCountBytes);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(ReduceDtypes, Fp32ParamShardsMemory,
+                         ::testing::Combine(::testing::Values(DType::bf16, DType::f32),
+                                            ::testing::Values(1, 2, 8)),
+                         [](const auto& test_info) {
+                           return std::string(dtype_name(std::get<0>(test_info.param))) + "_p" +
+                                  std::to_string(std::get<1>(test_info.param));
+                         });
+
+// Float32 param shards are FSDP's zero3 layout: refused under the strategies that keep whole params.
+TEST(Fp32ParamShards, RefusedWhereParamsAreWhole) {
+  const Mlp mlp({32, 16, 8, 4}, Activation::tanh, Loss::softmax_cross_entropy);
+  for (Strategy strategy : {Strategy::dp, Strategy::dp_overlap, Strategy::zero1, Strategy::zero2})
+    EXPECT_THROW(
+        {
+          try {
+            TrainStep(
+                mlp, Optimizer::adam(1e-3), 2,
+                {.strategy = strategy, .precision = Precision::mixed_bf16, .param_shard_dtype = DType::f32});
+          } catch (const ValueError& e) {
+            EXPECT_NE(std::string(e.what()).find("(zero3)"), std::string::npos) << e.what();
+            throw;
+          }
+        },
+        ValueError);
+}
 
 // The transformer, trained one step in abstract mode through the same TrainStep: ZeRO-3 gathers each fetch
 // unit (embeddings, blocks, head) leaf by leaf. Every leaf of this small untied model is a multiple of 8

@@ -44,11 +44,10 @@ double ring_reduce_scatter(double bytes) {
   return find_reduce_scatter("ring").cost({.p = kDevices, .n = bytes, .alpha = kAlpha, .beta = kBeta});
 }
 
-DeviceTimes zero3_step(const topologies::SwitchClusterSpec& cluster, ZeroOptions zero,
-                       int micro_batches = 1) {
+DeviceTimes zero3_step(const topologies::SwitchClusterSpec& cluster, TrainOptions options) {
   Simulation sim(topologies::switch_cluster(cluster), {alpha_beta_config(), {}});
-  const TrainStep step(kSquareMlp, Optimizer::sgd(0.1), kDevices,
-                       {.strategy = Strategy::zero3, .micro_batches = micro_batches, .zero = zero});
+  options.strategy = Strategy::zero3;
+  const TrainStep step(kSquareMlp, Optimizer::sgd(0.1), kDevices, std::move(options));
   step(sim, step.init(kSquareMlp.init_abstract()), Array::abstract({kDevices, 512, 1024}),
        Array::abstract({kDevices, 512}, DType::i32));
   return sim.report().calls.back().times[0];
@@ -84,18 +83,37 @@ TEST(Zero3Prefetch, FreeComputeHidesNothing) {
 // Two micro-batches gather every unit again for the second, and reduce-scatter each one's gradients (one
 // bucket of the three layers); under no_sync only the last, the sum of both.
 TEST(Zero3Accumulation, EveryMicroBatchIsReduceScattered) {
-  expect_seconds(zero3_step(testing::free_compute_cluster(kDevices), {}, 2).stream_total(),
+  expect_seconds(zero3_step(testing::free_compute_cluster(kDevices), {.micro_batches = 2}).stream_total(),
                  12 * ring_all_gather(kUnitBytes) + 2 * ring_reduce_scatter(3 * kUnitBytes));
 }
 
 TEST(Zero3Accumulation, NoSyncReducesOnlyTheLast) {
-  expect_seconds(zero3_step(testing::free_compute_cluster(kDevices), {.no_sync = true}, 2).stream_total(),
-                 12 * ring_all_gather(kUnitBytes) + ring_reduce_scatter(3 * kUnitBytes));
+  expect_seconds(
+      zero3_step(testing::free_compute_cluster(kDevices), {.micro_batches = 2, .zero = {.no_sync = true}})
+          .stream_total(),
+      12 * ring_all_gather(kUnitBytes) + ring_reduce_scatter(3 * kUnitBytes));
+}
+
+// Under mixed precision the gathers and the reduce-scatter move bfloat16 (half the float32 bytes) whether
+// the param shards are kept in bfloat16 or, as FSDP keeps them, in float32 and cast before each gather;
+// float32 gradients are reduce-scattered at their full size.
+TEST(Zero3MixedPrecision, Float32ParamShardsGatherBfloat16) {
+  const DeviceTimes t = zero3_step(testing::free_compute_cluster(kDevices),
+                                   {.precision = Precision::mixed_bf16, .param_shard_dtype = DType::f32});
+  expect_seconds(t.stream_total(),
+                 6 * ring_all_gather(kUnitBytes / 2) + ring_reduce_scatter(3 * kUnitBytes / 2));
+}
+
+TEST(Zero3MixedPrecision, Float32ReductionMovesFloat32Gradients) {
+  const DeviceTimes t = zero3_step(
+      testing::free_compute_cluster(kDevices),
+      {.precision = Precision::mixed_bf16, .reduce_dtype = DType::f32, .param_shard_dtype = DType::f32});
+  expect_seconds(t.stream_total(), 6 * ring_all_gather(kUnitBytes / 2) + ring_reduce_scatter(3 * kUnitBytes));
 }
 
 // Without prefetching each gather starts when the pass asks for its unit: all of them exposed.
 TEST(Zero3Prefetch, NoPrefetchExposesEveryGather) {
-  const DeviceTimes t = zero3_step(testing::round_numbers_cluster(kDevices), {.prefetch_units = 0});
+  const DeviceTimes t = zero3_step(testing::round_numbers_cluster(kDevices), {.zero = {.prefetch_units = 0}});
   EXPECT_EQ(t.hidden_communication(), 0);
   expect_seconds(t.stream_waits, t.stream_total());
 }
@@ -104,40 +122,41 @@ TEST(Zero3Prefetch, NoPrefetchExposesEveryGather) {
 // are room enough.
 TEST(Zero3Prefetch, MaxLiveParametersBelowTwoUnitsStopsThePrefetch) {
   const DeviceTimes t =
-      zero3_step(testing::round_numbers_cluster(kDevices), {.max_live_elements = 2 * 1049600 - 1});
+      zero3_step(testing::round_numbers_cluster(kDevices), {.zero = {.max_live_elements = 2 * 1049600 - 1}});
   EXPECT_EQ(t.hidden_communication(), 0);
 }
 
 TEST(Zero3Prefetch, MaxLiveParametersOfTwoUnitsLetsOnePrefetch) {
   const DeviceTimes t =
-      zero3_step(testing::round_numbers_cluster(kDevices), {.max_live_elements = 2 * 1049600});
+      zero3_step(testing::round_numbers_cluster(kDevices), {.zero = {.max_live_elements = 2 * 1049600}});
   expect_seconds(t.hidden_communication(), 5 * (testing::kRoundNumbersLaunch + ring_all_gather(kUnitBytes)));
 }
 
 // DeepSpeed's prefetch bucket: a further unit only while fewer elements than it are in flight, and at least
 // one when it is positive; 0 prefetches nothing.
 TEST(Zero3Prefetch, APrefetchBucketOfZeroStopsThePrefetch) {
-  const DeviceTimes t = zero3_step(testing::round_numbers_cluster(kDevices), {.prefetch_elements = 0});
+  const DeviceTimes t =
+      zero3_step(testing::round_numbers_cluster(kDevices), {.zero = {.prefetch_elements = 0}});
   EXPECT_EQ(t.hidden_communication(), 0);
 }
 
 // The whole model as one wrap unit (FSDP's default without an auto_wrap_policy): one gather of the three
 // layers for the forward and one for the backward (the forward's last layer is fetched again: resharded).
 TEST(Zero3Wrap, TheWholeModelIsGatheredOncePerPass) {
-  const DeviceTimes t = zero3_step(testing::free_compute_cluster(kDevices), {.wrap_units = 0});
+  const DeviceTimes t = zero3_step(testing::free_compute_cluster(kDevices), {.zero = {.wrap_units = 0}});
   EXPECT_EQ(t.hidden_communication(), 0);
   expect_seconds(t.stream_total(), 2 * ring_all_gather(3 * kUnitBytes) + ring_reduce_scatter(3 * kUnitBytes));
 }
 
 // The backward's gather is prefetched behind the forward's three layers.
 TEST(Zero3Wrap, ComputeHidesTheBackwardsGather) {
-  const DeviceTimes t = zero3_step(testing::round_numbers_cluster(kDevices), {.wrap_units = 0});
+  const DeviceTimes t = zero3_step(testing::round_numbers_cluster(kDevices), {.zero = {.wrap_units = 0}});
   expect_seconds(t.hidden_communication(), testing::kRoundNumbersLaunch + ring_all_gather(3 * kUnitBytes));
 }
 
 // Two layers per wrap unit: {0, 1} and {2}; the pass fetches 0, 1 | 2 | 2 | 1, 0.
 TEST(Zero3Wrap, TwoLayersPerUnitGatherTogether) {
-  const DeviceTimes t = zero3_step(testing::free_compute_cluster(kDevices), {.wrap_units = 2});
+  const DeviceTimes t = zero3_step(testing::free_compute_cluster(kDevices), {.zero = {.wrap_units = 2}});
   expect_seconds(t.stream_total(), 2 * ring_all_gather(2 * kUnitBytes) + 2 * ring_all_gather(kUnitBytes) +
                                        ring_reduce_scatter(3 * kUnitBytes));
 }

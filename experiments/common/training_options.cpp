@@ -43,10 +43,27 @@ DType parse_reduce_dtype(const std::string& text, models::Precision precision) {
   throw UsageError(fmt::format("unknown --reduce-dtype '{}'; valid: bf16, f32", text));
 }
 
+DType parse_param_shard_dtype(const std::string& text, models::Precision precision,
+                              const std::vector<models::Strategy>& strategies) {
+  if (text.empty()) return DType::bf16;
+  if (precision != models::Precision::mixed_bf16)
+    throw UsageError("--param-shard-dtype applies to --precision mixed_bf16 only");
+  if (std::find(strategies.begin(), strategies.end(), models::Strategy::zero3) == strategies.end())
+    throw UsageError("--param-shard-dtype applies to --strategy zero3 only");
+  if (text == "bf16") return DType::bf16;
+  if (text == "f32") return DType::f32;
+  throw UsageError(fmt::format("unknown --param-shard-dtype '{}'; valid: bf16, f32", text));
+}
+
 std::string precision_text(const models::TrainOptions& options) {
   const std::string name(precision_name(options.precision));
-  if (options.precision != models::Precision::mixed_bf16 || options.reduce_dtype == DType::bf16) return name;
-  return fmt::format("{} (gradients reduced in {})", name, dtype_name(options.reduce_dtype));
+  if (options.precision != models::Precision::mixed_bf16) return name;
+  std::vector<std::string> notes;
+  if (options.param_shard_dtype != DType::bf16)
+    notes.push_back(fmt::format("{} param shards", dtype_name(options.param_shard_dtype)));
+  if (options.reduce_dtype != DType::bf16)
+    notes.push_back(fmt::format("gradients reduced in {}", dtype_name(options.reduce_dtype)));
+  return notes.empty() ? name : fmt::format("{} ({})", name, fmt::join(notes, ", "));
 }
 
 models::Strategy parse_strategy_option(const std::string& name) {

@@ -53,7 +53,18 @@ inline constexpr const char* kReduceDtypeHelp =
 // --reduce-dtype as given (empty: bf16) under `precision`; UsageError for another dtype, or for any under
 // fp32.
 DType parse_reduce_dtype(const std::string& text, models::Precision precision);
-// The precision as the commands' headers state it: its name, and the reduce dtype where it is not bf16's.
+// What --param-shard-dtype does, for the commands that take it.
+inline constexpr const char* kParamShardDtypeHelp =
+    "mixed_bf16 with zero3 only: the dtype each device keeps its param shards in. bf16 (default): a bfloat16 "
+    "copy beside the float32 master shards, as DeepSpeed's ZeRO-3; f32: the shards are the master weights, "
+    "each unit's is cast to bfloat16 for its all-gather and the reduced gradient shards are kept in float32, "
+    "as FSDP's MixedPrecision keeps its full-precision FlatParameter";
+// --param-shard-dtype as given (empty: bf16); UsageError for another dtype, under fp32, or where none of
+// `strategies` shards params.
+DType parse_param_shard_dtype(const std::string& text, models::Precision precision,
+                              const std::vector<models::Strategy>& strategies);
+// The precision as the commands' headers state it: its name, then the param shards' dtype and the reduce
+// dtype where they are not bf16.
 std::string precision_text(const models::TrainOptions& options);
 
 // A registered strategy; UsageError "--strategy: unknown training strategy ..." otherwise.

@@ -4,6 +4,7 @@
 // back. What each moment does under a given strategy is that strategy's (strategies/training_strategy.hpp).
 #include "spmdsim/models/data_parallel.hpp"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <utility>
@@ -61,13 +62,22 @@ struct TrainStep::Plan {
   std::vector<std::int64_t> unit_elements;  // each unit's parameter count (what a gather brings)
 
   bool mixed() const { return options.precision == Precision::mixed_bf16; }
+  bool params_are_master() const { return options.params_are_master(); }
   DType compute_dtype() const { return mixed() ? DType::bf16 : DType::f32; }
+  DType param_dtype() const { return params_are_master() ? DType::f32 : compute_dtype(); }
   DType reduce_dtype() const { return options.reduction_dtype(); }
   PrefetchLimits prefetch_limits() const {
     return {options.zero.prefetch_units, options.zero.prefetch_elements, options.zero.max_live_elements};
   }
   // What the reduction takes of gradients summed over k micro-batches: their mean, in the reduce dtype.
   Tree reduction_input(Tree grads, int k) const;
+  // The params a gather of these units starts from: this device's shards, in the compute dtype. Where they
+  // are fp32 master shards under mixed precision, each unit's is cast first (FSDP's low-precision shard,
+  // freed once gathered).
+  Tree gather_input(const Tree& params, const std::vector<int>& units) const;
+  // This device's reduced gradient shards as it keeps them: in fp32 where its params are the fp32 masters
+  // (FSDP casts them to the param dtype as they come out of the reduce-scatter), as reduced otherwise.
+  std::vector<Array> kept_gradients(std::vector<Array> reduced) const;
 
   Tree device_step(Args args, StepMemory& memory) const;
 };
@@ -77,6 +87,23 @@ Tree TrainStep::Plan::reduction_input(Tree grads, int k) const {
     grads = tag_as(grads.map([k](const Array& g) { return g / static_cast<double>(k); }), tags::gradients);
   if (reduce_dtype() != compute_dtype()) grads = tag_as(cast(grads, reduce_dtype()), tags::gradients);
   return grads;
+}
+
+Tree TrainStep::Plan::gather_input(const Tree& params, const std::vector<int>& units) const {
+  if (param_dtype() == compute_dtype()) return params;
+  std::vector<Tree> unit_params;
+  for (std::size_t u = 0; u < params.size(); ++u) {
+    const bool gathered = std::find(units.begin(), units.end(), static_cast<int>(u)) != units.end();
+    unit_params.push_back(gathered ? tag_as(cast(params[u], compute_dtype()), tags::parameters) : params[u]);
+  }
+  return Tree::list(std::move(unit_params));
+}
+
+std::vector<Array> TrainStep::Plan::kept_gradients(std::vector<Array> reduced) const {
+  if (params_are_master())
+    for (Array& shard : reduced)
+      if (shard.dtype() != DType::f32) shard = tag_as(astype(shard, DType::f32), tags::gradients);
+  return reduced;
 }
 
 Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
@@ -98,7 +125,9 @@ Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
   if (strategy.shards_params())
     gatherer.emplace(
         model.fetch_order(), k, unit_elements, options.zero.wrap_units, prefetch_limits(),
-        [&](const std::vector<int>& units) { return strategy.start_gather(here, units, params); },
+        [&](const std::vector<int>& units) {
+          return strategy.start_gather(here, units, gather_input(params, units));
+        },
         [&](int u, Tree gathered) {
           return strategy.gathered_unit(here, static_cast<std::size_t>(u), std::move(gathered));
         });
@@ -141,7 +170,8 @@ Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
     loss = m == 0 ? lg.loss : loss + lg.loss;
     // A backward's reductions are waited for before the next micro-batch starts, as FSDP's post-backward
     // callback and DeepSpeed's reduction stream do; the last one's after the loss is summed, as before.
-    if (ready && m < k - 1) reduced_earlier = add_reduced(std::move(reduced_earlier), reducer->finish());
+    if (ready && m < k - 1)
+      reduced_earlier = add_reduced(std::move(reduced_earlier), kept_gradients(reducer->finish()));
     if (ready) continue;
     for (std::size_t u = 0; u < accumulated.size(); ++u)
       accumulated[u] = m == 0 ? lg.grads[u] : tag_as(add_trees(accumulated[u], lg.grads[u]), tags::gradients);
@@ -151,7 +181,8 @@ Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
   // Reduce: the mean over devices, bucket by bucket as the backward went, or as the strategy reduces it
   // whole.
   Tree grads = reducer
-                   ? abstract_params.rebuild(add_reduced(std::move(reduced_earlier), reducer->finish()))
+                   ? abstract_params.rebuild(
+                         add_reduced(std::move(reduced_earlier), kept_gradients(reducer->finish())))
                    : strategy.reduce(here, reduction_input(Tree::list(std::exchange(accumulated, {})), k));
   loss = pmean(loss, axis);
 
@@ -164,14 +195,14 @@ Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
   });
 
   // Update, in fp32, on what the strategy updates: whole leaves or this device's shards.
-  Tree inner = mixed() ? state["opt"] : state;
-  // fp32: the master weights under mixed precision, the params otherwise (whole or shards)
-  Tree weights = mixed() ? state["master"] : strategy.update_weights(here, params);
+  Tree inner = params_are_master() ? state : state["opt"];
+  // fp32: the params where they are the master weights (whole or shards), the master weights otherwise
+  Tree weights = params_are_master() ? strategy.update_weights(here, params) : state["master"];
   state = Tree();
-  // In fp32, where params and optimizer state share a layout (dp, zero3), the weights are the params
-  // themselves, renewed leaf by leaf. Otherwise the params are a bf16 copy of the weights (mixed precision)
-  // or what they are cut from (zero1, zero2), kept until the new params are made.
-  if (!mixed() && strategy.shards_params() == strategy.shards_optimizer_state()) params = Tree();
+  // Where the params are the fp32 weights and share the optimizer state's layout (dp, zero3), the weights are
+  // the params themselves, renewed leaf by leaf. Otherwise the params are a bf16 copy of the weights (mixed
+  // precision) or what they are cut from (zero1, zero2), kept until the new params are made.
+  if (params_are_master() && strategy.shards_params() == strategy.shards_optimizer_state()) params = Tree();
   Tree update_grads = strategy.update_grads(here, std::move(grads));
   grads = Tree();
   update_grads = cast(update_grads, DType::f32);
@@ -186,9 +217,10 @@ Tree TrainStep::Plan::device_step(Args args, StepMemory& memory) const {
   params = Tree();  // the new params take the old ones' place, as a donated buffer is reused for its like
 
   Tree new_state = step.state;
-  if (mixed())
+  if (!params_are_master())
     new_state = Tree::dict({{"master", tag_as(step.params, tags::optimizer_state)}, {"opt", step.state}});
-  Tree new_params = mixed() ? tag_as(cast(step.params, compute_dtype()), tags::parameters) : step.params;
+  Tree new_params =
+      params_are_master() ? step.params : tag_as(cast(step.params, compute_dtype()), tags::parameters);
   new_params = strategy.updated_params(here, std::move(new_params));
   device_effect([&memory](int index) {
     const auto device = static_cast<std::size_t>(index);
@@ -208,10 +240,16 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
     throw ValueError(fmt::format("mixed precision reduces gradients in bfloat16 or float32, not {}",
                                  dtype_name(options.reduce_dtype)));
   check_zero_options(options.zero);
+  const TrainingStrategy& strategy = training_strategy(options.strategy);
+  if (options.precision == Precision::mixed_bf16 && options.param_shard_dtype != DType::bf16 &&
+      !(options.param_shard_dtype == DType::f32 && strategy.shards_params()))
+    throw ValueError(fmt::format(
+        "mixed precision keeps param shards in bfloat16, or in float32 under a strategy that shards params "
+        "(zero3), not {} under {}",
+        dtype_name(options.param_shard_dtype), strategy_name(options.strategy)));
   Tree abstract_params = model.init_abstract();
   std::vector<Shape> shapes;
   for (const Array& leaf : abstract_params.leaves()) shapes.push_back(leaf.shape());
-  const TrainingStrategy& strategy = training_strategy(options.strategy);
   auto plan = std::make_shared<Plan>(Plan{std::move(model), std::move(optimizer), num_devices,
                                           std::move(options), strategy, std::move(abstract_params),
                                           std::move(shapes), Axes(none), Axes(none)});
@@ -235,9 +273,9 @@ TrainStep::TrainStep(AnyTrainableModel model, Optimizer optimizer, int num_devic
     const auto per_parameter = plan->optimizer.per_parameter_entries();
     if (plan->optimizer.kind() == Optimizer::Kind::adam) inner.emplace("count", Axes(none));
     for (const auto& entry : per_parameter) inner.emplace(entry, Axes(0));
-    plan->state_axes = plan->mixed()
-                           ? Axes::dict({{"master", Axes(0)}, {"opt", Axes::dict(std::move(inner))}})
-                           : Axes::dict(std::move(inner));
+    plan->state_axes = plan->params_are_master()
+                           ? Axes::dict(std::move(inner))
+                           : Axes::dict({{"master", Axes(0)}, {"opt", Axes::dict(std::move(inner))}});
   }
   plan_ = plan;
   memory_ =
@@ -306,12 +344,12 @@ TrainState TrainStep::init(const Tree& params) const {
       throw TypeError(fmt::format("train step init: params must be float32 (the master weights), got {}",
                                   dtype_name(leaf.dtype())));
   const int n = plan.num_devices;
-  Tree compute = cast(params, plan.compute_dtype());
+  Tree kept = cast(params, plan.param_dtype());
   // fp32, as the update sees them
   Tree weights = plan.strategy.shards_optimizer_state() ? shard_tree(params, n) : params;
   Tree inner = plan.optimizer.init(weights);
-  Tree state = plan.mixed() ? Tree::dict({{"master", weights}, {"opt", inner}}) : inner;
-  return {plan.strategy.shards_params() ? shard_tree(compute, n) : compute, state};
+  Tree state = plan.params_are_master() ? inner : Tree::dict({{"master", weights}, {"opt", inner}});
+  return {plan.strategy.shards_params() ? shard_tree(kept, n) : kept, state};
 }
 
 TrainState TrainStep::init_on_devices(Simulation& sim) const {
@@ -327,13 +365,13 @@ TrainState TrainStep::init_on_devices(Simulation& sim) const {
   };
   auto device_state = [&, device_part]() -> Tree {
     if (!plan.strategy.shards_optimizer_state()) return device_part(host.opt_state, false);
-    const Tree& host_inner = plan.mixed() ? host.opt_state["opt"] : host.opt_state;
+    const Tree& host_inner = plan.params_are_master() ? host.opt_state : host.opt_state["opt"];
     std::map<std::string, Tree> inner;
     if (plan.optimizer.kind() == Optimizer::Kind::adam)
       inner.emplace("count", device_part(host_inner["count"], false));
     for (const auto& entry : plan.optimizer.per_parameter_entries())
       inner.emplace(entry, device_part(host_inner[entry], true));
-    if (!plan.mixed()) return Tree::dict(std::move(inner));
+    if (plan.params_are_master()) return Tree::dict(std::move(inner));
     return Tree::dict(
         {{"master", device_part(host.opt_state["master"], true)}, {"opt", Tree::dict(std::move(inner))}});
   };
@@ -372,9 +410,10 @@ std::pair<Array, Array> TrainStep::put_batch(Simulation& sim, const Array& batch
 
 Tree TrainStep::full_params(Simulation& sim, const TrainState& state) const {
   const Plan& plan = *plan_;
-  const Tree& source = plan.mixed() ? state.opt_state["master"] : state.params;
+  const Tree& source = plan.params_are_master() ? state.params : state.opt_state["master"];
   Tree host = sim.device_get(source);
-  const bool sharded = plan.mixed() ? plan.strategy.shards_optimizer_state() : plan.strategy.shards_params();
+  const bool sharded =
+      plan.params_are_master() ? plan.strategy.shards_params() : plan.strategy.shards_optimizer_state();
   return sharded ? unshard_tree(host, plan.abstract_params) : host;
 }
 

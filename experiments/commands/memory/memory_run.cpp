@@ -51,10 +51,12 @@ MemoryMeasurement measure_memory(const MemorySetup& setup, const ChosenPlatform&
 }
 
 double zero_formula_bytes(const MemorySetup& setup) {
-  const bool mixed = setup.train_options.precision == models::Precision::mixed_bf16;
-  const double p = mixed ? 2 : 4;
-  const double g = p;
-  const double k = static_cast<double>(setup.optimizer.state_bytes_per_parameter(4)) + (mixed ? 4 : 0);
+  const models::TrainOptions& train = setup.train_options;
+  const bool separate_master = !train.params_are_master();
+  const double p = separate_master ? 2 : 4;
+  const double g = separate_master ? static_cast<double>(itemsize(train.reduction_dtype())) : 4;
+  const double k =
+      static_cast<double>(setup.optimizer.state_bytes_per_parameter(4)) + (separate_master ? 4 : 0);
   return models::zero_model_state_bytes(setup.train_options.strategy, setup.model.num_parameters(),
                                         setup.devices, p, g, k);
 }

@@ -60,7 +60,7 @@ MemoryMeasurement measure_memory(const MemorySetup& setup, const ChosenPlatform&
 // strategy's own formula), with P bytes of parameters, G of gradients and K of optimizer state per parameter:
 // mixed-precision Adam is the paper's case (P = G = 2, K = 12: fp32 master weights, momentum and variance);
 // fp32 has P = G = 4 and K = the optimizer's fp32 state (Adam 8, momentum 4, SGD 0), mixed adds 4 (the
-// master).
+// master) and keeps G in the reduce dtype; with fp32 param shards (FSDP's layout) mixed counts as fp32.
 double zero_formula_bytes(const MemorySetup& setup);
 
 }  // namespace spmdsim::cli

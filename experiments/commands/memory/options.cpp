@@ -34,8 +34,8 @@ std::int64_t fit_unit(const MemoryCommandOptions& options) {
 }
 
 std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, model_list, strategy_list, batch, micro_batches, precision, reduce_dtype, fit, fit_max,
-      jobs, shard, donate_state;
+  std::string devices, model_list, strategy_list, batch, micro_batches, precision, reduce_dtype,
+      param_shard_dtype, fit, fit_max, jobs, shard, donate_state;
   PlatformRequest platform;
   ModelRequest model;
   ZeroRequest zero;
@@ -57,6 +57,7 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
       "precision", po::value(&precision)->default_value("mixed_bf16"),
       "mixed_bf16 (bf16 params and gradients, fp32 master weights: the ZeRO paper's case) or fp32")(
       "reduce-dtype", po::value(&reduce_dtype), kReduceDtypeHelp)(
+      "param-shard-dtype", po::value(&param_shard_dtype), kParamShardDtypeHelp)(
       "optimizer", po::value(&options.optimizer_name)->default_value("adam"), "adam, momentum (0.9) or sgd")(
       "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp)(
       "donate-state", po::value(&donate_state)->default_value("off"), kDonateStateHelp);
@@ -128,6 +129,10 @@ std::optional<MemoryCommandOptions> parse(const std::vector<std::string>& args) 
   setup.train_options.reduce_dtype = values.attributed({"reduce-dtype", "precision"}, [&] {
     return parse_reduce_dtype(reduce_dtype, setup.train_options.precision);
   });
+  setup.train_options.param_shard_dtype =
+      values.attributed({"param-shard-dtype", "precision", "strategy"}, [&] {
+        return parse_param_shard_dtype(param_shard_dtype, setup.train_options.precision, options.strategies);
+      });
   setup.train_options.donate_state =
       values.attributed({"donate-state"}, [&] { return parse_on_off(donate_state, "--donate-state"); });
   setup.optimizer = values.attributed({"optimizer", "fused-optimizer"}, [&] {

@@ -53,6 +53,8 @@ MemorySetup setup_for(const MemoryCommandOptions& options, const ModelChoice& mo
   MemorySetup setup = options.setup;
   setup.model = model;
   setup.train_options.strategy = strategy;
+  // --param-shard-dtype is zero3's; the other strategies of the sweep keep their own layouts.
+  if (strategy != models::Strategy::zero3) setup.train_options.param_shard_dtype = DType::bf16;
   return setup;
 }
 

@@ -29,8 +29,8 @@ std::string_view scaling_name(Scaling scaling) {
 }
 
 std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
-  std::string devices, scaling, batch, strategy, micro_batches, precision, reduce_dtype, steps, bucket_mb,
-      prefetch, seed, jobs, fusion, shard, algorithm, donate_state, trace_once;
+  std::string devices, scaling, batch, strategy, micro_batches, precision, reduce_dtype, param_shard_dtype,
+      steps, bucket_mb, prefetch, seed, jobs, fusion, shard, algorithm, donate_state, trace_once;
   double learning_rate = 0;
   PlatformRequest platform;
   ModelRequest model;
@@ -58,6 +58,7 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
       "precision", po::value(&precision)->default_value("fp32"),
       "fp32, or mixed_bf16 (bf16 compute and gradients, fp32 master weights)")(
       "reduce-dtype", po::value(&reduce_dtype), kReduceDtypeHelp)(
+      "param-shard-dtype", po::value(&param_shard_dtype), kParamShardDtypeHelp)(
       "optimizer", po::value(&options.optimizer_name)->default_value("sgd"), "sgd, momentum (0.9) or adam")(
       "fused-optimizer", po::bool_switch(&options.fused_optimizer), kFusedOptimizerHelp)(
       "donate-state", po::value(&donate_state)->default_value("off"), kDonateStateHelp)(
@@ -167,6 +168,11 @@ std::optional<TrainCommandOptions> parse(const std::vector<std::string>& args) {
   setup.train_options.reduce_dtype = values.attributed({"reduce-dtype", "precision"}, [&] {
     return parse_reduce_dtype(reduce_dtype, setup.train_options.precision);
   });
+  setup.train_options.param_shard_dtype =
+      values.attributed({"param-shard-dtype", "precision", "strategy"}, [&] {
+        return parse_param_shard_dtype(param_shard_dtype, setup.train_options.precision,
+                                       {setup.train_options.strategy});
+      });
   setup.train_options.donate_state =
       values.attributed({"donate-state"}, [&] { return parse_on_off(donate_state, "--donate-state"); });
   setup.algorithm = values.attributed({"algorithm"}, [&] {

@@ -42,7 +42,10 @@
 //                    and backward run in bf16 (loss in fp32), gradients are bf16. reduce_dtype chooses the
 //                    communication: bf16 (the gradients are reduced in bf16 and cast to fp32 for the update)
 //                    or f32 (cast before the reduction). The update runs in fp32 on the master weights, and
-//                    the new bf16 params are cast from them (ZeRO 1/2 all-gather the bf16 params).
+//                    the new bf16 params are cast from them (ZeRO 1/2 all-gather the bf16 params). Under
+//                    zero3, param_shard_dtype f32 keeps FSDP's layout instead: fp32 param shards that are
+//                    the master weights (no 'master' entry), cast to bf16 for each gather, and fp32
+//                    gradient shards.
 //
 // Memory tags inside the step (memory_tags.hpp): params are tagged parameters, optimizer state (fp32 master
 // weights included, as the ZeRO paper counts them) optimizer_state, gradients gradients, saved activations
@@ -129,6 +132,11 @@ struct TrainOptions {
   int micro_batches = 1;  // gradient accumulation steps per update
   Precision precision = Precision::fp32;
   DType reduce_dtype = DType::bf16;  // mixed_bf16 only: bf16 or f32
+  // mixed_bf16 under zero3 only: the dtype each device keeps its param shards in. bf16: a bf16 copy beside
+  // the fp32 master shards in the optimizer state (DeepSpeed's ZeRO-3, the ZeRO paper's count). f32: the
+  // shards are the master weights, each unit's shard is cast to bf16 for its gather, and the reduced gradient
+  // shards are kept in fp32 (FSDP's MixedPrecision: a full-precision FlatParameter shard).
+  DType param_shard_dtype = DType::bf16;
   // dp-overlap: a bucket is closed once it holds this many bytes or more (PyTorch DDP's bucket_cap_mb = 25).
   Bytes bucket_bytes = kDefaultBucketBytes;
   ZeroOptions zero;
@@ -149,13 +157,18 @@ struct TrainOptions {
 
   // The dtype the step reduces its gradients in: reduce_dtype under mixed_bf16, float32 under fp32.
   DType reduction_dtype() const { return precision == Precision::mixed_bf16 ? reduce_dtype : DType::f32; }
+  // True where the params a device keeps are the fp32 weights the update runs on: under fp32, and under
+  // mixed_bf16 with fp32 param shards; otherwise the optimizer state holds the fp32 master weights.
+  bool params_are_master() const {
+    return precision != Precision::mixed_bf16 || param_shard_dtype == DType::f32;
+  }
 };
 
 // Model state in a strategy's layout: host arrays from init(), device-resident after a step.
 //   params     dp, dp-overlap, zero1, zero2: the full tree (fp32, or bf16 under mixed_bf16), replicated.
-//              zero3: each leaf as flat shards, host view [N, shard].
-//   opt_state  dp, dp-overlap: the optimizer's state (mixed: {'master': fp32 params, 'opt': state}),
-//              replicated.
+//              zero3: each leaf as flat shards, host view [N, shard] (fp32 with param_shard_dtype f32).
+//   opt_state  dp, dp-overlap: the optimizer's state (mixed: {'master': fp32 params, 'opt': state}, unless
+//              the params are the master weights: TrainOptions::params_are_master()), replicated.
 //              zero: the same with every per-parameter buffer (and 'master') as flat shards [N, shard];
 //              Adam's scalar count replicated.
 struct TrainState {
