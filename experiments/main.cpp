@@ -17,6 +17,7 @@
 #include "commands/merge/run.hpp"
 #include "commands/presets/run.hpp"
 #include "commands/train/run.hpp"
+#include "commands/validate/run.hpp"
 #include "common/command_line.hpp"
 #include "spmdsim/errors.hpp"
 
@@ -54,6 +55,10 @@ constexpr Command kCommands[] = {
      "strong and weak scaling of data-parallel training of the MLP or a transformer over device counts: "
      "throughput, step-time breakdown, scaling efficiency, peak memory",
      &cli::train::run},
+    {"validate",
+     "published data-parallel training runs' step times against spmdsim's, each run as its `spmdsim train` "
+     "command: the error of each and how many are within 15%",
+     &cli::validate::run},
     {"memory",
      "device memory of one training step per model and strategy, by tag, against the ZeRO paper and the "
      "capacity; --fit finds the largest batch or number of layers that fits",
