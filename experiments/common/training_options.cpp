@@ -34,13 +34,22 @@ std::string_view precision_name(models::Precision precision) {
   return precision == models::Precision::fp32 ? "fp32" : "mixed_bf16";
 }
 
+namespace {
+
+// The value of a mixed-precision dtype option (`option` names it in errors): bf16 or f32.
+DType bf16_or_f32(const std::string& text, std::string_view option) {
+  if (text == "bf16") return DType::bf16;
+  if (text == "f32") return DType::f32;
+  throw UsageError(fmt::format("unknown {} '{}'; valid: bf16, f32", option, text));
+}
+
+}  // namespace
+
 DType parse_reduce_dtype(const std::string& text, models::Precision precision) {
   if (text.empty()) return DType::bf16;
   if (precision != models::Precision::mixed_bf16)
     throw UsageError("--reduce-dtype applies to --precision mixed_bf16 only");
-  if (text == "bf16") return DType::bf16;
-  if (text == "f32") return DType::f32;
-  throw UsageError(fmt::format("unknown --reduce-dtype '{}'; valid: bf16, f32", text));
+  return bf16_or_f32(text, "--reduce-dtype");
 }
 
 DType parse_param_shard_dtype(const std::string& text, models::Precision precision,
@@ -50,9 +59,7 @@ DType parse_param_shard_dtype(const std::string& text, models::Precision precisi
     throw UsageError("--param-shard-dtype applies to --precision mixed_bf16 only");
   if (std::find(strategies.begin(), strategies.end(), models::Strategy::zero3) == strategies.end())
     throw UsageError("--param-shard-dtype applies to --strategy zero3 only");
-  if (text == "bf16") return DType::bf16;
-  if (text == "f32") return DType::f32;
-  throw UsageError(fmt::format("unknown --param-shard-dtype '{}'; valid: bf16, f32", text));
+  return bf16_or_f32(text, "--param-shard-dtype");
 }
 
 std::string precision_text(const models::TrainOptions& options) {

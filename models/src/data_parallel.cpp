@@ -64,7 +64,7 @@ struct TrainStep::Plan {
   bool mixed() const { return options.precision == Precision::mixed_bf16; }
   bool params_are_master() const { return options.params_are_master(); }
   DType compute_dtype() const { return mixed() ? DType::bf16 : DType::f32; }
-  DType param_dtype() const { return params_are_master() ? DType::f32 : compute_dtype(); }
+  DType param_dtype() const { return options.param_dtype(); }
   DType reduce_dtype() const { return options.reduction_dtype(); }
   PrefetchLimits prefetch_limits() const {
     return {options.zero.prefetch_units, options.zero.prefetch_elements, options.zero.max_live_elements};

@@ -124,7 +124,7 @@ void write_json(std::ostream& out, const TrainCommandOptions& options,
   j["micro_batches"] = setup.train_options.micro_batches;
   j["precision"] = precision_name(setup.train_options.precision);
   j["reduce_dtype"] = dtype_name(setup.train_options.reduction_dtype());
-  j["param_shard_dtype"] = dtype_name(setup.train_options.params_are_master() ? DType::f32 : DType::bf16);
+  j["param_shard_dtype"] = dtype_name(setup.train_options.param_dtype());
   j["optimizer"] = options.optimizer_name;
   j["fused_optimizer"] = options.fused_optimizer;
   j["donate_state"] = setup.train_options.donate_state;

@@ -162,6 +162,9 @@ struct TrainOptions {
   bool params_are_master() const {
     return precision != Precision::mixed_bf16 || param_shard_dtype == DType::f32;
   }
+  // The dtype of the params a device keeps (whole or shards): fp32 where they are the master weights, bf16
+  // otherwise.
+  DType param_dtype() const { return params_are_master() ? DType::f32 : DType::bf16; }
 };
 
 // Model state in a strategy's layout: host arrays from init(), device-resident after a step.
