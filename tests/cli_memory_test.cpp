@@ -342,9 +342,15 @@ std::vector<BadInput> bad_inputs() {
       {"TritonAttentionWithoutItsRate",
        "--model gpt2_small --preset dgx_h100 --devices 2 --strategy dp "
        "--attention fused-triton",
-       "--attention fused-triton: the NVIDIA H100 SXM5 80GB devices have no published rate of "
-       "FlashAttention's "
-       "Triton kernel; presets with one: a100, a100_40gb (and the nodes of them); use --attention fused"},
+       "--attention fused-triton: the NVIDIA H100 SXM5 80GB devices have no published rate of the "
+       "FlashAttention Triton kernel; presets with one: a100, a100_40gb (and the nodes of them); use "
+       "--attention fused"},
+      {"FlashAttention1WithoutItsRate",
+       "--model gpt2_small --preset dgx_b200 --devices 2 --strategy dp "
+       "--attention fused-fa1",
+       "--attention fused-fa1: the NVIDIA B200 (HGX/DGX, 1000 W) devices have no published rate of the "
+       "FlashAttention (1.x) kernel; presets with one: a100, a100_40gb, h100, h200 (and the nodes of them); "
+       "use --attention fused"},
   };
 }
 

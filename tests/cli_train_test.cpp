@@ -469,13 +469,19 @@ std::vector<BadInput> bad_inputs() {
       {"FractionalPrefetch", "--prefetch 1.5",
        "--prefetch must be a whole number from 0 to 999999999 (got '1.5')"},
       {"UnknownAttention", "--model gpt2_small --attention flash",
-       "unknown --attention 'flash'; valid: fused, fused-triton, naive"},
+       "unknown --attention 'flash'; valid: fused, fused-fa1, fused-triton, naive"},
       {"TritonAttentionWithoutItsRate",
        "--model gpt2_small --preset dgx_h100 --devices 1 --batch 1 --steps 1 "
        "--attention fused-triton",
-       "--attention fused-triton: the NVIDIA H100 SXM5 80GB devices have no published rate of "
-       "FlashAttention's "
-       "Triton kernel; presets with one: a100, a100_40gb (and the nodes of them); use --attention fused"},
+       "--attention fused-triton: the NVIDIA H100 SXM5 80GB devices have no published rate of the "
+       "FlashAttention Triton kernel; presets with one: a100, a100_40gb (and the nodes of them); use "
+       "--attention fused"},
+      {"FlashAttention1WithoutItsRate",
+       "--model gpt2_small --preset dgx_b200 --devices 1 --batch 1 --steps 1 "
+       "--attention fused-fa1",
+       "--attention fused-fa1: the NVIDIA B200 (HGX/DGX, 1000 W) devices have no published rate of the "
+       "FlashAttention (1.x) kernel; presets with one: a100, a100_40gb, h100, h200 (and the nodes of them); "
+       "use --attention fused"},
       {"AttentionWithoutTransformer", "--attention naive",
        "--attention applies to transformers; the MLP has no attention"},
       {"UnknownLoss", "--model gpt2_small --loss chunked",

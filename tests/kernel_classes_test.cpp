@@ -75,10 +75,13 @@ TEST(KernelClasses, AttentionRateFollowsItsCurveInLogSequence) {
 TEST(KernelClasses, AttentionRateTakesTheCurvesOfTheShapesKernel) {
   DeviceSpec spec = round_device();
   spec.attention.push_back({64, {{1024, 0.1}, {4096, 0.2}}, AttentionKernel::flash_triton});
+  spec.attention.push_back({64, {{1024, 0.2}, {4096, 0.4}}, AttentionKernel::flash1});
   EXPECT_DOUBLE_EQ(spec.attention_rate({2048, 64}, DType::bf16), 100e12 * 0.3);  // FlashAttention-2's curve
   EXPECT_DOUBLE_EQ(spec.attention_rate({2048, 64, AttentionKernel::flash_triton}, DType::bf16),
                    100e12 * 0.15);
+  EXPECT_DOUBLE_EQ(spec.attention_rate({2048, 64, AttentionKernel::flash1}, DType::bf16), 100e12 * 0.3);
   EXPECT_TRUE(spec.rates_attention_kernel(AttentionKernel::flash_triton));
+  EXPECT_TRUE(spec.rates_attention_kernel(AttentionKernel::flash1));
 }
 
 // A device with curves, none of the kernel asked for, refuses it; without any curve every kernel runs at

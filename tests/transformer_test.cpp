@@ -298,21 +298,25 @@ TEST(TransformerBlock, FusedAttentionKeepsNoScoresAndChargesTheKernelsOwnCount) 
   EXPECT_NEAR(kernel_flops(call, "flash_attention_backward"), 2.5 * 2 * b * s * s * h, 1e-9 * projections);
 }
 
-// fused-triton is the fused kernel at the rate of FlashAttention's Triton curve: the same FLOPs and memory,
-// charged at that curve's fraction of the peak where fused takes FlashAttention-2's.
-TEST(TransformerBlock, FusedTritonAttentionRunsAtItsKernelsCurve) {
+// fused-fa1 and fused-triton are the fused kernel at the rate of FlashAttention 1.x's and its Triton
+// kernel's curves: the same FLOPs and memory, charged at that curve's fraction of the peak where fused takes
+// FlashAttention-2's.
+TEST(TransformerBlock, FusedAttentionRunsAtItsKernelsCurve) {
   const double s = 32, b = kBatch, h = 64, a = 8;
   auto spec = flop_counting_device();
   spec.device.attention = {{64, {{32, 0.5}}, AttentionKernel::flash2},
+                           {64, {{32, 0.4}}, AttentionKernel::flash1},
                            {64, {{32, 0.25}}, AttentionKernel::flash_triton}};
   Simulation sim(topologies::switch_cluster(spec));
-  for (const Attention attention : {Attention::fused, Attention::fused_triton}) {
+  for (const Attention attention : {Attention::fused, Attention::fused_fa1, Attention::fused_triton}) {
     SCOPED_TRACE(attention_name(attention));
     TransformerConfig config = kSmall;
     config.attention = attention;
     EXPECT_EQ(block_forward_backward(sim, Transformer(config))[tags::activations],
               34 * s * b * h + 4 * a * s * b);
-    const double fraction = attention == Attention::fused ? 0.5 : 0.25;
+    const double fraction = attention == Attention::fused       ? 0.5
+                            : attention == Attention::fused_fa1 ? 0.4
+                                                                : 0.25;
     const CallReport call = last_call(sim, "forward_backward");
     const double count = 2 * b * s * s * h;
     EXPECT_NEAR(kernel_flops(call, "flash_attention"), count / fraction, 1e-9 * count);

@@ -45,9 +45,11 @@ models::Recompute parse_recompute(const std::string& name) {
 }
 
 models::Attention parse_attention(const std::string& name) {
-  for (auto a : {models::Attention::fused, models::Attention::fused_triton, models::Attention::naive})
+  for (auto a : {models::Attention::fused, models::Attention::fused_fa1, models::Attention::fused_triton,
+                 models::Attention::naive})
     if (name == models::attention_name(a)) return a;
-  throw UsageError(fmt::format("unknown --attention '{}'; valid: fused, fused-triton, naive", name));
+  throw UsageError(
+      fmt::format("unknown --attention '{}'; valid: fused, fused-fa1, fused-triton, naive", name));
 }
 
 models::LossForm parse_loss(const std::string& name) {
@@ -113,8 +115,10 @@ void add_model_shape_options(po::options_description& options, ModelRequest& req
       "(every block)")(
       "attention", po::value(&request.attention),
       "transformers: the attention core as one FlashAttention-style kernel at FlashAttention-2's rate, "
-      "fused (default), the same at FlashAttention's Triton kernel's rate, fused-triton (A100 presets), or "
-      "materialised with its [s, s] scores in device memory, naive")(
+      "fused (default), the same at FlashAttention 1.x's rate (PyTorch 2.0-2.1's "
+      "scaled_dot_product_attention), "
+      "fused-fa1 (A100, H100 and H200 presets), or at FlashAttention's Triton kernel's rate, fused-triton "
+      "(A100 presets), or materialised with its [s, s] scores in device memory, naive")(
       "loss", po::value(&request.loss),
       "transformers: the cross-entropy as one kernel, fused (default, as XLA fuses it), or as PyTorch's "
       "nn.CrossEntropyLoss on materialised logits, unfused (up to three [b*s, V] tensors at once), or "

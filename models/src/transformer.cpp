@@ -249,6 +249,8 @@ std::string_view attention_name(Attention attention) {
   switch (attention) {
     case Attention::fused:
       return "fused";
+    case Attention::fused_fa1:
+      return "fused-fa1";
     case Attention::fused_triton:
       return "fused-triton";
     case Attention::naive:
@@ -259,6 +261,19 @@ std::string_view attention_name(Attention attention) {
 
 bool is_fused(Attention attention) {
   return attention != Attention::naive;
+}
+
+AttentionKernel attention_kernel(Attention attention) {
+  switch (attention) {
+    case Attention::fused_fa1:
+      return AttentionKernel::flash1;
+    case Attention::fused_triton:
+      return AttentionKernel::flash_triton;
+    case Attention::fused:
+    case Attention::naive:
+      return AttentionKernel::flash2;
+  }
+  return AttentionKernel::flash2;
 }
 
 std::string_view loss_form_name(LossForm loss) {
@@ -404,8 +419,9 @@ BlockForward Transformer::block_forward(const Tree& block, const Array& x, Recom
   kept.ln_1 = layer_norm(x, block["ln_1"]);
   if (is_fused(config_.attention)) {
     kept.qkv = dense(kept.ln_1, attention["qkv"]);
-    FusedAttention fa = fused_attention_forward(
-        kept.qkv, s, a, fused_attention_forward_flops(x.shape()[0] / s), config_.dropout, attention_kernel());
+    FusedAttention fa =
+        fused_attention_forward(kept.qkv, s, a, fused_attention_forward_flops(x.shape()[0] / s),
+                                config_.dropout, attention_kernel(config_.attention));
     kept.context = std::move(fa.out);
     kept.lse = std::move(fa.lse);
   } else {
@@ -478,7 +494,7 @@ BlockBackward Transformer::block_backward(const Tree& block, BlockActivations sa
     const std::int64_t batch = proj.dx.shape()[0] / s;
     d_qkv = fused_attention_backward(release(saved.qkv), release(saved.context), release(saved.lse),
                                      release(proj.dx), s, a, fused_attention_forward_flops(batch),
-                                     config_.dropout, attention_kernel());
+                                     config_.dropout, attention_kernel(config_.attention));
   } else {
     const Array d_context = split_heads(release(proj.dx), s, a);
     const Array v = release(saved.v);

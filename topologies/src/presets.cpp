@@ -83,13 +83,20 @@ AttentionFigure measured_attention(std::int64_t head_dim, double peak, const std
   return figure;
 }
 
-// FlashAttention-2, causal, forward + backward, batch x seq = 16k, hidden 2048 (§K.3 [FA2]); on the A100
-// also FlashAttention's Triton kernel, the same benchmark's "FlashAttention Triton" bars.
+// FlashAttention-2, causal, forward + backward, batch x seq = 16k, hidden 2048 (§K.3 [FA2]), and the same
+// benchmark's "FlashAttention" bars (flash-attn 1.x's CUDA kernel); on the A100 also its "FlashAttention
+// Triton" bars.
 std::vector<AttentionFigure> a100_attention() {
   return {measured_attention(64, 312 * kTFLOP, {88, 119, 140, 156, 165, 171},
                              "§K.3 [FA2] A100 80GB, causal d64, of 312 TFLOP/s"),
           measured_attention(128, 312 * kTFLOP, {99, 133, 155, 173, 182, 189},
                              "§K.3 [FA2] A100 80GB, causal d128, of 312 TFLOP/s"),
+          measured_attention(64, 312 * kTFLOP, {58, 70, 77, 87, 92, 97},
+                             "§K.3 [FA2] A100 80GB, FlashAttention (1.x), causal d64, of 312 TFLOP/s",
+                             AttentionKernel::flash1),
+          measured_attention(128, 312 * kTFLOP, {55, 62, 69, 76, 80, 83},
+                             "§K.3 [FA2] A100 80GB, FlashAttention (1.x), causal d128, of 312 TFLOP/s",
+                             AttentionKernel::flash1),
           measured_attention(64, 312 * kTFLOP, {59, 75, 79, 76, 79, 80},
                              "§K.3 [FA2] A100 80GB, FlashAttention Triton, causal d64, of 312 TFLOP/s",
                              AttentionKernel::flash_triton),
@@ -100,6 +107,17 @@ std::vector<AttentionFigure> a100_attention() {
 std::vector<AttentionFigure> h100_attention(std::string_view source) {
   return {measured_attention(64, 989.4 * kTFLOP, {141, 192, 232, 257, 273, 284}, source),
           measured_attention(128, 989.4 * kTFLOP, {163, 221, 265, 294, 308, 328}, source)};
+}
+// The H100 die's: FlashAttention-2's curves and the same benchmark's FlashAttention (1.x) bars, which run on
+// Hopper as they do on the A100 (not on the devices that only borrow the H100's fractions of peak).
+std::vector<AttentionFigure> hopper_attention(std::string_view flash2_source,
+                                              std::string_view flash1_source) {
+  std::vector<AttentionFigure> figures = h100_attention(flash2_source);
+  figures.push_back(measured_attention(64, 989.4 * kTFLOP, {104, 123, 136, 138, 149, 156}, flash1_source,
+                                       AttentionKernel::flash1));
+  figures.push_back(measured_attention(128, 989.4 * kTFLOP, {98, 109, 108, 126, 135, 137}, flash1_source,
+                                       AttentionKernel::flash1));
+  return figures;
 }
 
 constexpr std::string_view kH100Attention = "§K.3 [FA2] H100 SXM5, causal, of 989.4 TFLOP/s";
@@ -184,7 +202,8 @@ std::vector<DevicePreset> make_devices() {
        {128, 256, 132, "§K.1 [S1-perf] 128x256 tiles (its wave-quantization example), 132 SMs"},
        kNvidiaMemoryEfficiency,
        kNvidiaLaunch,
-       h100_attention(kH100Attention)},
+       hopper_attention(kH100Attention,
+                        "§K.3 [FA2] H100 SXM5, FlashAttention (1.x), causal, of 989.4 TFLOP/s")},
       {"h200",
        "NVIDIA H200 SXM 141GB",
        {{bf16, {989.4 * kTFLOP, "§1.1 [S1] 989, the H100's die (989.4 [S1,S2])"}},
@@ -203,7 +222,8 @@ std::vector<DevicePreset> make_devices() {
        {128, 256, 132, "§K.1 [S1-perf] 128x256 tiles (its wave-quantization example), 132 SMs"},
        kNvidiaMemoryEfficiency,
        kNvidiaLaunch,
-       h100_attention("assumed: H100's FlashAttention-2 TFLOP/s (§K.3 [FA2]), the same die")},
+       hopper_attention("assumed: H100's FlashAttention-2 TFLOP/s (§K.3 [FA2]), the same die",
+                        "assumed: H100's FlashAttention (1.x) TFLOP/s (§K.3 [FA2]), the same die")},
       {"b200",
        "NVIDIA B200 (HGX/DGX, 1000 W)",
        {{bf16, {2250 * kTFLOP, "§1.1 [S1,S3] HGX B200 @1000 W, dense"}},

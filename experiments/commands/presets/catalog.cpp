@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <string_view>
+#include <utility>
+
 #include "spmdsim/collective_algorithms.hpp"
 #include "spmdsim/topologies/accelerator_node.hpp"
 #include "spmdsim/topologies/presets.hpp"
@@ -58,9 +61,18 @@ void add_kernel_rows(std::vector<Row>& rows, const DevicePreset& d) {
                             microseconds(d.launch_overhead.value), "s"));
   for (const AttentionFigure& a : d.attention) {
     // FlashAttention-2's rows keep their names; another kernel's say which.
-    const bool flash2 = a.kernel == AttentionKernel::flash2;
-    rows.push_back({fmt::format("attention.{}d{}", flash2 ? "" : "triton.", a.head_dim),
-                    fmt::format("{} d{}", flash2 ? "attention" : "triton attn", a.head_dim),
+    const auto [key, label] = [&]() -> std::pair<std::string_view, std::string_view> {
+      switch (a.kernel) {
+        case AttentionKernel::flash2:
+          return {"", "attention"};
+        case AttentionKernel::flash1:
+          return {"fa1.", "fa1 attn"};
+        case AttentionKernel::flash_triton:
+          return {"triton.", "triton attn"};
+      }
+      return {"?.", "?"};
+    }();
+    rows.push_back({fmt::format("attention.{}d{}", key, a.head_dim), fmt::format("{} d{}", label, a.head_dim),
                     attention_text(a), std::nullopt, "", std::string(a.source)});
   }
 }

@@ -87,17 +87,22 @@ HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::in
 }
 
 void check_attention_kernel(const Simulation& sim, int devices, const ModelChoice& model) {
-  if (!model.is_transformer() || model.transformer->attention != models::Attention::fused_triton) return;
+  if (!model.is_transformer() || !models::is_fused(model.transformer->attention)) return;
+  const models::Attention attention = model.transformer->attention;
+  const AttentionKernel kernel = models::attention_kernel(attention);
+  // FlashAttention-2 runs everywhere: a device without its figure takes the H100's fractions of peak.
+  if (kernel == AttentionKernel::flash2) return;
   for (int d = 0; d < devices; ++d) {
     const DeviceSpec& spec = sim.platform().devices[static_cast<std::size_t>(d)].spec;
-    if (!spec.rates_attention_kernel(AttentionKernel::flash_triton)) {
+    if (!spec.rates_attention_kernel(kernel)) {
       std::vector<std::string_view> rated;
       for (const topologies::DevicePreset& preset : topologies::device_presets())
-        if (preset.spec().rates_attention_kernel(AttentionKernel::flash_triton)) rated.push_back(preset.name);
+        if (preset.spec().rates_attention_kernel(kernel)) rated.push_back(preset.name);
       throw UsageError(fmt::format(
-          "--attention fused-triton: the {} devices have no published rate of FlashAttention's Triton "
-          "kernel; presets with one: {} (and the nodes of them); use --attention fused",
-          spec.model, fmt::join(rated, ", ")));
+          "--attention {}: the {} devices have no published rate of the {} kernel; presets with one: {} "
+          "(and the nodes of them); use --attention fused",
+          models::attention_name(attention), spec.model, attention_kernel_name(kernel),
+          fmt::join(rated, ", ")));
     }
   }
 }

@@ -84,8 +84,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(TrainingResult, devices, global_batch, step_t
                                    hidden_communication, transfer, idle, peak_memory, model_flops_per_sample,
                                    peak_flops, tokens_per_sample, last_loss, platform, simgrid)
 
-// Throws UsageError when `model` runs its attention on a kernel (--attention fused-triton) whose rate one of
-// the first `devices` devices of `sim` has not published: the first step would stop on it.
+// Throws UsageError when `model` runs its attention on a kernel (--attention fused-fa1, fused-triton) whose
+// rate one of the first `devices` devices of `sim` has not published: the first step would stop on it.
 void check_attention_kernel(const Simulation& sim, int devices, const ModelChoice& model);
 
 // A Simulation of `platform` for training on its first `devices` devices, SimGrid getting `simgrid_argv` (the

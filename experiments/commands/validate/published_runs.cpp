@@ -143,9 +143,10 @@ std::vector<PublishedRun> make_validation_runs() {
        "karpathy/llm.c scripts/run_gpt2_1558M.sh: 2.80s/iter",
        "--model custom --layers 48 --hidden 1600 --heads 25 --seq-len 1024 --vocab 50257 --preset dgx_h100 "
        "--devices 8 --batch 1024 --micro-batches 8 --strategy zero1 --dropout off"},
-      {"nanoGPT, 8x A100 40GB, 12 x 1024 x 5 per GPU, bf16, torch.compile", 563, false,
+      {"nanoGPT, 8x A100 40GB, 12 x 1024 x 5 per GPU, bf16, torch.compile, FA 1.x", 563, false,
        "karpathy/nanoGPT#110: ~560-567 ms",
-       fmt::format("{} --preset dgx_a100_40gb --devices 8 --batch 480 --micro-batches 5 --dropout off",
+       fmt::format("{} --preset dgx_a100_40gb --devices 8 --batch 480 --micro-batches 5 --dropout off "
+                   "--attention fused-fa1",
                    kGpt2Small)},
   };
   // MosaicML's MPT rows at the models' own 2,048 tokens, smallest model first.

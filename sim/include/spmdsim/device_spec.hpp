@@ -25,9 +25,10 @@ struct MatmulShape {
   std::int64_t k = 0;
 };
 
-// The fused attention kernels with published rates: FlashAttention-2 (flash-attn 2.x) and FlashAttention's
+// The fused attention kernels with published rates: FlashAttention-2 (flash-attn 2.x), FlashAttention's
+// first CUDA kernel (flash-attn 1.x, which PyTorch 2.0 and 2.1 run for scaled_dot_product_attention) and its
 // Triton kernel (flash-attn 1.x's flash_attn_triton, which MosaicML's llm-foundry runs as attn_impl triton).
-enum class AttentionKernel { flash2, flash_triton };
+enum class AttentionKernel { flash2, flash1, flash_triton };
 std::string_view attention_kernel_name(AttentionKernel kernel);
 
 // A fused (FlashAttention-style) attention kernel: its sequence length, head dimension and implementation.

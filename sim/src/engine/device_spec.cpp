@@ -51,7 +51,15 @@ Seconds DeviceSpec::matmul_time(Flops flops, const MatmulShape& shape, DType dty
 }
 
 std::string_view attention_kernel_name(AttentionKernel kernel) {
-  return kernel == AttentionKernel::flash2 ? "FlashAttention-2" : "FlashAttention Triton";
+  switch (kernel) {
+    case AttentionKernel::flash2:
+      return "FlashAttention-2";
+    case AttentionKernel::flash1:
+      return "FlashAttention (1.x)";
+    case AttentionKernel::flash_triton:
+      return "FlashAttention Triton";
+  }
+  return "?";
 }
 
 bool DeviceSpec::rates_attention_kernel(AttentionKernel kernel) const {

@@ -40,13 +40,17 @@ namespace spmdsim::models {
 //          memory, the forward keeps its output and the softmax statistics, the backward recomputes the
 //          scores; its FLOPs are the kernel's own count (causal: half the score matmuls; the backward 2.5x
 //          the forward) at the device's attention rate (DeviceSpec::attention_rate).
+//   fused_fa1  the same kernel and memory at the rate of FlashAttention's first CUDA kernel (flash-attn 1.x;
+//          PyTorch 2.0 and 2.1's scaled_dot_product_attention), where the device has published one.
 //   fused_triton  the same kernel and memory at the rate of FlashAttention's Triton kernel (flash-attn 1.x,
 //          MosaicML llm-foundry's attn_impl triton), where the device has published one.
 //   naive  the materialised form: the scores, the probabilities and their dropout in device memory, each op
 //          its own kernel (Korthikanti et al. 2022's count).
-enum class Attention { fused, fused_triton, naive };
-std::string_view attention_name(Attention attention);  // "fused", "fused-triton", "naive"
+enum class Attention { fused, fused_fa1, fused_triton, naive };
+std::string_view attention_name(Attention attention);  // "fused", "fused-fa1", "fused-triton", "naive"
 bool is_fused(Attention attention);
+// The kernel whose rate a fused attention runs at (FlashAttention-2's for naive, which has none).
+AttentionKernel attention_kernel(Attention attention);
 
 // How the loss over the logits runs (losses.hpp):
 //   fused    one kernel for the cast to float32, the log-softmax, the loss and its gradient, as XLA fuses
@@ -185,12 +189,6 @@ class Transformer {
                               Recompute recompute = Recompute::none) const;
 
  private:
-  // The kernel whose rate the fused attention runs at.
-  AttentionKernel attention_kernel() const {
-    return config_.attention == Attention::fused_triton ? AttentionKernel::flash_triton
-                                                        : AttentionKernel::flash2;
-  }
-
   TransformerConfig config_;
 };
 
