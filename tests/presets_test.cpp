@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include "cli_run.hpp"
 #include "spmdsim/errors.hpp"
 #include "spmdsim/simulation.hpp"
+#include "spmdsim/topologies/accelerator_node.hpp"
 #include "spmdsim/topologies/presets.hpp"
 
 namespace spmdsim {
@@ -152,6 +154,24 @@ TEST(NodePresets, DeviceLinkIsTheAchievableRateTimesTheModelCorrection) {
   EXPECT_EQ(link_preset("nvlink5").achievable->value, 721.8e9);
   EXPECT_EQ(node_preset("dgx_h100").spec().nic.bandwidth,
             47e9);  // NDR through NCCL, not the 50 GB/s line rate
+}
+
+// RCCL keeps PXN off on MI300X communicators of fewer than 64 ranks: a cluster of them reaches other rails
+// over spines at the NICs' rate, from 64 ranks over the node fabric as NCCL's nodes always do.
+TEST(NodePresets, ClustersCrossRailsAsTheirLibraryDoes) {
+  const NodeSpec mi300x = node_preset("mi300x_8gpu").spec();
+  for (const int nodes : {2, 7}) {
+    const MultiNodeSpec spec = library_cluster_spec(mi300x, nodes);
+    EXPECT_EQ(spec.rail_crossing, RailCrossing::spine) << nodes;
+    EXPECT_EQ(spec.switch_link.bandwidth, mi300x.nic.bandwidth) << nodes;
+    EXPECT_EQ(multi_node_route(spec, 3, 13),
+              (std::vector<std::string>{"node0.dev3.nic.up", "rail3-spine1.up", "rail5-spine1.down",
+                                        "node1.dev5.nic.down"}));
+  }
+  EXPECT_EQ(library_cluster_spec(mi300x, 8).rail_crossing, RailCrossing::nvlink_first);
+  for (const int nodes : {2, 8})
+    EXPECT_EQ(library_cluster_spec(node_preset("dgx_h100").spec(), nodes).rail_crossing,
+              RailCrossing::nvlink_first);
 }
 
 TEST(NodePresets, RunUnderTheAlphaBetaModel) {

@@ -278,7 +278,7 @@ ChosenPlatform node_platform(const topologies::NodePreset& preset, const Platfor
     return chosen;
   }
   try {
-    chosen.builder = topologies::multi_node_cluster({.node = preset.spec(), .num_nodes = nodes});
+    chosen.builder = topologies::multi_node_cluster(topologies::library_cluster_spec(preset.spec(), nodes));
   } catch (const ValueError& e) {
     throw UsageError(fmt::format("--nodes {}: {}", nodes, e.what()));
   }

@@ -1,6 +1,7 @@
 // Accelerator nodes joined by a scale-out network (fat tree or rail-optimised); the drawings and the routes
 // are in accelerator_node.hpp, the engine shared with accelerator_node in node_cluster.cpp.
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -32,6 +33,16 @@ std::string network_text(const MultiNodeSpec& spec) {
 }
 
 }  // namespace
+
+MultiNodeSpec library_cluster_spec(NodeSpec node, int num_nodes) {
+  MultiNodeSpec spec{.node = std::move(node), .num_nodes = num_nodes};
+  const long long ranks = static_cast<long long>(num_nodes) * spec.node.devices_per_node;
+  if (spec.node.rccl && ranks < spec.node.rccl->pxn_min_ranks) {
+    spec.rail_crossing = RailCrossing::spine;
+    spec.switch_link = spec.node.nic;
+  }
+  return spec;
+}
 
 PlatformBuilder multi_node_cluster(MultiNodeSpec spec) {
   const std::string what = "multi-node cluster";

@@ -492,11 +492,15 @@ NcclNode nccl_blackwell() {
 RcclNode rccl_mi300x() {
   return {.bus_bandwidth = 7 * 48 * kNcclGB,
           .msccl_channel_bandwidth = 18.0e9,
-          .source = "ROCm/rccl 0cbce2a7: the ring graph of 8 MI300X over their 7 xGMI links, 48 GB/s each "
-                    "(src/graph/topo.h GFX94X_XGMI_WIDTH), as NCCL's nvlBw x links; fitted: the MSCCL "
-                    "all-pairs channel rate, 18.0 GB/s, to AMD's rccl-tests all-reduce curve from 32 KiB to "
-                    "16 MiB (ROCm blog mi300x-rccl-xgmi, 2025-03-02, one process per GPU; least squares of the "
-                    "relative errors; spmdsim calibrate --fit), the other published MI300X curves held out"};
+          .pxn_min_ranks = 64,
+          .source =
+              "ROCm/rccl 0cbce2a7: the ring graph of 8 MI300X over their 7 xGMI links, 48 GB/s each "
+              "(src/graph/topo.h GFX94X_XGMI_WIDTH), as NCCL's nvlBw x links; PXN off below 64 ranks "
+              "on gfx942 (src/rccl_wrap.cc rcclSetPxn; NCCL_PXN_DISABLE defaults to 1 in "
+              "src/graph/paths.cc); fitted: the MSCCL "
+              "all-pairs channel rate, 18.0 GB/s, to AMD's rccl-tests all-reduce curve from 32 KiB to "
+              "16 MiB (ROCm blog mi300x-rccl-xgmi, 2025-03-02, one process per GPU; least squares of the "
+              "relative errors; spmdsim calibrate --fit), the other published MI300X curves held out"};
 }
 
 constexpr std::string_view kFitted =

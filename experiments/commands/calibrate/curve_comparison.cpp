@@ -106,8 +106,9 @@ std::vector<double> simulate_curve(const PublishedCurve& curve, const topologies
                                    const std::string& algorithm,
                                    const std::vector<std::string>& simgrid_args) {
   const PlatformBuilder builder =
-      curve.nodes == 1 ? topologies::node_platform(preset)
-                       : topologies::multi_node_cluster({.node = preset.spec(), .num_nodes = curve.nodes});
+      curve.nodes == 1
+          ? topologies::node_platform(preset)
+          : topologies::multi_node_cluster(topologies::library_cluster_spec(preset.spec(), curve.nodes));
   std::vector<std::string> argv = {"spmdsim"};
   argv.insert(argv.end(), simgrid_args.begin(), simgrid_args.end());
   const auto simulation = start_simulation(builder, preset.network_model->simgrid_config, std::move(argv));
@@ -319,9 +320,11 @@ void write_curve_markdown(std::ostream& out, const std::vector<CurveComparison>&
       << "nodes of A100 40GB (Azure ND96asr_v4, 8 x 200G HDR) the simulated Ring, on NCCL's graph of 8 x\n"
       << "24 GB/s, is within 5.7% from 512 MiB (it was 5.4-6.4% faster on the node's graph) and 9-32%\n"
       << "faster than measured from 2 to 128 MiB. On 2\n"
-      << "nodes of MI300X (AMD's AAC10 cluster, 8 RoCE NICs per node of a speed not stated, RCCL 2.22.3)\n"
-      << "it is within 5% at 256 and 512 MiB, 11-15% slower than measured from 1 GiB, and 60-285% faster\n"
-      << "below 256 MiB, where the published curve climbs by 69% from 128 to 256 MiB: RCCL's choices\n"
+      << "nodes of MI300X (AMD's AAC10 cluster, 8 RoCE NICs per node of a speed not stated, RCCL 2.22.3),\n"
+      << "whose RCCL keeps PXN off below 64 ranks (each ring leaves a node by its own GPU's NIC, so its\n"
+      << "channels load 7 of the mesh's links in 8: docs/collectives.md#channels), it is within 2.5% from\n"
+      << "1 GiB and 5.3% at 512 MiB (11-15% slower through PXN), 11.8% faster at 256 MiB and 65-165%\n"
+      << "faster below, where the published curve climbs by 69% from 128 to 256 MiB: RCCL's choices\n"
       << "across nodes other than its tuner's ring are not modelled.\n"
       << "\n"
       << "Over all the curves, " << targets_met(comparisons) << ".\n\n"

@@ -83,6 +83,9 @@ struct NcclNode {
 struct RcclNode {
   double bus_bandwidth = 0;           // B/s
   double msccl_channel_bandwidth = 0;  // B/s of data one MSCCL channel moves; 0: MSCCL not modelled
+  // The fewest ranks of a communicator across nodes for which RCCL sends to another rail's NIC through that
+  // rail's GPU (PXN, as NCCL does); below it a message leaves by its own GPU's NIC. 0: always PXN.
+  int pxn_min_ranks = 0;
   std::string source;                 // where the figures come from
 };
 

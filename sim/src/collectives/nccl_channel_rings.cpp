@@ -3,8 +3,9 @@
 // GPU x -> NET n"; each channel's search starts at another NIC, graph->inter[2c] and [2c+1]): channel c
 // enters every node at local device e = c mod d, the device beside NIC e, walks the node along a Hamiltonian
 // cycle of its own and leaves it from the device before e, whose message to the next node's device e goes
-// out through NIC e (the platform routes it over the node fabric to device e first: NCCL's PXN). So channels
-// 0..d-1 cross nodes on d different NICs.
+// out through NIC e (the platform routes it over the node fabric to device e first: NCCL's PXN), or, where
+// RCCL keeps PXN off (topologies::library_cluster_spec), out through its own NIC and over a spine to rail e.
+// So channels 0..d-1 cross nodes on d different NICs.
 //
 // The cycles inside a node are arc-disjoint, so that on a full-mesh node (MI300X) the channels drive
 // different links, as RCCL spreads its channels over all xGMI links: a decomposition of the node's complete

@@ -126,6 +126,11 @@ struct MultiNodeSpec {
 // (fat tree), a bad switch link where spines exist, or a bad node (as accelerator_node).
 PlatformBuilder multi_node_cluster(MultiNodeSpec spec);
 
+// `num_nodes` of `node` on the rail-optimised network its collective library expects: other rails over the
+// node fabric first (PXN), except where the node's RCCL keeps PXN off for that many ranks
+// (RcclNode::pxn_min_ranks): then over spines, each rail switch joined to each spine at the NICs' rate.
+MultiNodeSpec library_cluster_spec(NodeSpec node, int num_nodes);
+
 // The names of the links a message from endpoint `from` to endpoint `to` crosses, in order, on the
 // platform the builder of the same spec makes; endpoints are devices 0 .. N-1 and host CPUs -1 (node 0's)
 // down to -num_nodes. Pure (nothing is built); the builders route with the same function.
