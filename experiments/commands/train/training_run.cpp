@@ -87,10 +87,11 @@ HostDemand training_host_demand(const TrainingSetup& setup, int devices, std::in
 }
 
 void check_attention_kernel(const Simulation& sim, int devices, const ModelChoice& model) {
-  if (!model.is_transformer() || !models::is_fused(model.transformer->attention)) return;
+  if (!model.is_transformer()) return;
   const models::Attention attention = model.transformer->attention;
   const AttentionKernel kernel = models::attention_kernel(attention);
-  // FlashAttention-2 runs everywhere: a device without its figure takes the H100's fractions of peak.
+  // FlashAttention-2 (and naive, which has no kernel) runs everywhere: a device without its figure takes the
+  // H100's fractions of peak.
   if (kernel == AttentionKernel::flash2) return;
   for (int d = 0; d < devices; ++d) {
     const DeviceSpec& spec = sim.platform().devices[static_cast<std::size_t>(d)].spec;
