@@ -382,7 +382,7 @@ constexpr std::int64_t kMaxJoinedElements = 500'000'000;
 
 // A tree's leaves as the calls that reduce or gather them: the leaves of one dtype in tree order, cut where a
 // call would join more than max_elements (a larger leaf is a call of its own).
-std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& leaves,
+std::vector<std::vector<std::size_t>> joined_calls(const detail::OperandLeaves& leaves,
                                                    std::int64_t max_elements) {
   std::vector<std::vector<std::size_t>> calls;
   std::vector<bool> assigned(leaves.size(), false);
@@ -391,14 +391,14 @@ std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& lea
     std::int64_t joined = 0;
     calls.emplace_back();
     for (std::size_t i = first; i < leaves.size(); ++i) {
-      if (assigned[i] || leaves[i].dtype() != leaves[first].dtype()) continue;
-      if (!calls.back().empty() && joined + leaves[i].size() > max_elements) {
+      if (assigned[i] || leaves.like(i).dtype() != leaves.like(first).dtype()) continue;
+      if (!calls.back().empty() && joined + leaves.like(i).size() > max_elements) {
         calls.emplace_back();
         joined = 0;
       }
       assigned[i] = true;
       calls.back().push_back(i);
-      joined += leaves[i].size();
+      joined += leaves.like(i).size();
     }
   }
   return calls;
@@ -407,22 +407,29 @@ std::vector<std::vector<std::size_t>> joined_calls(const std::vector<Array>& lea
 // A collective over a pytree, as XLA runs it: the leaves of each call of joined_calls go to `run` together as
 // the operands of one multi-operand collective, as a psum bound on many leaves at once runs as one all-reduce
 // and XLA's combiners join the all-gathers and reduce-scatters a tree_map makes. 389 gradients then pay a
-// few collectives' latencies, not 389. Each leaf's handle goes with its call: every device holds the handles
-// of the calls still to come, not of those done. The results take their leaves' places, so a device holds
-// one vector of handles through the calls, not one per call and one of results beside it (at thousands of
-// devices, all waiting inside a call at once, those vectors were a third of the simulator's heap).
+// few collectives' latencies, not 389. A leaf becomes an array only when its call runs (OperandLeaves says
+// why), and its handle goes with the call.
 template <class RunOperands>
-std::vector<Array> per_joined_call(std::vector<Array> leaves, std::int64_t max_elements,
+std::vector<Array> per_joined_call(detail::OperandLeaves leaves, std::int64_t max_elements,
                                    const RunOperands& run) {
-  for (const std::vector<std::size_t>& call : joined_calls(leaves, max_elements)) {
+  const std::vector<std::vector<std::size_t>> calls = joined_calls(leaves, max_elements);
+  std::vector<std::vector<Array>> outputs;
+  outputs.reserve(calls.size());
+  for (const std::vector<std::size_t>& call : calls) {
     std::vector<Array> operands;
     operands.reserve(call.size());
-    for (std::size_t i : call) operands.push_back(std::move(leaves[i]));
+    for (std::size_t i : call) operands.push_back(leaves.take(i));
     // The call's handles go once it returns.
-    std::vector<Array> outputs = run(std::move(operands));
-    for (std::size_t j = 0; j < call.size(); ++j) leaves[call[j]] = std::move(outputs[j]);
+    outputs.push_back(run(std::move(operands)));
   }
-  return leaves;
+  // Back in leaf order: leaf i is output `j` of call `c`.
+  std::vector<std::pair<std::size_t, std::size_t>> placed(leaves.size());
+  for (std::size_t c = 0; c < calls.size(); ++c)
+    for (std::size_t j = 0; j < calls[c].size(); ++j) placed[calls[c][j]] = {c, j};
+  std::vector<Array> results;
+  results.reserve(leaves.size());
+  for (const auto& [c, j] : placed) results.push_back(std::move(outputs[c][j]));
+  return results;
 }
 
 }  // namespace
@@ -460,7 +467,7 @@ Operand reduced(const Operand& x, const AxisName& axis_name, const Reduce& reduc
     leaves = x.leaves();
   std::vector<Array> results;
   if (detail::ProgramRecorder* recorder = detail::current_recorder(); recorder == nullptr) {
-    results = reduce(std::move(leaves));
+    results = reduce(detail::OperandLeaves(std::move(leaves)));
   } else {
     const detail::DeviceContext& ctx = *detail::current_device();
     ctx.axis_levels(axis_name);
@@ -480,36 +487,36 @@ double group_size(const AxisName& axis_name, const AxisIndexGroups& groups) {
 
 Array psum(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](std::vector<Array> operand) {
-    return std::vector{all_reduce(operand.front(), axis_name, groups, ReduceOp::sum, "psum", options)};
+  return reduced(x, axis_name, [=](detail::OperandLeaves operand) {
+    return std::vector{all_reduce(operand.take(0), axis_name, groups, ReduceOp::sum, "psum", options)};
   });
 }
 
 Array pmean(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
             const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](std::vector<Array> operand) {
-    Array total = all_reduce(operand.front(), axis_name, groups, ReduceOp::sum, "pmean", options);
+  return reduced(x, axis_name, [=](detail::OperandLeaves operand) {
+    Array total = all_reduce(operand.take(0), axis_name, groups, ReduceOp::sum, "pmean", options);
     return std::vector{detail::mean_of_sum(total, group_size(axis_name, groups))};
   });
 }
 
 Array pmax(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](std::vector<Array> operand) {
-    return std::vector{all_reduce(operand.front(), axis_name, groups, ReduceOp::max, "pmax", options)};
+  return reduced(x, axis_name, [=](detail::OperandLeaves operand) {
+    return std::vector{all_reduce(operand.take(0), axis_name, groups, ReduceOp::max, "pmax", options)};
   });
 }
 
 Array pmin(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](std::vector<Array> operand) {
-    return std::vector{all_reduce(operand.front(), axis_name, groups, ReduceOp::min, "pmin", options)};
+  return reduced(x, axis_name, [=](detail::OperandLeaves operand) {
+    return std::vector{all_reduce(operand.take(0), axis_name, groups, ReduceOp::min, "pmin", options)};
   });
 }
 
 Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
           const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](std::vector<Array> operands) {
+  return reduced(x, axis_name, [=](detail::OperandLeaves operands) {
     return per_joined_call(std::move(operands), kMaxJoinedElements, [&](const std::vector<Array>& joined) {
       return all_reduce_operands(joined, axis_name, groups, ReduceOp::sum, "psum", options);
     });
@@ -518,7 +525,7 @@ Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& group
 
 Tree pmean(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](std::vector<Array> operands) {
+  return reduced(x, axis_name, [=](detail::OperandLeaves operands) {
     const double count = group_size(axis_name, groups);
     return per_joined_call(std::move(operands), kMaxJoinedElements, [&](const std::vector<Array>& joined) {
       std::vector<Array> totals =
@@ -540,8 +547,8 @@ Tree all_gather(const Tree& x, const AxisName& axis_name, int axis, bool tiled, 
                 const CollectiveOptions& options) {
   // The cap is on what each call gathers, which is what the ring's pieces hold.
   const auto count = static_cast<std::int64_t>(my_group(device_for(axis_name), axis_name, groups).size());
-  return x.rebuild(
-      per_joined_call(x.leaves(), kMaxJoinedElements / count, [&](const std::vector<Array>& operands) {
+  return x.rebuild(per_joined_call(
+      detail::OperandLeaves(x.leaves()), kMaxJoinedElements / count, [&](const std::vector<Array>& operands) {
         return all_gather_operands(operands, device_for(axis_name).axis_group(axis_name), axis, tiled, groups,
                                    options);
       }));
@@ -554,9 +561,10 @@ Array psum_scatter(const Array& x, const AxisName& axis_name, int scatter_dimens
 
 Tree psum_scatter(const Tree& x, const AxisName& axis_name, int scatter_dimension, bool tiled,
                   const AxisIndexGroups& groups, const CollectiveOptions& options) {
-  return x.rebuild(per_joined_call(x.leaves(), kMaxJoinedElements, [&](const std::vector<Array>& operands) {
-    return psum_scatter_operands(operands, axis_name, scatter_dimension, tiled, groups, options);
-  }));
+  return x.rebuild(per_joined_call(
+      detail::OperandLeaves(x.leaves()), kMaxJoinedElements, [&](const std::vector<Array>& operands) {
+        return psum_scatter_operands(operands, axis_name, scatter_dimension, tiled, groups, options);
+      }));
 }
 
 Array ppermute(const Array& x, const AxisName& axis_name, const std::vector<std::pair<int, int>>& perm) {

@@ -328,25 +328,24 @@ bool already_in_place(const InputLeaf& leaf, const std::vector<int>& devices) {
 // The inputs of one device: resident shards as they are (a put's once they have arrived), the rest sent from
 // its host CPU over its host link as the call starts, as one transfer of all their bytes (host_transfer.hpp
 // says why). Only the time the device waits is its transfer time: a put that arrived while an earlier call
-// computed costs nothing here.
+// computed costs nothing here. The resident shards become arrays once the device stops waiting: every device
+// waits at once, and an array handle per leaf and device would be held through the wait.
 std::vector<Array> receive_inputs(DeviceContext& ctx, std::vector<InputLeaf>& leaves) {
-  std::vector<Array> inputs(leaves.size());
+  std::map<std::size_t, Array> sent;  // the shards sent from the host, by leaf
   std::set<const detail::HostCopy*> arrivals;
-  std::size_t sent = 0;
   Bytes bytes = 0;
   for (std::size_t i = 0; i < leaves.size(); ++i) {
-    inputs[i] = shard_of(leaves[i], ctx.rank(), ctx.index_along(0));
     if (leaves[i].resident) {
       const auto& put = leaves[i].value.residency()->arrivals;
       if (!put.empty()) arrivals.insert(put[static_cast<std::size_t>(ctx.rank())].get());
     } else {
-      ++sent;
-      bytes += static_cast<Bytes>(inputs[i].nbytes());
+      const Array& shard = sent.emplace(i, shard_of(leaves[i], ctx.rank(), ctx.index_along(0))).first->second;
+      bytes += static_cast<Bytes>(shard.nbytes());
     }
   }
   const auto& hosts = ctx.runtime().hosts();
   std::optional<detail::HostTransfer> transfer;
-  if (sent > 0)
+  if (!sent.empty())
     transfer.emplace(ctx.runtime().transfer_mailboxes(), hosts.host_cpu(ctx.device()),
                      hosts.device(ctx.device()), bytes);
   const Seconds start = simgrid::s4u::Engine::get_clock();
@@ -359,10 +358,15 @@ std::vector<Array> receive_inputs(DeviceContext& ctx, std::vector<InputLeaf>& le
     ctx.times().transfer += end - start;
     ctx.record(SpanKind::transfer, "host->device", start, end);
   }
+  std::vector<Array> inputs;
+  inputs.reserve(leaves.size());
   for (std::size_t i = 0; i < leaves.size(); ++i) {
-    if (leaves[i].resident) continue;
-    const auto tag = leaves[i].axis ? MemoryTag::input_shards : MemoryTag::replicated_args;
-    inputs[i] = ctx.place(inputs[i], tag, "args" + leaves[i].path);
+    if (leaves[i].resident) {
+      inputs.push_back(shard_of(leaves[i], ctx.rank(), ctx.index_along(0)));
+    } else {
+      const auto tag = leaves[i].axis ? MemoryTag::input_shards : MemoryTag::replicated_args;
+      inputs.push_back(ctx.place(sent.at(i), tag, "args" + leaves[i].path));
+    }
   }
   return inputs;
 }

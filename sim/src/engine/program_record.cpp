@@ -8,6 +8,18 @@
 
 namespace spmdsim::detail {
 
+OperandLeaves::OperandLeaves(std::vector<Array> leaves) : arrays_(std::move(leaves)) {}
+
+OperandLeaves::OperandLeaves(const std::vector<Array>& shapes,
+                             std::vector<std::shared_ptr<DeviceAllocation>> buffers)
+    : shapes_(&shapes), buffers_(std::move(buffers)) {}
+
+Array OperandLeaves::take(std::size_t i) {
+  if (shapes_ == nullptr) return std::move(arrays_[i]);
+  const Array& shape = (*shapes_)[i];
+  return buffers_[i] ? shape.on_device(std::move(buffers_[i])) : shape;
+}
+
 ProgramRecorder::ProgramRecorder()
     : ledger_(std::make_shared<MemoryLedger>("recording", std::numeric_limits<Bytes>::max(),
                                              /*keep_timeline=*/false)) {
@@ -97,14 +109,11 @@ struct Replay {
   std::vector<std::shared_ptr<DeviceAllocation>> buffers;
   std::vector<std::shared_ptr<DeviceAllocation>> results;
 
-  std::vector<Array> arrays(const ProgramRecord::Arrays& recorded) const {
-    std::vector<Array> out;
-    out.reserve(recorded.shapes.size());
-    for (std::size_t i = 0; i < recorded.shapes.size(); ++i) {
-      const auto& id = recorded.ids[i];
-      out.push_back(id ? recorded.shapes[i].on_device(buffers[*id]) : recorded.shapes[i]);
-    }
-    return out;
+  OperandLeaves operands(const ProgramRecord::Arrays& recorded) const {
+    std::vector<std::shared_ptr<DeviceAllocation>> leaf_buffers;
+    leaf_buffers.reserve(recorded.ids.size());
+    for (const auto& id : recorded.ids) leaf_buffers.push_back(id ? buffers[*id] : nullptr);
+    return OperandLeaves(recorded.shapes, std::move(leaf_buffers));
   }
 
   void operator()(const ProgramRecord::Allocate& e) { buffers[e.id] = ctx.allocate(e.bytes, e.tag, e.label); }
@@ -118,7 +127,7 @@ struct Replay {
   // Only the results' buffers are kept: the arrays' handles go at once.
   void operator()(const ProgramRecord::Collective& e) {
     results.clear();
-    for (const Array& result : e.run(arrays(e.operands))) results.push_back(result.allocation());
+    for (const Array& result : e.run(operands(e.operands))) results.push_back(result.allocation());
   }
   void operator()(const ProgramRecord::Effect& e) { e.run(ctx.index_along(0)); }
 };

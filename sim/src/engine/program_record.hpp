@@ -39,10 +39,33 @@ class NotReplayable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The operand leaves of a collective, each made an array only when the call that takes it runs. A device
+// replaying a program holds the leaves still to come as their buffers, the shapes being the record's: at
+// thousands of devices all waiting inside one call, an array handle per leaf and device was a quarter of the
+// simulator's heap.
+class OperandLeaves {
+ public:
+  // Leaves that are arrays already.
+  explicit OperandLeaves(std::vector<Array> leaves);
+  // Leaves of the record's `shapes` (which outlive this), leaf i in buffers[i] (null: in no device buffer).
+  OperandLeaves(const std::vector<Array>& shapes, std::vector<std::shared_ptr<DeviceAllocation>> buffers);
+
+  std::size_t size() const { return shapes_ == nullptr ? arrays_.size() : shapes_->size(); }
+  // Leaf i's shape and dtype, until it is taken.
+  const Array& like(std::size_t i) const { return shapes_ == nullptr ? arrays_[i] : (*shapes_)[i]; }
+  // Leaf i as an array, once: its handle is the caller's.
+  Array take(std::size_t i);
+
+ private:
+  std::vector<Array> arrays_;
+  const std::vector<Array>* shapes_ = nullptr;
+  std::vector<std::shared_ptr<DeviceAllocation>> buffers_;
+};
+
 // A collective as the program called it, to be called again on each device's operands (the leaves of what
 // the program passed), giving the leaves of its result. It owns the operands' handles, and may drop each one
 // it is done with.
-using RecordedCollective = std::function<std::vector<Array>(std::vector<Array> operands)>;
+using RecordedCollective = std::function<std::vector<Array>(OperandLeaves operands)>;
 using DeviceEffect = std::function<void(int axis_index)>;
 
 // What a program did, in order.
