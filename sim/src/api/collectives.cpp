@@ -407,29 +407,19 @@ std::vector<std::vector<std::size_t>> joined_calls(const detail::OperandLeaves& 
 // A collective over a pytree, as XLA runs it: the leaves of each call of joined_calls go to `run` together as
 // the operands of one multi-operand collective, as a psum bound on many leaves at once runs as one all-reduce
 // and XLA's combiners join the all-gathers and reduce-scatters a tree_map makes. 389 gradients then pay a
-// few collectives' latencies, not 389. A leaf becomes an array only when its call runs (OperandLeaves says
-// why), and its handle goes with the call.
+// few collectives' latencies, not 389. A leaf is an array only while its call runs (OperandLeaves says why).
 template <class RunOperands>
 std::vector<Array> per_joined_call(detail::OperandLeaves leaves, std::int64_t max_elements,
                                    const RunOperands& run) {
-  const std::vector<std::vector<std::size_t>> calls = joined_calls(leaves, max_elements);
-  std::vector<std::vector<Array>> outputs;
-  outputs.reserve(calls.size());
-  for (const std::vector<std::size_t>& call : calls) {
+  for (const std::vector<std::size_t>& call : joined_calls(leaves, max_elements)) {
     std::vector<Array> operands;
     operands.reserve(call.size());
     for (std::size_t i : call) operands.push_back(leaves.take(i));
     // The call's handles go once it returns.
-    outputs.push_back(run(std::move(operands)));
+    std::vector<Array> outputs = run(std::move(operands));
+    for (std::size_t j = 0; j < call.size(); ++j) leaves.keep_result(call[j], std::move(outputs[j]));
   }
-  // Back in leaf order: leaf i is output `j` of call `c`.
-  std::vector<std::pair<std::size_t, std::size_t>> placed(leaves.size());
-  for (std::size_t c = 0; c < calls.size(); ++c)
-    for (std::size_t j = 0; j < calls[c].size(); ++j) placed[calls[c][j]] = {c, j};
-  std::vector<Array> results;
-  results.reserve(leaves.size());
-  for (const auto& [c, j] : placed) results.push_back(std::move(outputs[c][j]));
-  return results;
+  return std::move(leaves).results();
 }
 
 }  // namespace

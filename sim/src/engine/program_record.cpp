@@ -20,6 +20,31 @@ Array OperandLeaves::take(std::size_t i) {
   return buffers_[i] ? shape.on_device(std::move(buffers_[i])) : shape;
 }
 
+void OperandLeaves::keep_result(std::size_t i, Array result) {
+  const Array* shape = shapes_ == nullptr ? nullptr : &(*shapes_)[i];
+  if (shape != nullptr && result.is_abstract() && result.allocation() && result.shape() == shape->shape() &&
+      result.dtype() == shape->dtype()) {
+    buffers_[i] = result.allocation();
+    return;
+  }
+  if (result_arrays_.empty()) result_arrays_.resize(size());
+  result_arrays_[i] = std::move(result);
+}
+
+std::vector<Array> OperandLeaves::results() && {
+  std::vector<Array> out;
+  out.reserve(size());
+  for (std::size_t i = 0; i < size(); ++i) {
+    if (!result_arrays_.empty() && result_arrays_[i]) {
+      out.push_back(std::move(*result_arrays_[i]));
+    } else {
+      if (shapes_ == nullptr || !buffers_[i]) throw std::logic_error("a collective's leaf without a result");
+      out.push_back((*shapes_)[i].on_device(std::move(buffers_[i])));
+    }
+  }
+  return out;
+}
+
 ProgramRecorder::ProgramRecorder()
     : ledger_(std::make_shared<MemoryLedger>("recording", std::numeric_limits<Bytes>::max(),
                                              /*keep_timeline=*/false)) {

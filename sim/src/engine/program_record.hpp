@@ -39,10 +39,10 @@ class NotReplayable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The operand leaves of a collective, each made an array only when the call that takes it runs. A device
-// replaying a program holds the leaves still to come as their buffers, the shapes being the record's: at
-// thousands of devices all waiting inside one call, an array handle per leaf and device was a quarter of the
-// simulator's heap.
+// The leaves of a collective over a tree, operands and then results, each an array only while the call that
+// takes or gives it runs. A device replaying a program holds the leaves still to come, and the results of
+// the calls done, as their buffers, the shapes being the record's: at thousands of devices all waiting
+// inside one call, an array handle per leaf and device was a third of the simulator's heap.
 class OperandLeaves {
  public:
   // Leaves that are arrays already.
@@ -55,11 +55,16 @@ class OperandLeaves {
   const Array& like(std::size_t i) const { return shapes_ == nullptr ? arrays_[i] : (*shapes_)[i]; }
   // Leaf i as an array, once: its handle is the caller's.
   Array take(std::size_t i);
+  // Keeps leaf i's result: a replayed leaf's abstract result of the leaf's shape and dtype as its buffer.
+  void keep_result(std::size_t i, Array result);
+  // The results kept, as arrays in leaf order, once every leaf has one.
+  std::vector<Array> results() &&;
 
  private:
   std::vector<Array> arrays_;
   const std::vector<Array>* shapes_ = nullptr;
-  std::vector<std::shared_ptr<DeviceAllocation>> buffers_;
+  std::vector<std::shared_ptr<DeviceAllocation>> buffers_;  // operands, then the results kept as buffers
+  std::vector<std::optional<Array>> result_arrays_;         // the results kept as arrays
 };
 
 // A collective as the program called it, to be called again on each device's operands (the leaves of what
