@@ -382,7 +382,7 @@ constexpr std::int64_t kMaxJoinedElements = 500'000'000;
 
 // A tree's leaves as the calls that reduce or gather them: the leaves of one dtype in tree order, cut where a
 // call would join more than max_elements (a larger leaf is a call of its own).
-std::vector<std::vector<std::size_t>> joined_calls(const detail::OperandLeaves& leaves,
+std::vector<std::vector<std::size_t>> joined_calls(const detail::CollectiveLeaves& leaves,
                                                    std::int64_t max_elements) {
   std::vector<std::vector<std::size_t>> calls;
   std::vector<bool> assigned(leaves.size(), false);
@@ -407,9 +407,10 @@ std::vector<std::vector<std::size_t>> joined_calls(const detail::OperandLeaves& 
 // A collective over a pytree, as XLA runs it: the leaves of each call of joined_calls go to `run` together as
 // the operands of one multi-operand collective, as a psum bound on many leaves at once runs as one all-reduce
 // and XLA's combiners join the all-gathers and reduce-scatters a tree_map makes. 389 gradients then pay a
-// few collectives' latencies, not 389. A leaf is an array only while its call runs (OperandLeaves says why).
+// few collectives' latencies, not 389. A leaf is an array only while its call runs (CollectiveLeaves says
+// why).
 template <class RunOperands>
-std::vector<Array> per_joined_call(detail::OperandLeaves leaves, std::int64_t max_elements,
+std::vector<Array> per_joined_call(detail::CollectiveLeaves leaves, std::int64_t max_elements,
                                    const RunOperands& run) {
   for (const std::vector<std::size_t>& call : joined_calls(leaves, max_elements)) {
     std::vector<Array> operands;
@@ -457,7 +458,7 @@ Operand reduced(const Operand& x, const AxisName& axis_name, const Reduce& reduc
     leaves = x.leaves();
   std::vector<Array> results;
   if (detail::ProgramRecorder* recorder = detail::current_recorder(); recorder == nullptr) {
-    results = reduce(detail::OperandLeaves(std::move(leaves)));
+    results = reduce(detail::CollectiveLeaves(std::move(leaves)));
   } else {
     const detail::DeviceContext& ctx = *detail::current_device();
     ctx.axis_levels(axis_name);
@@ -477,14 +478,14 @@ double group_size(const AxisName& axis_name, const AxisIndexGroups& groups) {
 
 Array psum(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](detail::OperandLeaves operand) {
+  return reduced(x, axis_name, [=](detail::CollectiveLeaves operand) {
     return std::vector{all_reduce(operand.take(0), axis_name, groups, ReduceOp::sum, "psum", options)};
   });
 }
 
 Array pmean(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
             const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](detail::OperandLeaves operand) {
+  return reduced(x, axis_name, [=](detail::CollectiveLeaves operand) {
     Array total = all_reduce(operand.take(0), axis_name, groups, ReduceOp::sum, "pmean", options);
     return std::vector{detail::mean_of_sum(total, group_size(axis_name, groups))};
   });
@@ -492,21 +493,21 @@ Array pmean(const Array& x, const AxisName& axis_name, const AxisIndexGroups& gr
 
 Array pmax(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](detail::OperandLeaves operand) {
+  return reduced(x, axis_name, [=](detail::CollectiveLeaves operand) {
     return std::vector{all_reduce(operand.take(0), axis_name, groups, ReduceOp::max, "pmax", options)};
   });
 }
 
 Array pmin(const Array& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](detail::OperandLeaves operand) {
+  return reduced(x, axis_name, [=](detail::CollectiveLeaves operand) {
     return std::vector{all_reduce(operand.take(0), axis_name, groups, ReduceOp::min, "pmin", options)};
   });
 }
 
 Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
           const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](detail::OperandLeaves operands) {
+  return reduced(x, axis_name, [=](detail::CollectiveLeaves operands) {
     return per_joined_call(std::move(operands), kMaxJoinedElements, [&](const std::vector<Array>& joined) {
       return all_reduce_operands(joined, axis_name, groups, ReduceOp::sum, "psum", options);
     });
@@ -515,7 +516,7 @@ Tree psum(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& group
 
 Tree pmean(const Tree& x, const AxisName& axis_name, const AxisIndexGroups& groups,
            const CollectiveOptions& options) {
-  return reduced(x, axis_name, [=](detail::OperandLeaves operands) {
+  return reduced(x, axis_name, [=](detail::CollectiveLeaves operands) {
     const double count = group_size(axis_name, groups);
     return per_joined_call(std::move(operands), kMaxJoinedElements, [&](const std::vector<Array>& joined) {
       std::vector<Array> totals =
@@ -538,7 +539,8 @@ Tree all_gather(const Tree& x, const AxisName& axis_name, int axis, bool tiled, 
   // The cap is on what each call gathers, which is what the ring's pieces hold.
   const auto count = static_cast<std::int64_t>(my_group(device_for(axis_name), axis_name, groups).size());
   return x.rebuild(per_joined_call(
-      detail::OperandLeaves(x.leaves()), kMaxJoinedElements / count, [&](const std::vector<Array>& operands) {
+      detail::CollectiveLeaves(x.leaves()), kMaxJoinedElements / count,
+      [&](const std::vector<Array>& operands) {
         return all_gather_operands(operands, device_for(axis_name).axis_group(axis_name), axis, tiled, groups,
                                    options);
       }));
@@ -552,7 +554,7 @@ Array psum_scatter(const Array& x, const AxisName& axis_name, int scatter_dimens
 Tree psum_scatter(const Tree& x, const AxisName& axis_name, int scatter_dimension, bool tiled,
                   const AxisIndexGroups& groups, const CollectiveOptions& options) {
   return x.rebuild(per_joined_call(
-      detail::OperandLeaves(x.leaves()), kMaxJoinedElements, [&](const std::vector<Array>& operands) {
+      detail::CollectiveLeaves(x.leaves()), kMaxJoinedElements, [&](const std::vector<Array>& operands) {
         return psum_scatter_operands(operands, axis_name, scatter_dimension, tiled, groups, options);
       }));
 }

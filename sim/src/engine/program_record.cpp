@@ -8,40 +8,37 @@
 
 namespace spmdsim::detail {
 
-OperandLeaves::OperandLeaves(std::vector<Array> leaves) : arrays_(std::move(leaves)) {}
+CollectiveLeaves::CollectiveLeaves(std::vector<Array> leaves) : arrays_(std::move(leaves)) {}
 
-OperandLeaves::OperandLeaves(const std::vector<Array>& shapes,
-                             std::vector<std::shared_ptr<DeviceAllocation>> buffers)
+CollectiveLeaves::CollectiveLeaves(const std::vector<Array>& shapes,
+                                   std::vector<std::shared_ptr<DeviceAllocation>> buffers)
     : shapes_(&shapes), buffers_(std::move(buffers)) {}
 
-Array OperandLeaves::take(std::size_t i) {
+Array CollectiveLeaves::take(std::size_t i) {
   if (shapes_ == nullptr) return std::move(arrays_[i]);
   const Array& shape = (*shapes_)[i];
   return buffers_[i] ? shape.on_device(std::move(buffers_[i])) : shape;
 }
 
-void OperandLeaves::keep_result(std::size_t i, Array result) {
-  const Array* shape = shapes_ == nullptr ? nullptr : &(*shapes_)[i];
-  if (shape != nullptr && result.is_abstract() && result.allocation() && result.shape() == shape->shape() &&
-      result.dtype() == shape->dtype()) {
-    buffers_[i] = result.allocation();
-    return;
+void CollectiveLeaves::keep_result(std::size_t i, Array result) {
+  if (shapes_ != nullptr) {
+    const Array& shape = (*shapes_)[i];
+    if (result.is_abstract() && result.allocation() && result.shape() == shape.shape() &&
+        result.dtype() == shape.dtype()) {
+      buffers_[i] = result.allocation();
+      return;
+    }
+    if (arrays_.empty()) arrays_.resize(size());  // a result the record cannot stand for: kept whole
   }
-  if (result_arrays_.empty()) result_arrays_.resize(size());
-  result_arrays_[i] = std::move(result);
+  arrays_[i] = std::move(result);
 }
 
-std::vector<Array> OperandLeaves::results() && {
+std::vector<Array> CollectiveLeaves::results() && {
+  if (shapes_ == nullptr) return std::move(arrays_);
   std::vector<Array> out;
   out.reserve(size());
-  for (std::size_t i = 0; i < size(); ++i) {
-    if (!result_arrays_.empty() && result_arrays_[i]) {
-      out.push_back(std::move(*result_arrays_[i]));
-    } else {
-      if (shapes_ == nullptr || !buffers_[i]) throw std::logic_error("a collective's leaf without a result");
-      out.push_back((*shapes_)[i].on_device(std::move(buffers_[i])));
-    }
-  }
+  for (std::size_t i = 0; i < size(); ++i)
+    out.push_back(buffers_[i] ? (*shapes_)[i].on_device(std::move(buffers_[i])) : std::move(arrays_.at(i)));
   return out;
 }
 
@@ -134,11 +131,11 @@ struct Replay {
   std::vector<std::shared_ptr<DeviceAllocation>> buffers;
   std::vector<std::shared_ptr<DeviceAllocation>> results;
 
-  OperandLeaves operands(const ProgramRecord::Arrays& recorded) const {
+  CollectiveLeaves operands(const ProgramRecord::Arrays& recorded) const {
     std::vector<std::shared_ptr<DeviceAllocation>> leaf_buffers;
     leaf_buffers.reserve(recorded.ids.size());
     for (const auto& id : recorded.ids) leaf_buffers.push_back(id ? buffers[*id] : nullptr);
-    return OperandLeaves(recorded.shapes, std::move(leaf_buffers));
+    return CollectiveLeaves(recorded.shapes, std::move(leaf_buffers));
   }
 
   void operator()(const ProgramRecord::Allocate& e) { buffers[e.id] = ctx.allocate(e.bytes, e.tag, e.label); }

@@ -43,12 +43,12 @@ class NotReplayable : public std::runtime_error {
 // takes or gives it runs. A device replaying a program holds the leaves still to come, and the results of
 // the calls done, as their buffers, the shapes being the record's: at thousands of devices all waiting
 // inside one call, an array handle per leaf and device was a third of the simulator's heap.
-class OperandLeaves {
+class CollectiveLeaves {
  public:
   // Leaves that are arrays already.
-  explicit OperandLeaves(std::vector<Array> leaves);
+  explicit CollectiveLeaves(std::vector<Array> leaves);
   // Leaves of the record's `shapes` (which outlive this), leaf i in buffers[i] (null: in no device buffer).
-  OperandLeaves(const std::vector<Array>& shapes, std::vector<std::shared_ptr<DeviceAllocation>> buffers);
+  CollectiveLeaves(const std::vector<Array>& shapes, std::vector<std::shared_ptr<DeviceAllocation>> buffers);
 
   std::size_t size() const { return shapes_ == nullptr ? arrays_.size() : shapes_->size(); }
   // Leaf i's shape and dtype, until it is taken.
@@ -61,16 +61,15 @@ class OperandLeaves {
   std::vector<Array> results() &&;
 
  private:
-  std::vector<Array> arrays_;
+  std::vector<Array> arrays_;  // the leaves as arrays, operands and then results
   const std::vector<Array>* shapes_ = nullptr;
   std::vector<std::shared_ptr<DeviceAllocation>> buffers_;  // operands, then the results kept as buffers
-  std::vector<std::optional<Array>> result_arrays_;         // the results kept as arrays
 };
 
 // A collective as the program called it, to be called again on each device's operands (the leaves of what
 // the program passed), giving the leaves of its result. It owns the operands' handles, and may drop each one
 // it is done with.
-using RecordedCollective = std::function<std::vector<Array>(OperandLeaves operands)>;
+using RecordedCollective = std::function<std::vector<Array>(CollectiveLeaves operands)>;
 using DeviceEffect = std::function<void(int axis_index)>;
 
 // What a program did, in order.
